@@ -1,0 +1,190 @@
+/* Passes written in C on mlirCreateExternalPass: see pbc/c_pass.h. */
+#include "pbc/c_pass.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlir-c/Diagnostics.h"
+#include "mlir-c/Support.h"
+
+typedef struct PbcCPassInstance {
+  const PbcCPassSpec *spec;
+  void *state;
+} PbcCPassInstance;
+
+/* One TypeID per pass name, allocated once for the process. */
+#define PBC_MAX_C_PASSES 256
+static pthread_mutex_t typeIdLock = PTHREAD_MUTEX_INITIALIZER;
+static MlirTypeIDAllocator typeIdAllocator;
+static const char *typeIdNames[PBC_MAX_C_PASSES];
+static MlirTypeID typeIds[PBC_MAX_C_PASSES];
+static int numTypeIds;
+
+static MlirTypeID typeIdFor(const char *name) {
+  pthread_mutex_lock(&typeIdLock);
+  if (!typeIdAllocator.ptr)
+    typeIdAllocator = mlirTypeIDAllocatorCreate();
+  MlirTypeID id = {NULL};
+  for (int i = 0; i < numTypeIds; ++i)
+    if (strcmp(typeIdNames[i], name) == 0)
+      id = typeIds[i];
+  if (!id.ptr) {
+    if (numTypeIds == PBC_MAX_C_PASSES) {
+      fprintf(stderr, "pbc: internal error: too many C passes\n");
+      abort();
+    }
+    id = mlirTypeIDAllocatorAllocateTypeID(typeIdAllocator);
+    typeIdNames[numTypeIds] = name;
+    typeIds[numTypeIds++] = id;
+  }
+  pthread_mutex_unlock(&typeIdLock);
+  return id;
+}
+
+static PbcCPassInstance *instanceCreate(const PbcCPassSpec *spec,
+                                        const void *state) {
+  PbcCPassInstance *inst = calloc(1, sizeof(*inst));
+  inst->spec = spec;
+  if (spec->stateSize) {
+    inst->state = calloc(1, spec->stateSize);
+    if (state)
+      memcpy(inst->state, state, spec->stateSize);
+  }
+  return inst;
+}
+
+static void cbConstruct(void *userData) { (void)userData; }
+static void cbDestruct(void *userData) {
+  PbcCPassInstance *inst = userData;
+  free(inst->state);
+  free(inst);
+}
+static MlirLogicalResult cbInitialize(MlirContext ctx, void *userData) {
+  (void)ctx;
+  (void)userData;
+  return mlirLogicalResultSuccess();
+}
+static void *cbClone(void *userData) {
+  PbcCPassInstance *inst = userData;
+  return instanceCreate(inst->spec, inst->state);
+}
+static void cbRun(MlirOperation op, MlirExternalPass pass, void *userData) {
+  PbcCPassInstance *inst = userData;
+  if (!inst->spec->run(op, inst->state))
+    mlirExternalPassSignalFailure(pass);
+}
+
+MlirPass pbcCPassCreate(const PbcCPassSpec *spec, const void *initialState) {
+  MlirExternalPassCallbacks cb = {cbConstruct, cbDestruct, cbInitialize,
+                                  cbClone, cbRun};
+  PbcCPassInstance *inst = instanceCreate(spec, initialState);
+  return mlirCreateExternalPass(
+      typeIdFor(spec->name), mlirStringRefCreateFromCString(spec->name),
+      mlirStringRefCreateFromCString(spec->name),
+      mlirStringRefCreateFromCString(spec->summary),
+      mlirStringRefCreateFromCString(spec->anchorOp), 0, NULL, cb, inst);
+}
+
+/* Walks `key=value` entries separated by spaces; calls fn for each. */
+static bool forEachOption(const char *options,
+                          bool (*fn)(const char *k, size_t kl, const char *v,
+                                     size_t vl, void *ud),
+                          void *ud) {
+  const char *p = options ? options : "";
+  while (*p) {
+    while (*p == ' ')
+      ++p;
+    if (!*p)
+      break;
+    const char *k = p;
+    while (*p && *p != '=' && *p != ' ')
+      ++p;
+    size_t kl = (size_t)(p - k);
+    const char *v = p;
+    size_t vl = 0;
+    if (*p == '=') {
+      v = ++p;
+      while (*p && *p != ' ')
+        ++p;
+      vl = (size_t)(p - v);
+    }
+    if (!fn(k, kl, v, vl, ud))
+      return false;
+  }
+  return true;
+}
+
+typedef struct {
+  const char *key;
+  char *out;
+  size_t outLen;
+  bool found;
+} GetCtx;
+
+static bool getFn(const char *k, size_t kl, const char *v, size_t vl,
+                  void *ud) {
+  GetCtx *g = ud;
+  if (strlen(g->key) == kl && strncmp(k, g->key, kl) == 0) {
+    size_t n = vl < g->outLen - 1 ? vl : g->outLen - 1;
+    memcpy(g->out, v, n);
+    g->out[n] = 0;
+    g->found = true;
+  }
+  return true;
+}
+
+bool pbcPassOptionGet(const char *options, const char *key, char *out,
+                      size_t outLen) {
+  GetCtx g = {key, out, outLen, false};
+  forEachOption(options, getFn, &g);
+  return g.found;
+}
+
+typedef struct {
+  const char *const *known;
+  char *err;
+  size_t errLen;
+} CheckCtx;
+
+static bool checkFn(const char *k, size_t kl, const char *v, size_t vl,
+                    void *ud) {
+  (void)v;
+  (void)vl;
+  CheckCtx *c = ud;
+  for (const char *const *kn = c->known; *kn; ++kn)
+    if (strlen(*kn) == kl && strncmp(k, *kn, kl) == 0)
+      return true;
+  snprintf(c->err, c->errLen, "unknown option '%.*s'", (int)kl, k);
+  return false;
+}
+
+bool pbcPassOptionsCheck(const char *options, const char *const *known,
+                         char *err, size_t errLen) {
+  CheckCtx c = {known, err, errLen};
+  return forEachOption(options, checkFn, &c);
+}
+
+void pbcEmitOpError(MlirOperation op, const char *fmt, ...) {
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof(msg), fmt, ap);
+  va_end(ap);
+  mlirEmitError(mlirOperationGetLocation(op), msg);
+}
+
+const char *pbcOpName(MlirOperation op, char *buf, size_t len) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  size_t n = s.length < len - 1 ? s.length : len - 1;
+  memcpy(buf, s.data, n);
+  buf[n] = 0;
+  return buf;
+}
+
+bool pbcOpIsA(MlirOperation op, const char *name) {
+  MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
+  return s.length == strlen(name) && strncmp(s.data, name, s.length) == 0;
+}

@@ -1,0 +1,131 @@
+/* Entry points of a tensor program and their C-interface types. */
+#include "pbc/entry_sig.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Diagnostics.h"
+#include "pbc/c_pass.h"
+
+size_t pbcElemSize(PbcElemKind k) {
+  static const size_t sizes[] = {4, 2, 2, 8, 1, 1, 2, 4, 8};
+  return sizes[k];
+}
+const char *pbcElemName(PbcElemKind k) {
+  static const char *const names[] = {"f32", "f16", "bf16", "f64", "i1",
+                                      "i8",  "i16", "i32",  "i64"};
+  return names[k];
+}
+const char *pbcElemCType(PbcElemKind k) {
+  static const char *const names[] = {"float",  "uint16_t", "uint16_t",
+                                      "double", "bool",     "int8_t",
+                                      "int16_t", "int32_t", "int64_t"};
+  return names[k];
+}
+
+int64_t pbcTensorNumElements(const PbcTensorType *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; ++i)
+    n *= t->shape[i];
+  return n;
+}
+
+static bool elemKindOf(MlirType e, PbcElemKind *k) {
+  if (mlirTypeIsAF32(e)) *k = PBC_ELEM_F32;
+  else if (mlirTypeIsAF16(e)) *k = PBC_ELEM_F16;
+  else if (mlirTypeIsABF16(e)) *k = PBC_ELEM_BF16;
+  else if (mlirTypeIsAF64(e)) *k = PBC_ELEM_F64;
+  else if (mlirTypeIsAInteger(e) && mlirIntegerTypeIsSignless(e)) {
+    switch (mlirIntegerTypeGetWidth(e)) {
+    case 1: *k = PBC_ELEM_I1; break;
+    case 8: *k = PBC_ELEM_I8; break;
+    case 16: *k = PBC_ELEM_I16; break;
+    case 32: *k = PBC_ELEM_I32; break;
+    case 64: *k = PBC_ELEM_I64; break;
+    default: return false;
+    }
+  } else
+    return false;
+  return true;
+}
+
+bool pbcTensorTypeFrom(MlirType t, PbcTensorType *out, char *why, size_t whyLen) {
+  if (!mlirTypeIsARankedTensor(t)) {
+    snprintf(why, whyLen, "only ranked tensor arguments and results are supported");
+    return false;
+  }
+  if (!mlirShapedTypeHasStaticShape(t)) {
+    snprintf(why, whyLen, "dynamic shapes are not supported; give every dimension a size");
+    return false;
+  }
+  int64_t rank = mlirShapedTypeGetRank(t);
+  if (rank > PBC_MAX_RANK) {
+    snprintf(why, whyLen, "rank %lld exceeds the supported %d", (long long)rank, PBC_MAX_RANK);
+    return false;
+  }
+  if (!elemKindOf(mlirShapedTypeGetElementType(t), &out->elem)) {
+    snprintf(why, whyLen, "unsupported element type (supported: f32, f16, bf16, f64, i1, i8, i16, i32, i64)");
+    return false;
+  }
+  out->rank = (int)rank;
+  for (int i = 0; i < rank; ++i)
+    out->shape[i] = mlirShapedTypeGetDimSize(t, i);
+  return true;
+}
+
+static bool isPublicFunc(MlirOperation op) {
+  if (!pbcOpIsA(op, "func.func"))
+    return false;
+  MlirAttribute vis = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("sym_visibility"));
+  return mlirAttributeIsNull(vis) ||
+         strncmp(mlirStringAttrGetValue(vis).data, "public", 6) == 0;
+}
+
+int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max) {
+  int n = 0;
+  MlirBlock body = mlirModuleGetBody(m);
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    if (!isPublicFunc(op))
+      continue;
+    if (n == max) {
+      mlirEmitError(mlirOperationGetLocation(op), "too many public functions");
+      return -1;
+    }
+    PbcEntrySig *s = &out[n];
+    memset(s, 0, sizeof(*s));
+    MlirStringRef name = mlirStringAttrGetValue(mlirOperationGetAttributeByName(
+        op, mlirStringRefCreateFromCString("sym_name")));
+    snprintf(s->name, sizeof(s->name), "%.*s", (int)name.length, name.data);
+    MlirType ft = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(
+        op, mlirStringRefCreateFromCString("function_type")));
+    s->numInputs = (int)mlirFunctionTypeGetNumInputs(ft);
+    s->numOutputs = (int)mlirFunctionTypeGetNumResults(ft);
+    if (s->numInputs + s->numOutputs > PBC_MAX_ARGS) {
+      mlirEmitError(mlirOperationGetLocation(op), "too many arguments and results");
+      return -1;
+    }
+    char why[256], msg[512];
+    for (int i = 0; i < s->numInputs; ++i)
+      if (!pbcTensorTypeFrom(mlirFunctionTypeGetInput(ft, i), &s->inputs[i], why, sizeof(why))) {
+        snprintf(msg, sizeof(msg), "argument %d of @%s: %s", i, s->name, why);
+        mlirEmitError(mlirOperationGetLocation(op), msg);
+        return -1;
+      }
+    for (int i = 0; i < s->numOutputs; ++i)
+      if (!pbcTensorTypeFrom(mlirFunctionTypeGetResult(ft, i), &s->outputs[i], why, sizeof(why))) {
+        snprintf(msg, sizeof(msg), "result %d of @%s: %s", i, s->name, why);
+        mlirEmitError(mlirOperationGetLocation(op), msg);
+        return -1;
+      }
+    if (s->numOutputs == 0) {
+      snprintf(msg, sizeof(msg), "@%s returns nothing: an entry point must return at least one tensor", s->name);
+      mlirEmitError(mlirOperationGetLocation(op), msg);
+      return -1;
+    }
+    ++n;
+  }
+  return n;
+}

@@ -1,0 +1,57 @@
+/*===- pbc/c_pass.h - Passes written in C --------------------------------===*\
+|* MLIR's C API can create a pass from C callbacks (mlirCreateExternalPass);  *|
+|* this wraps the boilerplate: a stable TypeID per pass name, clone/destroy   *|
+|* of per-instance state, and the run callback.                               *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_C_PASS_H
+#define PBC_C_PASS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mlir-c/IR.h"
+#include "mlir-c/Pass.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs the pass on `op`; returns false to signal failure (after emitting a
+ * diagnostic on the offending op's location). `state` is the instance's. */
+typedef bool (*PbcCPassRunFn)(MlirOperation op, void *state);
+
+typedef struct PbcCPassSpec {
+  const char *name;     /* registry name, e.g. "pbc-classify-nests" */
+  const char *anchorOp; /* "func.func", "builtin.module", or "" for any */
+  const char *summary;
+  PbcCPassRunFn run;
+  size_t stateSize; /* bytes of per-instance state (copied on clone); 0: none */
+} PbcCPassSpec;
+
+/* Creates a pass from `spec` (which must outlive the pass: use a static).
+ * `initialState` (stateSize bytes, may be NULL) seeds the instance state. */
+MlirPass pbcCPassCreate(const PbcCPassSpec *spec, const void *initialState);
+
+/* Option parsing for passes: `options` is the text inside `{...}`, entries
+ * `key=value` separated by spaces. Returns true and copies the value of `key`
+ * into out (NUL-terminated) if present. */
+bool pbcPassOptionGet(const char *options, const char *key, char *out,
+                      size_t outLen);
+/* Returns false and writes a message into err if `options` names a key that is
+ * not in the NULL-terminated list `known`. */
+bool pbcPassOptionsCheck(const char *options, const char *const *known,
+                         char *err, size_t errLen);
+
+/* Emits an error diagnostic at op's location. */
+void pbcEmitOpError(MlirOperation op, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Small helpers used by many passes. */
+bool pbcOpIsA(MlirOperation op, const char *name);
+/* Name of op as a NUL-terminated string in buf. */
+const char *pbcOpName(MlirOperation op, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

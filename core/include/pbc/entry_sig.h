@@ -1,0 +1,48 @@
+/*===- pbc/entry_sig.h - Entry points and their tensor types -------------===*\
+|* Every public func.func of the input is an entry point. After S1 its       *|
+|* tensor arguments are memrefs and its results caller-allocated out-params  *|
+|* appended after the inputs: `_mlir_ciface_F(in0*, ..., out0*, ...)`, each  *|
+|* a pointer to MLIR's standard memref descriptor.                           *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_ENTRY_SIG_H
+#define PBC_ENTRY_SIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mlir-c/IR.h"
+
+#define PBC_MAX_RANK 8
+#define PBC_MAX_ARGS 32
+
+typedef enum PbcElemKind {
+  PBC_ELEM_F32, PBC_ELEM_F16, PBC_ELEM_BF16, PBC_ELEM_F64,
+  PBC_ELEM_I1, PBC_ELEM_I8, PBC_ELEM_I16, PBC_ELEM_I32, PBC_ELEM_I64,
+} PbcElemKind;
+
+typedef struct PbcTensorType {
+  PbcElemKind elem;
+  int rank;
+  int64_t shape[PBC_MAX_RANK];
+} PbcTensorType;
+
+typedef struct PbcEntrySig {
+  char name[256];
+  int numInputs, numOutputs;
+  PbcTensorType inputs[PBC_MAX_ARGS], outputs[PBC_MAX_ARGS];
+} PbcEntrySig;
+
+/* Converts a ranked, statically shaped tensor type; false (with a reason) for
+ * anything pbc cannot pass across its C interface. */
+bool pbcTensorTypeFrom(MlirType t, PbcTensorType *out, char *why, size_t whyLen);
+/* Collects the public functions of m. Returns the count, or -1 after
+ * emitting a located error for an unsupported signature. */
+int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max);
+
+size_t pbcElemSize(PbcElemKind k);
+const char *pbcElemName(PbcElemKind k);  /* MLIR spelling: f32, bf16, i8 */
+const char *pbcElemCType(PbcElemKind k); /* C type in generated headers */
+int64_t pbcTensorNumElements(const PbcTensorType *t);
+
+#endif

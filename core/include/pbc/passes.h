@@ -1,0 +1,17 @@
+/*===- pbc/passes.h - The core's passes ----------------------------------===*\
+|* Each creator has the registry's PbcPassCreateFn signature; the names they *|
+|* are registered under are in core/passes/register.c.                       *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_PASSES_H
+#define PBC_PASSES_H
+
+#include <stddef.h>
+
+#include "mlir-c/Pass.h"
+
+MlirPass pbcCreateDecomposeAggregatesPass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateClassifyNestsPass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateVerifyStagePass(const char *options, char *err, size_t errLen);
+
+#endif

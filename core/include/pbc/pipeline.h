@@ -1,0 +1,79 @@
+/*===- pbc/pipeline.h - Pass pipelines as data ---------------------------===*\
+|* A pipeline file lists one entry per line, run in order:                    *|
+|*   # comment                                                                *|
+|*   pbc-some-pass{key=value}   a pass from pbc's registry (core or plugin)   *|
+|*   func.func(lower-affine)    anything else: an upstream MLIR pipeline      *|
+|*                              fragment, with MLIR's own textual syntax      *|
+|*   @target:NAME               extension point: the target's entries for     *|
+|*                              NAME (may be none)                            *|
+|*   [group] ENTRY              an optimization entry in an ablation group:   *|
+|*                              skipped under --disable=group and at -O0      *|
+|* ${key} is replaced by the chip description's value of key.                 *|
+|* Each entry runs as its own pass-manager run, so timing, IR dumps and crash *|
+|* reports name the exact entry (file:line).                                  *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_PIPELINE_H
+#define PBC_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "mlir-c/IR.h"
+#include "mlir-c/Pass.h"
+#include "pbc/chip.h"
+#include "pbc/pass_registry.h"
+#include "pbc/plugin.h"
+
+typedef struct PbcPipelineEntry {
+  char *text;   /* the entry after ${} substitution, without [group] */
+  char *group;  /* ablation group, or NULL */
+  char *source; /* file (or "<target>:point") the entry came from */
+  int line;
+  const PbcPassInfo *pass; /* registry pass, or NULL for upstream text */
+  char *options;           /* registry pass options (inside {}) */
+  MlirPassManager pm;      /* built by pbcPipelineBuild */
+} PbcPipelineEntry;
+
+typedef struct PbcPipeline {
+  char *stage; /* "s1".."s5" or a free name */
+  int numEntries;
+  PbcPipelineEntry *entries;
+} PbcPipeline;
+
+/* What a pipeline is parsed against. */
+typedef struct PbcPipelineEnv {
+  const PbcPassRegistry *registry;
+  const PbcChip *chip;             /* for ${key}; may be NULL */
+  const PbcTargetPlugin *plugin;   /* for @target: points; may be NULL */
+  const char *disabledGroups;      /* comma list; "*" disables all groups */
+} PbcPipelineEnv;
+
+/* Parses text into entries, skipping disabled groups. Errors are printed as
+ * `source:line: error: ...`; returns false on any. */
+bool pbcPipelineParse(const char *text, const char *source, const char *stage,
+                      const PbcPipelineEnv *env, PbcPipeline *out);
+/* Creates a pass manager per entry; an unknown upstream pass or bad option is
+ * reported at the entry's source:line. */
+bool pbcPipelineBuild(MlirContext ctx, PbcPipeline *p);
+void pbcPipelineDestroy(PbcPipeline *p);
+
+typedef struct PbcPassTiming {
+  const char *stage, *text, *source;
+  int line;
+  double ms;
+} PbcPassTiming;
+
+typedef struct PbcRunOptions {
+  bool printIrAfterAll;      /* to stderr */
+  const char *dumpDir;       /* write IR after each entry here, or NULL */
+  PbcPassTiming *timings;    /* appended to, or NULL */
+  int *numTimings;
+  int maxTimings;
+  int *dumpCounter;          /* numbering of dump files across stages */
+} PbcRunOptions;
+
+/* Runs the built entries in order on module. Reports the failing entry. */
+bool pbcPipelineRun(const PbcPipeline *p, MlirOperation module,
+                    const PbcRunOptions *opts);
+
+#endif

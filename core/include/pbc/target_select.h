@@ -1,0 +1,21 @@
+/*===- pbc/target_select.h - --target, --chip, --list-targets ------------===*/
+#ifndef PBC_TARGET_SELECT_H
+#define PBC_TARGET_SELECT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "pbc/chip.h"
+#include "pbc/plugin_host.h"
+
+/* Finds the target and parses its chip ("native", a chip name, or NULL for
+ * the target's default). Prints a diagnostic naming what exists on failure. */
+bool pbcSelectTarget(const PbcPluginSet *set, const char *target,
+                     const char *chipName, const PbcLoadedPlugin **plugin,
+                     PbcChip *chip);
+/* --list-targets: name, version, chips, path; and plugins that failed. */
+void pbcPrintTargets(const PbcPluginSet *set, FILE *out);
+/* --target-info: the plugin and the chosen chip's description. */
+void pbcPrintTargetInfo(const PbcLoadedPlugin *plugin, const PbcChip *chip, FILE *out);
+
+#endif

@@ -1,0 +1,73 @@
+/* pbc-decompose-aggregates: rewrites ops that have no loop lowering of their
+ * own into ones that do, on tensors, before bufferization:
+ *  - linalg.softmax -> max/sub/exp/sum/div generics (no upstream pass exists
+ *    in MLIR 22; its AggregatedOpInterface decomposition is reachable from C
+ *    through the transform dialect);
+ *  - tensor.pad -> linalg.fill + insert_slice (destination-passing style), so
+ *    padding becomes loop nests instead of a runtime memref copy.
+ * The transform script is data; this pass only applies it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/Dialect/Transform/Interpreter.h"
+#include "pbc/c_pass.h"
+#include "pbc/passes.h"
+
+static const char kScript[] =
+    "module attributes {transform.with_named_sequence} {\n"
+    "  transform.named_sequence @__transform_main(%root: !transform.any_op "
+    "{transform.readonly}) {\n"
+    "    %sm = transform.structured.match ops{[\"linalg.softmax\"]} in %root "
+    ": (!transform.any_op) -> !transform.any_op\n"
+    "    %d = transform.structured.decompose_interface %sm : "
+    "(!transform.any_op) -> !transform.any_op\n"
+    "    %pads = transform.structured.match ops{[\"tensor.pad\"]} in %root : "
+    "(!transform.any_op) -> !transform.any_op\n"
+    "    %r = transform.structured.rewrite_in_destination_passing_style %pads "
+    ": (!transform.any_op) -> !transform.any_op\n"
+    "    transform.yield\n"
+    "  }\n"
+    "}\n";
+
+static MlirOperation findMain(MlirOperation script) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(script, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    MlirAttribute name = mlirOperationGetAttributeByName(
+        op, mlirStringRefCreateFromCString("sym_name"));
+    if (pbcOpIsA(op, "transform.named_sequence") && !mlirAttributeIsNull(name) &&
+        mlirStringRefEqual(mlirStringAttrGetValue(name),
+                           mlirStringRefCreateFromCString("__transform_main")))
+      return op;
+  }
+  return (MlirOperation){NULL};
+}
+
+static bool run(MlirOperation module, void *state) {
+  (void)state;
+  MlirContext ctx = mlirOperationGetContext(module);
+  MlirOperation script = mlirOperationCreateParse(
+      ctx, mlirStringRefCreateFromCString(kScript),
+      mlirStringRefCreateFromCString("pbc-decompose-aggregates.transform"));
+  if (mlirOperationIsNull(script))
+    return false;
+  MlirOperation main = findMain(script);
+  MlirTransformOptions opts = mlirTransformOptionsCreate();
+  MlirLogicalResult r = mlirTransformApplyNamedSequence(module, main, script, opts);
+  mlirTransformOptionsDestroy(opts);
+  mlirOperationDestroy(script);
+  return mlirLogicalResultIsSuccess(r);
+}
+
+static const PbcCPassSpec kSpec = {
+    "pbc-decompose-aggregates", "builtin.module",
+    "Decompose softmax and tensor.pad into loop-lowerable linalg ops", run, 0};
+
+MlirPass pbcCreateDecomposeAggregatesPass(const char *options, char *err,
+                                          size_t errLen) {
+  static const char *const known[] = {NULL};
+  if (!pbcPassOptionsCheck(options, known, err, errLen))
+    return (MlirPass){NULL};
+  return pbcCPassCreate(&kSpec, NULL);
+}

@@ -1,0 +1,79 @@
+/* pbc-parallelize: makes the outermost parallel loop of each root nest an
+ * affine.parallel (one level: the outer band saturates the cores, nested
+ * OpenMP regions only add overhead), keeping the nest's pbc.kind.
+ * Policy (here, in C): descend the loop band from the root until a loop is
+ * parallel; skip loops with fewer iterations than `min-trip` (parallel
+ * overhead outweighs the work). Legality and the rewrite are MLIR's. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "pbc-ext/affine.h"
+#include "pbc/c_pass.h"
+#include "pbc/passes.h"
+
+typedef struct {
+  long long minTrip;
+} State;
+
+static MlirOperation onlyLoopIn(MlirOperation loop) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
+  MlirOperation found = {NULL};
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    if (pbcOpIsA(op, "affine.for")) {
+      if (found.ptr)
+        return (MlirOperation){NULL}; /* imperfect band: stop here */
+      found = op;
+    }
+  }
+  return found;
+}
+
+static void parallelizeNest(MlirOperation root, const State *st) {
+  MlirAttribute kind = mlirOperationGetAttributeByName(
+      root, mlirStringRefCreateFromCString("pbc.kind"));
+  for (MlirOperation loop = root; !mlirOperationIsNull(loop); loop = onlyLoopIn(loop)) {
+    if (!pbcExtAffineIsLoopParallel(loop))
+      continue;
+    long long trip = pbcExtAffineConstantTripCount(loop);
+    if (trip >= 0 && trip < st->minTrip)
+      continue;
+    bool isRoot = loop.ptr == root.ptr;
+    MlirOperation par = pbcExtAffineParallelize(loop);
+    if (isRoot && !mlirOperationIsNull(par) && !mlirAttributeIsNull(kind))
+      mlirOperationSetAttributeByName(par, mlirStringRefCreateFromCString("pbc.kind"), kind);
+    return;
+  }
+}
+
+static bool run(MlirOperation func, void *state) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  if (mlirBlockIsNull(body))
+    return true;
+  /* Collect first: parallelizing replaces the loop being iterated over. */
+  MlirOperation roots[4096];
+  int n = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op) && n < 4096; op = mlirOperationGetNextInBlock(op))
+    if (pbcOpIsA(op, "affine.for"))
+      roots[n++] = op;
+  for (int i = 0; i < n; ++i)
+    parallelizeNest(roots[i], state);
+  return true;
+}
+
+static const PbcCPassSpec kSpec = {
+    "pbc-parallelize", "func.func",
+    "Outermost parallel loop of each nest -> affine.parallel", run, sizeof(State)};
+
+MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {"min-trip", NULL};
+  if (!pbcPassOptionsCheck(options, known, err, errLen))
+    return (MlirPass){NULL};
+  State st = {2};
+  char v[32];
+  if (pbcPassOptionGet(options, "min-trip", v, sizeof(v)))
+    st.minTrip = atoll(v);
+  return pbcCPassCreate(&kSpec, &st);
+}

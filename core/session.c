@@ -1,0 +1,122 @@
+/* A compilation session: context, registries and the stage pipelines. */
+#include "pbc/session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Dialect/Func.h"
+#include "mlir-c/RegisterEverything.h"
+#include "pbc/diag.h"
+
+static void registerEverything(PbcSession *s) {
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  mlirRegisterAllDialects(registry);
+  if (s->opts.plugin && s->opts.plugin->register_dialects)
+    s->opts.plugin->register_dialects(registry);
+  s->ctx = mlirContextCreateWithRegistry(registry, false);
+  mlirDialectRegistryDestroy(registry);
+  mlirContextLoadAllAvailableDialects(s->ctx);
+  mlirRegisterAllPasses();
+  mlirRegisterAllLLVMTranslations(s->ctx);
+  pbcDiagInstall(s->ctx);
+  pbcRegisterCorePasses(&s->registry);
+  if (s->opts.plugin && s->opts.plugin->register_passes)
+    s->opts.plugin->register_passes(pbcHostApi(), &s->registry);
+}
+
+PbcSession *pbcSessionCreate(const PbcSessionOptions *opts) {
+  PbcSession *s = calloc(1, sizeof(PbcSession));
+  s->opts = *opts;
+  registerEverything(s);
+
+  /* -O0 turns off every optimization group; --disable turns off some. */
+  char disabled[512];
+  snprintf(disabled, sizeof(disabled), "%s",
+           opts->optLevel == 0 ? "*" : (opts->disabledGroups ? opts->disabledGroups : ""));
+  PbcPipelineEnv env = {&s->registry, opts->chip, opts->plugin, disabled};
+  const char *texts[PBC_NUM_STAGES] = {
+      pbc_pipeline_s1, opts->reference ? pbc_pipeline_reference : pbc_pipeline_s2,
+      opts->reference ? "" : pbc_pipeline_s3,
+      opts->plugin ? opts->plugin->s4_pipeline : "",
+      opts->plugin ? opts->plugin->s5_pipeline : ""};
+  char targetSrc[2][128];
+  const char *plName = opts->plugin ? opts->plugin->name : "?";
+  snprintf(targetSrc[0], sizeof(targetSrc[0]), "<target %s>:s4.pipeline", plName);
+  snprintf(targetSrc[1], sizeof(targetSrc[1]), "<target %s>:s5.pipeline", plName);
+  const char *sources[PBC_NUM_STAGES] = {
+      "pipelines/s1.pipeline",
+      opts->reference ? "pipelines/reference.pipeline" : "pipelines/s2.pipeline",
+      "pipelines/s3.pipeline", targetSrc[0], targetSrc[1]};
+  bool ok = true;
+  for (int i = 0; i < PBC_NUM_STAGES; ++i) {
+    char stage[4];
+    snprintf(stage, sizeof(stage), "s%d", i + 1);
+    ok = pbcPipelineParse(texts[i] ? texts[i] : "", sources[i], stage, &env,
+                          &s->stages[i]) && ok;
+  }
+  for (int i = 0; ok && i < PBC_NUM_STAGES; ++i)
+    ok = pbcPipelineBuild(s->ctx, &s->stages[i]);
+  if (!ok) {
+    pbcSessionDestroy(s);
+    return NULL;
+  }
+  return s;
+}
+
+void pbcSessionDestroy(PbcSession *s) {
+  if (!s)
+    return;
+  for (int i = 0; i < PBC_NUM_STAGES; ++i)
+    pbcPipelineDestroy(&s->stages[i]);
+  mlirContextDestroy(s->ctx);
+  free(s);
+}
+
+MlirModule pbcSessionParse(PbcSession *s, const char *text, const char *filename) {
+  /* Parsing with a source name makes diagnostics say file:line:col, for stdin
+   * too. Several top-level ops are wrapped in an implicit module. */
+  MlirOperation op = mlirOperationCreateParse(
+      s->ctx, mlirStringRefCreateFromCString(text),
+      mlirStringRefCreateFromCString(filename));
+  if (mlirOperationIsNull(op))
+    return (MlirModule){NULL};
+  MlirModule m = mlirModuleFromOperation(op);
+  if (mlirModuleIsNull(m)) {
+    /* A lone top-level op (e.g. one func.func) gets an implicit module. */
+    m = mlirModuleCreateEmpty(mlirOperationGetLocation(op));
+    mlirBlockAppendOwnedOperation(mlirModuleGetBody(m), op);
+  }
+  return m;
+}
+
+bool pbcSessionRunStages(PbcSession *s, MlirModule m, int first, int last) {
+  PbcRunOptions ro = {s->opts.printIrAfterAll, s->opts.dumpDir, s->timings,
+                      &s->numTimings,
+                      (int)(sizeof(s->timings) / sizeof(s->timings[0])),
+                      &s->dumpCounter};
+  for (int i = first - 1; i < last && i < PBC_NUM_STAGES; ++i)
+    if (!pbcPipelineRun(&s->stages[i], mlirModuleGetOperation(m), &ro))
+      return false;
+  return true;
+}
+
+void pbcSessionPrintTimings(const PbcSession *s) {
+  double stageMs[PBC_NUM_STAGES + 1] = {0}, total = 0;
+  fprintf(stderr, "===- pbc compile time -===\n%10s  %-5s  %s\n", "ms", "stage",
+          "pass (source:line)");
+  for (int i = 0; i < s->numTimings; ++i) {
+    const PbcPassTiming *t = &s->timings[i];
+    fprintf(stderr, "%10.3f  %-5s  %s (%s:%d)\n", t->ms, t->stage, t->text,
+            t->source, t->line);
+    int st = t->stage[0] == 's' ? atoi(t->stage + 1) : 0;
+    if (st >= 1 && st <= PBC_NUM_STAGES)
+      stageMs[st] += t->ms;
+    total += t->ms;
+  }
+  for (int i = 1; i <= PBC_NUM_STAGES; ++i)
+    fprintf(stderr, "%10.3f  s%d     (stage total)\n", stageMs[i], i);
+  fprintf(stderr, "%10.3f  all    (all passes)\n", total);
+}

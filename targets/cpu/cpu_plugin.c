@@ -1,0 +1,34 @@
+/* The cpu target plugin: multicore x86-64 via LLVM and OpenMP.
+ * Everything the host interprets is data: chip descriptions and the S4/S5
+ * pipelines are text files embedded at build time. */
+#include "cpu_detect.h"
+#include "pbc/plugin.h"
+
+extern const char pbc_cpu_s4[], pbc_cpu_s5[], pbc_cpu_chip_v4[], pbc_cpu_chip_v3[];
+
+static const char *const kChips[] = {pbc_cpu_chip_v4, pbc_cpu_chip_v3, NULL};
+
+/* OpenMP for parallel loops; MLIR's C runner utils for strided memref copies. */
+static const char *const kRuntime[] = {
+    "/usr/lib/llvm-22/lib/libomp.so",
+    "/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so", NULL};
+
+static const PbcTargetPlugin kPlugin = {
+    .struct_size = sizeof(PbcTargetPlugin),
+    .api_version = PBC_PLUGIN_API_VERSION,
+    .name = "cpu",
+    .version = "0.1.0",
+    .description = "Multicore x86-64 CPUs (LLVM, OpenMP, AVX2/AVX-512)",
+    .chips = kChips,
+    .default_chip = "native",
+    .detect_native_chip = pbcCpuDetectNative,
+    .s4_pipeline = pbc_cpu_s4,
+    .s5_pipeline = pbc_cpu_s5,
+    .host_triple = "",
+    .runtime_libraries = kRuntime,
+};
+
+PBC_PLUGIN_EXPORT const PbcTargetPlugin *pbc_target_plugin_query(uint32_t hostVersion) {
+  (void)hostVersion; /* v1 is the only version; the host checks ours. */
+  return &kPlugin;
+}

@@ -1,0 +1,267 @@
+"""pbc_lib — compile an MLIR program with pbc and call it from Python.
+
+    lib = compile("examples/mlp.mlir", pbc="bazel-bin/tools/pbc/pbc")
+    (y,) = lib.call("mlp", [x, w1, b1, w2, b2], [((32, 128), np.float32)])
+
+The AOT ABI: for each public `func.func @F(inputs) -> (results)` the library
+exports `void _mlir_ciface_F(Desc *in0, ..., Desc *out0, ...)`: inputs first,
+then one caller-allocated out-param per result, each a pointer to a memref
+descriptor {T *allocated; T *aligned; int64_t offset; int64_t sizes[R];
+int64_t strides[R];} (rank 0: the first three fields only), strides in
+elements, row-major contiguous.
+
+Element types: np.float32, np.float16, BF16 (bf16 values carried as np.uint16
+bit patterns; see f32_to_bf16 / bf16_to_f32), and integer numpy types.
+
+`pbc` is either the real driver (run as `PBC --emit=lib -o OUT.so IN.mlir
+EXTRA...`) or the upstream-only stand-in script, recognised by its basename
+`standin.sh` (run as `standin.sh IN.mlir OUT.so`; extra args are ignored).
+"""
+
+import ctypes
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+# Marker dtype for bf16: arrays are np.uint16 bit patterns.
+BF16 = "bf16"
+
+DEFAULT_PBC = os.path.normpath(os.environ.get(
+    "PBC", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "..", "..", "bazel-bin", "tools", "pbc", "pbc")))
+
+
+class CompileError(RuntimeError):
+    pass
+
+
+class CallError(RuntimeError):
+    pass
+
+
+# ---------------------------------------------------------------- bf16 helpers
+
+def f32_to_bf16(a):
+    """float array -> bf16 bit patterns (np.uint16), round to nearest even."""
+    a = np.ascontiguousarray(np.asarray(a, dtype=np.float32))
+    u = a.view(np.uint32).astype(np.uint64)
+    nan = np.isnan(a)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    out = (rounded & 0xFFFF).astype(np.uint16)
+    out[nan] = 0x7FC0
+    return out
+
+
+def bf16_to_f32(b):
+    """bf16 bit patterns (np.uint16) -> float32 array (exact)."""
+    b = np.ascontiguousarray(np.asarray(b, dtype=np.uint16))
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def round_bf16(a):
+    """Round float values to the nearest bf16 value, returned as float32."""
+    return bf16_to_f32(f32_to_bf16(a))
+
+
+def bf16_isnan(b):
+    b = np.asarray(b, dtype=np.uint16)
+    return ((b & 0x7F80) == 0x7F80) & ((b & 0x007F) != 0)
+
+
+def to_f32(a, dtype):
+    """Output buffer of element type `dtype` -> float32 values."""
+    if dtype is BF16 or dtype == BF16:
+        return bf16_to_f32(a)
+    return np.asarray(a).astype(np.float32)
+
+
+def _np_dtype(dtype):
+    if isinstance(dtype, str) and dtype == BF16:
+        return np.dtype(np.uint16)
+    return np.dtype(dtype)
+
+
+# ---------------------------------------------------------------- descriptors
+
+_desc_types = {}
+
+
+def _desc_type(rank):
+    if rank not in _desc_types:
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                  ("offset", ctypes.c_int64)]
+        if rank > 0:
+            fields += [("sizes", ctypes.c_int64 * rank),
+                       ("strides", ctypes.c_int64 * rank)]
+        _desc_types[rank] = type("MemRefDesc%d" % rank, (ctypes.Structure,),
+                                 {"_fields_": fields})
+    return _desc_types[rank]
+
+
+def make_descriptor(arr):
+    """Memref descriptor for a C-contiguous numpy array (kept alive by caller)."""
+    assert arr.flags["C_CONTIGUOUS"], "array must be C-contiguous"
+    desc = _desc_type(arr.ndim)()
+    ptr = arr.ctypes.data
+    desc.allocated = ptr
+    desc.aligned = ptr
+    desc.offset = 0
+    if arr.ndim > 0:
+        for i, (s, st) in enumerate(zip(arr.shape, arr.strides)):
+            desc.sizes[i] = s
+            desc.strides[i] = st // arr.itemsize
+    return desc
+
+
+# ---------------------------------------------------------------- library
+
+class Library:
+    def __init__(self, so_path, workdir=None):
+        self.path = so_path
+        self._workdir = workdir
+        self._dll = ctypes.CDLL(so_path)
+
+    def has(self, func_name):
+        try:
+            getattr(self._dll, "_mlir_ciface_" + func_name)
+            return True
+        except AttributeError:
+            return False
+
+    def call(self, func_name, inputs, output_shapes_dtypes, check_written=True,
+             check_inputs=True):
+        """Call `_mlir_ciface_<func_name>(inputs..., outputs...)`.
+
+        inputs: numpy arrays (bf16 as np.uint16 bit patterns).
+        output_shapes_dtypes: [(shape, dtype)], dtype np.float32/np.float16/
+        BF16/an integer type. Float outputs are pre-filled with NaN (bf16:
+        0xFFFF); with check_written, a NaN left in any output raises CallError.
+        With check_inputs, an input buffer modified by the call raises CallError
+        (tensor semantics: a kernel never writes its inputs).
+        Returns the output arrays.
+        """
+        try:
+            fn = getattr(self._dll, "_mlir_ciface_" + func_name)
+        except AttributeError:
+            raise CallError("symbol _mlir_ciface_%s not found in %s"
+                            % (func_name, self.path))
+        fn.restype = None
+        ins = [np.ascontiguousarray(a) for a in inputs]
+        saved = [a.copy() for a in ins] if check_inputs else []
+        outs = []
+        for shape, dtype in output_shapes_dtypes:
+            nd = _np_dtype(dtype)
+            if isinstance(dtype, str) and dtype == BF16:
+                buf = np.full(shape, 0xFFFF, dtype=np.uint16)
+            elif nd.kind == "f":
+                buf = np.full(shape, np.nan, dtype=nd)
+            else:
+                buf = np.zeros(shape, dtype=nd)
+            outs.append(buf)
+        descs = [make_descriptor(a) for a in ins + outs]
+        fn(*[ctypes.byref(d) for d in descs])
+        for i, (a, b) in enumerate(zip(ins, saved)):
+            if a.tobytes() != b.tobytes():
+                raise CallError("input %d was modified by the call" % i)
+        if check_written:
+            for i, ((shape, dtype), buf) in enumerate(zip(output_shapes_dtypes, outs)):
+                if isinstance(dtype, str) and dtype == BF16:
+                    nan = bf16_isnan(buf)
+                elif buf.dtype.kind == "f":
+                    nan = np.isnan(buf)
+                else:
+                    continue
+                if nan.any():
+                    idx = tuple(int(v) for v in np.argwhere(nan)[0])
+                    raise CallError("output %d: %d of %d elements NaN / not written "
+                                    "(first at %s)" % (i, int(nan.sum()), buf.size, idx))
+        return outs
+
+    def close(self):
+        if self._workdir:
+            shutil.rmtree(self._workdir, ignore_errors=True)
+            self._workdir = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _is_standin(pbc):
+    return os.path.basename(pbc) == "standin.sh"
+
+
+def compile(mlir_path_or_text, pbc=None, extra_args=(), name="X", timeout=600):
+    """Compile an MLIR file (path) or MLIR text into a shared library.
+
+    Runs `PBC --emit=lib -o DIR/lib<name>.so INPUT EXTRA...` in a fresh temp
+    dir (or the stand-in `standin.sh INPUT OUT.so`). Raises CompileError with
+    the tool's output on failure.
+    """
+    pbc = pbc or DEFAULT_PBC
+    workdir = tempfile.mkdtemp(prefix="pbc_e2e_")
+    src = mlir_path_or_text
+    if "\n" in src or not os.path.exists(src):
+        path = os.path.join(workdir, "input.mlir")
+        with open(path, "w") as f:
+            f.write(src)
+        src = path
+    else:
+        src = os.path.abspath(src)
+    out = os.path.join(workdir, "lib%s.so" % name)
+    if _is_standin(pbc):
+        cmd = [pbc, src, out]
+    else:
+        cmd = [pbc, "--emit=lib", "-o", out, src] + list(extra_args)
+    try:
+        p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise CompileError("timeout after %ds: %s" % (timeout, " ".join(cmd)))
+    if p.returncode != 0 or not os.path.exists(out):
+        shutil.rmtree(workdir, ignore_errors=True)
+        text = p.stdout.decode(errors="replace").strip()
+        raise CompileError("exit %d: %s\n%s" % (p.returncode, " ".join(cmd),
+                                                 "\n".join(text.splitlines()[-30:])))
+    return Library(out, workdir)
+
+
+# ---------------------------------------------------------------- signatures
+
+_ELT = {"f32": np.float32, "f16": np.float16, "bf16": BF16, "f64": np.float64,
+        "i32": np.int32, "i64": np.int64, "i8": np.int8, "i16": np.int16,
+        "i1": np.bool_}
+
+
+def parse_tensor_type(t):
+    """'tensor<4x8xf32>' -> ((4, 8), np.float32)."""
+    m = re.fullmatch(r"\s*tensor<(.*)>\s*", t)
+    if not m:
+        raise ValueError("not a static tensor type: %r" % t)
+    parts = m.group(1).split("x")
+    return tuple(int(p) for p in parts[:-1]), _ELT[parts[-1].strip()]
+
+
+def signature(mlir_text, func_name=None):
+    """(name, [(shape, dtype)] inputs, [(shape, dtype)] results) of a public
+    func.func with static tensor arguments."""
+    for m in re.finditer(r"func\.func\s+(?:public\s+)?@(\w+)\s*\((.*?)\)\s*(->\s*"
+                         r"(\(.*?\)|tensor<[^>]*>))?\s*(attributes\s*\{[^}]*\}\s*)?\{",
+                         mlir_text, re.S):
+        name = m.group(1)
+        if func_name and name != func_name:
+            continue
+        args = [parse_tensor_type(t) for t in
+                re.findall(r"%\w+\s*:\s*(tensor<[^>]*>)", m.group(2))]
+        res = []
+        if m.group(4):
+            res = [parse_tensor_type(t) for t in re.findall(r"tensor<[^>]*>", m.group(4))]
+        return name, args, res
+    raise ValueError("no func.func found" + (" named " + func_name if func_name else ""))

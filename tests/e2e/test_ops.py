@@ -1,0 +1,898 @@
+#!/usr/bin/python3
+"""End-to-end op-family tests for pbc on random shapes, checked against numpy.
+
+    /usr/bin/python3 tests/e2e/test_ops.py --pbc PATH [--seed S] [--only SUBSTR] [-v]
+
+Each test generates MLIR text from a template with randomly chosen small
+sizes (strides, dilations, paddings, reduction dims... too), compiles it with
+pbc (`--emit=lib`), runs it on fresh random never-zero inputs and compares
+with a reference written directly in numpy. Prints `PASS name` /
+`FAIL name: reason` per test, then `N passed, N failed`; exits 1 on failure.
+The run seed is printed; `--seed S --only NAME` reproduces one test exactly.
+"""
+
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import assert_close, test  # noqa: E402
+from pbc_lib import BF16  # noqa: E402
+
+F32, F16 = np.float32, np.float16
+ELT = {F32: "f32", F16: "f16", BF16: "bf16"}
+
+
+# ---------------------------------------------------------------- helpers
+
+def elt(dtype):
+    return ELT[dtype] if not isinstance(dtype, str) else dtype
+
+
+def T(shape, e="f32"):
+    """MLIR tensor type."""
+    if not shape:
+        return "tensor<%s>" % e
+    return "tensor<%sx%s>" % ("x".join(str(int(d)) for d in shape), e)
+
+
+def amap(nd, results):
+    """affine_map over d0..d{nd-1} with the given result expressions."""
+    dims = ", ".join("d%d" % i for i in range(nd))
+    return "affine_map<(%s) -> (%s)>" % (dims, ", ".join(results))
+
+
+def ident(nd):
+    return amap(nd, ["d%d" % i for i in range(nd)])
+
+
+def iters(kinds):
+    return "[" + ", ".join('"%s"' % k for k in kinds) + "]"
+
+
+def rshape(rng, rank, lo=1, hi=9):
+    return tuple(int(v) for v in rng.integers(lo, hi + 1, size=rank))
+
+
+def pick(rng, seq):
+    return seq[int(rng.integers(0, len(seq)))]
+
+
+def fill(name, shape, e="f32", value="0.0"):
+    """tensor.empty + linalg.fill lines defining %name."""
+    t = T(shape, e)
+    return ("  %%%s_c = arith.constant %s : %s\n"
+            "  %%%s_e = tensor.empty() : %s\n"
+            "  %%%s = linalg.fill ins(%%%s_c : %s) outs(%%%s_e : %s) -> %s\n"
+            % (name, value, e, name, t, name, name, e, name, t, t))
+
+
+def func(name, args, results, body):
+    """args: [(name, type)], results: [(ssa_name, type)]."""
+    a = ", ".join("%%%s: %s" % (n, t) for n, t in args)
+    rt = ", ".join(t for _, t in results)
+    if len(results) > 1:
+        rt = "(" + rt + ")"
+    return ("func.func @%s(%s) -> %s {\n%s  return %s : %s\n}\n"
+            % (name, a, rt, body, ", ".join("%" + n for n, _ in results),
+               ", ".join(t for _, t in results)))
+
+
+NINF = "0xFF800000"   # -inf as an f32 attribute
+
+
+def pad_text(src, shape, low, high, value_ssa, e="f32"):
+    """tensor.pad of %src by low/high with %value_ssa -> (text, padded shape)."""
+    out = tuple(s + l + h for s, l, h in zip(shape, low, high))
+    idx = ", ".join("%%i%d: index" % i for i in range(len(shape)))
+    txt = ("  %%%s_p = tensor.pad %%%s low[%s] high[%s] {\n"
+           "  ^bb0(%s):\n    tensor.yield %%%s : %s\n  } : %s to %s\n"
+           % (src, src, ", ".join(map(str, low)), ", ".join(map(str, high)), idx,
+              value_ssa, e, T(shape, e), T(out, e)))
+    return txt, out
+
+
+def out_size(n, k, stride, dil):
+    return (n - dil * (k - 1) - 1) // stride + 1
+
+
+def window(xp, axis_h, axis_w, kh, kw, s, d, ho, wo):
+    """Strided/dilated slice of xp for kernel tap (kh, kw)."""
+    sl = [slice(None)] * xp.ndim
+    sl[axis_h] = slice(kh * d[0], kh * d[0] + (ho - 1) * s[0] + 1, s[0])
+    sl[axis_w] = slice(kw * d[1], kw * d[1] + (wo - 1) * s[1] + 1, s[1])
+    return xp[tuple(sl)]
+
+
+def conv_params(rng, kmax=3):
+    k = rshape(rng, 2, 1, kmax)
+    s = rshape(rng, 2, 1, 2)
+    d = rshape(rng, 2, 1, 2)
+    pl = rshape(rng, 2, 0, 2)
+    ph = rshape(rng, 2, 0, 2)
+    # spatial input large enough for at least 2 outputs per dim
+    hw = tuple(int(rng.integers(max(1, d[i] * (k[i] - 1) + 1 + s[i] - pl[i] - ph[i]), 12))
+               for i in range(2))
+    return k, s, d, pl, ph, hw
+
+
+def dense_i64(v):
+    return "dense<[%s]> : tensor<2xi64>" % ", ".join(map(str, v))
+
+
+# ---------------------------------------------------------------- contractions
+
+def matmul_case(ctx, dtype=F32, acc=None, extra_args=(), accumulate=False, kmax=48):
+    rng = ctx.rng
+    acc = acc or dtype
+    M, N = rshape(rng, 2, 1, 40)
+    K = int(rng.integers(1, kmax + 1))
+    ea, ec = elt(dtype), elt(acc)
+    args = [("a", T((M, K), ea)), ("b", T((K, N), ea))]
+    if accumulate:
+        args.append(("c", T((M, N), ec)))
+        init = "c"
+        body = ""
+    else:
+        init = "f"
+        body = fill("f", (M, N), ec)
+    body += ("  %%r = linalg.matmul ins(%%a, %%b : %s, %s) outs(%%%s : %s) -> %s\n"
+             % (T((M, K), ea), T((K, N), ea), init, T((M, N), ec), T((M, N), ec)))
+    text = func("matmul", args, [("r", T((M, N), ec))], body)
+    a, a32 = ctx.rand((M, K), dtype)
+    b, b32 = ctx.rand((K, N), dtype)
+    ins = [a, b]
+    ref = a32.astype(np.float64) @ b32.astype(np.float64)
+    if accumulate:
+        c, c32 = ctx.rand((M, N), acc)
+        ins.append(c)
+        ref = ref + c32
+    (r,) = ctx.run(text, ins, extra_args=extra_args)
+    assert_close(r, ref, acc, k=K)
+
+
+@test("matmul")
+def _(ctx):
+    matmul_case(ctx)
+
+
+@test("matmul_accumulate_into_input")
+def _(ctx):
+    matmul_case(ctx, accumulate=True)
+
+
+@test("matmul_O0")
+def _(ctx):
+    matmul_case(ctx, extra_args=["-O0"])
+
+
+@test("matmul_f16")
+def _(ctx):
+    matmul_case(ctx, F16, kmax=32)
+
+
+@test("matmul_bf16")
+def _(ctx):
+    matmul_case(ctx, BF16, kmax=32)
+
+
+@test("matmul_bf16_acc_f32")
+def _(ctx):
+    matmul_case(ctx, BF16, acc=F32, kmax=64)
+
+
+@test("batch_matmul")
+def _(ctx):
+    rng = ctx.rng
+    B, M, N, K = rshape(rng, 4, 1, 24)
+    body = fill("f", (B, M, N))
+    body += ("  %%r = linalg.batch_matmul ins(%%a, %%b : %s, %s) outs(%%f : %s) -> %s\n"
+             % (T((B, M, K)), T((B, K, N)), T((B, M, N)), T((B, M, N))))
+    text = func("bmm", [("a", T((B, M, K))), ("b", T((B, K, N)))],
+                [("r", T((B, M, N)))], body)
+    a, _ = ctx.rand((B, M, K))
+    b, _ = ctx.rand((B, K, N))
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, np.einsum("bmk,bkn->bmn", a.astype(np.float64), b), k=K)
+
+
+@test("matvec")
+def _(ctx):
+    M, N = rshape(ctx.rng, 2, 1, 64)
+    body = fill("f", (M,))
+    body += ("  %%r = linalg.matvec ins(%%a, %%x : %s, %s) outs(%%f : %s) -> %s\n"
+             % (T((M, N)), T((N,)), T((M,)), T((M,))))
+    text = func("matvec", [("a", T((M, N))), ("x", T((N,)))], [("r", T((M,)))], body)
+    a, _ = ctx.rand((M, N))
+    x, _ = ctx.rand((N,))
+    (r,) = ctx.run(text, [a, x])
+    assert_close(r, a.astype(np.float64) @ x, k=N)
+
+
+@test("matmul_transpose_b_generic")
+def _(ctx):
+    M, N, K = rshape(ctx.rng, 3, 1, 32)
+    body = fill("f", (M, N))
+    body += ("  %%r = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = %s}\n"
+             "      ins(%%a, %%b : %s, %s) outs(%%f : %s) {\n"
+             "  ^bb0(%%x: f32, %%y: f32, %%acc: f32):\n"
+             "    %%m = arith.mulf %%x, %%y : f32\n"
+             "    %%s = arith.addf %%acc, %%m : f32\n"
+             "    linalg.yield %%s : f32\n"
+             "  } -> %s\n"
+             % (amap(3, ["d0", "d2"]), amap(3, ["d1", "d2"]), amap(3, ["d0", "d1"]),
+                iters(["parallel", "parallel", "reduction"]),
+                T((M, K)), T((N, K)), T((M, N)), T((M, N))))
+    text = func("mm_tb", [("a", T((M, K))), ("b", T((N, K)))], [("r", T((M, N)))], body)
+    a, _ = ctx.rand((M, K))
+    b, _ = ctx.rand((N, K))
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, a.astype(np.float64) @ b.T.astype(np.float64), k=K)
+
+
+# ---------------------------------------------------------------- convolutions
+
+def conv_case(ctx, layout):
+    rng = ctx.rng
+    (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng)
+    N = int(rng.integers(1, 3))
+    C, F = rshape(rng, 2, 1, 8)
+    Hp, Wp = H + pl[0] + ph[0], W + pl[1] + ph[1]
+    Ho, Wo = out_size(Hp, KH, s[0], d[0]), out_size(Wp, KW, s[1], d[1])
+    if layout == "nhwc":
+        xs, xps, ws, os_ = (N, H, W, C), None, (KH, KW, C, F), (N, Ho, Wo, F)
+        low, high = [0, pl[0], pl[1], 0], [0, ph[0], ph[1], 0]
+        op = "linalg.conv_2d_nhwc_hwcf"
+    else:
+        xs, xps, ws, os_ = (N, C, H, W), None, (F, C, KH, KW), (N, F, Ho, Wo)
+        low, high = [0, 0, pl[0], pl[1]], [0, 0, ph[0], ph[1]]
+        op = "linalg.conv_2d_nchw_fchw"
+    body = "  %zero = arith.constant 0.0 : f32\n"
+    ptxt, xps = pad_text("x", xs, low, high, "zero")
+    body += ptxt + fill("f", os_)
+    body += ("  %%r = %s {dilations = %s, strides = %s}\n"
+             "      ins(%%x_p, %%w : %s, %s) outs(%%f : %s) -> %s\n"
+             % (op, dense_i64(d), dense_i64(s), T(xps), T(ws), T(os_), T(os_)))
+    text = func("conv", [("x", T(xs)), ("w", T(ws))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    w, _ = ctx.rand(ws)
+    xp = np.pad(x.astype(np.float64), list(zip(low, high)))
+    ref = np.zeros(os_)
+    for kh in range(KH):
+        for kw in range(KW):
+            if layout == "nhwc":
+                win = window(xp, 1, 2, kh, kw, s, d, Ho, Wo)         # n,ho,wo,c
+                ref += np.einsum("nhwc,cf->nhwf", win, w[kh, kw].astype(np.float64))
+            else:
+                win = window(xp, 2, 3, kh, kw, s, d, Ho, Wo)         # n,c,ho,wo
+                ref += np.einsum("nchw,fc->nfhw", win, w[:, :, kh, kw].astype(np.float64))
+    (r,) = ctx.run(text, [x, w])
+    assert_close(r, ref, k=C * KH * KW)
+
+
+@test("conv_2d_nhwc_hwcf_pad_stride_dilation")
+def _(ctx):
+    conv_case(ctx, "nhwc")
+
+
+@test("conv_2d_nchw_fchw_pad_stride_dilation")
+def _(ctx):
+    conv_case(ctx, "nchw")
+
+
+@test("depthwise_conv_2d_nhwc_hwc_pad_stride_dilation")
+def _(ctx):
+    rng = ctx.rng
+    (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng, kmax=5)
+    N, C = int(rng.integers(1, 3)), int(rng.integers(1, 9))
+    xs, ws = (N, H, W, C), (KH, KW, C)
+    low, high = [0, pl[0], pl[1], 0], [0, ph[0], ph[1], 0]
+    body = "  %zero = arith.constant 0.0 : f32\n"
+    ptxt, xps = pad_text("x", xs, low, high, "zero")
+    Ho, Wo = out_size(xps[1], KH, s[0], d[0]), out_size(xps[2], KW, s[1], d[1])
+    os_ = (N, Ho, Wo, C)
+    body += ptxt + fill("f", os_)
+    body += ("  %%r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = %s, strides = %s}\n"
+             "      ins(%%x_p, %%w : %s, %s) outs(%%f : %s) -> %s\n"
+             % (dense_i64(d), dense_i64(s), T(xps), T(ws), T(os_), T(os_)))
+    text = func("dwconv", [("x", T(xs)), ("w", T(ws))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    w, _ = ctx.rand(ws)
+    xp = np.pad(x.astype(np.float64), list(zip(low, high)))
+    ref = np.zeros(os_)
+    for kh in range(KH):
+        for kw in range(KW):
+            ref += window(xp, 1, 2, kh, kw, s, d, Ho, Wo) * w[kh, kw]
+    (r,) = ctx.run(text, [x, w])
+    assert_close(r, ref, k=KH * KW)
+
+
+def pool_case(ctx, kind):
+    rng = ctx.rng
+    (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng)
+    N, C = int(rng.integers(1, 3)), int(rng.integers(1, 9))
+    xs = (N, H, W, C)
+    low, high = [0, pl[0], pl[1], 0], [0, ph[0], ph[1], 0]
+    init, padv = ("0.0", "0.0") if kind == "sum" else (NINF, NINF)
+    body = "  %%padv = arith.constant %s : f32\n" % padv
+    ptxt, xps = pad_text("x", xs, low, high, "padv")
+    Ho, Wo = out_size(xps[1], KH, s[0], d[0]), out_size(xps[2], KW, s[1], d[1])
+    os_ = (N, Ho, Wo, C)
+    body += ptxt + fill("f", os_, value=init)
+    body += "  %%win = tensor.empty() : %s\n" % T((KH, KW))
+    body += ("  %%r = linalg.pooling_nhwc_%s {dilations = %s, strides = %s}\n"
+             "      ins(%%x_p, %%win : %s, %s) outs(%%f : %s) -> %s\n"
+             % (kind, dense_i64(d), dense_i64(s), T(xps), T((KH, KW)), T(os_), T(os_)))
+    text = func("pool", [("x", T(xs))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    xp = np.pad(x.astype(np.float64), list(zip(low, high)),
+                constant_values=0.0 if kind == "sum" else -np.inf)
+    wins = [window(xp, 1, 2, kh, kw, s, d, Ho, Wo) for kh in range(KH) for kw in range(KW)]
+    ref = sum(wins) if kind == "sum" else np.max(np.stack(wins), axis=0)
+    (r,) = ctx.run(text, [x])
+    assert_close(r, ref, k=KH * KW)
+
+
+@test("pooling_nhwc_max_pad_stride_dilation")
+def _(ctx):
+    pool_case(ctx, "max")
+
+
+@test("pooling_nhwc_sum_pad_stride_dilation")
+def _(ctx):
+    pool_case(ctx, "sum")
+
+
+# ---------------------------------------------------------------- elementwise
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+# name: (arity, body lines with %x0 %x1 -> %y, numpy ref, positive inputs)
+ELEMENTWISE = {
+    "add": (2, "%y = arith.addf %x0, %x1 : {e}", lambda a, b: a + b, False),
+    "sub": (2, "%y = arith.subf %x0, %x1 : {e}", lambda a, b: a - b, False),
+    "mul": (2, "%y = arith.mulf %x0, %x1 : {e}", lambda a, b: a * b, False),
+    "div": (2, "%y = arith.divf %x0, %x1 : {e}", lambda a, b: a / b, False),
+    "maximumf": (2, "%y = arith.maximumf %x0, %x1 : {e}", np.maximum, False),
+    "minimumf": (2, "%y = arith.minimumf %x0, %x1 : {e}", np.minimum, False),
+    "negf": (1, "%y = arith.negf %x0 : {e}", lambda a: -a, False),
+    "absf": (1, "%y = math.absf %x0 : {e}", np.abs, False),
+    "exp": (1, "%y = math.exp %x0 : {e}", np.exp, False),
+    "log": (1, "%y = math.log %x0 : {e}", np.log, True),
+    "tanh": (1, "%y = math.tanh %x0 : {e}", np.tanh, False),
+    "erf": (1, "%y = math.erf %x0 : {e}", _erf, False),
+    "sqrt": (1, "%y = math.sqrt %x0 : {e}", np.sqrt, True),
+    "rsqrt": (1, "%y = math.rsqrt %x0 : {e}", lambda a: 1 / np.sqrt(a), True),
+    "relu_cmpf_select": (1, "%z = arith.constant 0.0 : {e}\n"
+                            "    %c = arith.cmpf ogt, %x0, %z : {e}\n"
+                            "    %y = arith.select %c, %x0, %z : {e}",
+                         lambda a: np.where(a > 0, a, 0.0), False),
+    "sigmoid": (1, "%one = arith.constant 1.0 : {e}\n"
+                   "    %n = arith.negf %x0 : {e}\n"
+                   "    %ex = math.exp %n : {e}\n"
+                   "    %d = arith.addf %one, %ex : {e}\n"
+                   "    %y = arith.divf %one, %d : {e}",
+                lambda a: 1 / (1 + np.exp(-a)), False),
+    "gelu_erf": (1, "%half = arith.constant 0.5 : {e}\n"
+                    "    %one = arith.constant 1.0 : {e}\n"
+                    "    %is2 = arith.constant 0.70710678118 : {e}\n"
+                    "    %s = arith.mulf %x0, %is2 : {e}\n"
+                    "    %er = math.erf %s : {e}\n"
+                    "    %p = arith.addf %er, %one : {e}\n"
+                    "    %h = arith.mulf %x0, %half : {e}\n"
+                    "    %y = arith.mulf %h, %p : {e}",
+                 lambda a: 0.5 * a * (1 + _erf(a / np.sqrt(2.0))), False),
+    "fma_mul_add": (2, "%m = arith.mulf %x0, %x1 : {e}\n"
+                       "    %y = arith.addf %m, %x0 : {e}",
+                    lambda a, b: a * b + a, False),
+}
+
+
+def elementwise_case(ctx, opname, dtype=F32):
+    arity, op, ref_fn, positive = ELEMENTWISE[opname]
+    e = elt(dtype)
+    rank = int(ctx.rng.integers(1, 5))
+    shape = rshape(ctx.rng, rank, 1, 12)
+    t = T(shape, e)
+    blocks = ", ".join("%%x%d: %s" % (i, e) for i in range(arity))
+    body = "  %%o = tensor.empty() : %s\n" % t
+    body += ("  %%r = linalg.generic {indexing_maps = [%s], iterator_types = %s}\n"
+             "      ins(%s : %s) outs(%%o : %s) {\n"
+             "  ^bb0(%s, %%out: %s):\n"
+             "    %s\n"
+             "    linalg.yield %%y : %s\n"
+             "  } -> %s\n"
+             % (", ".join([ident(rank)] * (arity + 1)), iters(["parallel"] * rank),
+                ", ".join("%%a%d" % i for i in range(arity)), ", ".join([t] * arity), t,
+                blocks, e, op.format(e=e), e, t))
+    text = func("ew", [("a%d" % i, t) for i in range(arity)], [("r", t)], body)
+    ins, ins32 = zip(*[ctx.rand(shape, dtype, positive=positive) for _ in range(arity)])
+    (r,) = ctx.run(text, list(ins))
+    ref = ref_fn(*[a.astype(np.float64) for a in ins32])
+    assert_close(r, ref, dtype)
+
+
+def _register_elementwise(opname):
+    @test("elementwise_" + opname)
+    def _(ctx):
+        elementwise_case(ctx, opname)
+
+
+for _op in ELEMENTWISE:
+    _register_elementwise(_op)
+
+
+@test("elementwise_f16_fma_mul_add")
+def _(ctx):
+    elementwise_case(ctx, "fma_mul_add", F16)
+
+
+@test("elementwise_f16_exp")
+def _(ctx):
+    elementwise_case(ctx, "exp", F16)
+
+
+@test("elementwise_bf16_fma_mul_add")
+def _(ctx):
+    elementwise_case(ctx, "fma_mul_add", BF16)
+
+
+@test("elementwise_bf16_tanh")
+def _(ctx):
+    elementwise_case(ctx, "tanh", BF16)
+
+
+# ---------------------------------------------------------------- broadcasts
+
+def binary_generic(name, a_t, b_t, o_shape, maps, op="arith.addf"):
+    rank = len(o_shape)
+    body = "  %%o = tensor.empty() : %s\n" % T(o_shape)
+    body += ("  %%r = linalg.generic {indexing_maps = [%s], iterator_types = %s}\n"
+             "      ins(%%a, %%b : %s, %s) outs(%%o : %s) {\n"
+             "  ^bb0(%%x: f32, %%y: f32, %%out: f32):\n"
+             "    %%z = %s %%x, %%y : f32\n"
+             "    linalg.yield %%z : f32\n"
+             "  } -> %s\n"
+             % (", ".join(maps), iters(["parallel"] * rank), a_t, b_t, T(o_shape), op,
+                T(o_shape)))
+    return func(name, [("a", a_t), ("b", b_t)], [("r", T(o_shape))], body)
+
+
+@test("broadcast_row")
+def _(ctx):
+    M, N = rshape(ctx.rng, 2, 1, 40)
+    text = binary_generic("bc", T((M, N)), T((N,)), (M, N),
+                          [ident(2), amap(2, ["d1"]), ident(2)])
+    a, _ = ctx.rand((M, N))
+    b, _ = ctx.rand((N,))
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, a.astype(np.float64) + b)
+
+
+@test("broadcast_column")
+def _(ctx):
+    M, N = rshape(ctx.rng, 2, 1, 40)
+    text = binary_generic("bc", T((M, N)), T((M,)), (M, N),
+                          [ident(2), amap(2, ["d0"]), ident(2)], "arith.mulf")
+    a, _ = ctx.rand((M, N))
+    b, _ = ctx.rand((M,))
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, a.astype(np.float64) * b[:, None])
+
+
+@test("broadcast_scalar_rank0")
+def _(ctx):
+    shape = rshape(ctx.rng, 3, 1, 10)
+    text = binary_generic("bc", T(shape), T(()), shape,
+                          [ident(3), amap(3, []), ident(3)], "arith.subf")
+    a, _ = ctx.rand(shape)
+    b, _ = ctx.rand(())
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, a.astype(np.float64) - b)
+
+
+@test("broadcast_outer_product")
+def _(ctx):
+    M, N = rshape(ctx.rng, 2, 1, 40)
+    text = binary_generic("bc", T((M,)), T((N,)), (M, N),
+                          [amap(2, ["d0"]), amap(2, ["d1"]), ident(2)], "arith.mulf")
+    a, _ = ctx.rand((M,))
+    b, _ = ctx.rand((N,))
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, np.outer(a.astype(np.float64), b))
+
+
+@test("broadcast_unit_dim_constant_index")
+def _(ctx):
+    B, M, N = rshape(ctx.rng, 3, 1, 12)
+    text = binary_generic("bc", T((B, M, N)), T((B, 1, N)), (B, M, N),
+                          [ident(3), amap(3, ["d0", "0", "d2"]), ident(3)])
+    a, _ = ctx.rand((B, M, N))
+    b, _ = ctx.rand((B, 1, N))
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, a.astype(np.float64) + b)
+
+
+@test("linalg_broadcast_named")
+def _(ctx):
+    M, N, K = rshape(ctx.rng, 3, 1, 12)
+    body = "  %%o = tensor.empty() : %s\n" % T((M, N, K))
+    body += ("  %%r = linalg.broadcast ins(%%a : %s) outs(%%o : %s) dimensions = [1]\n"
+             % (T((M, K)), T((M, N, K))))
+    text = func("bc", [("a", T((M, K)))], [("r", T((M, N, K)))], body)
+    a, _ = ctx.rand((M, K))
+    (r,) = ctx.run(text, [a])
+    assert_close(r, np.broadcast_to(a[:, None, :], (M, N, K)))
+
+
+@test("linalg_transpose_named")
+def _(ctx):
+    shape = rshape(ctx.rng, 3, 1, 12)
+    perm = [int(p) for p in ctx.rng.permutation(3)]
+    oshape = tuple(shape[p] for p in perm)
+    body = "  %%o = tensor.empty() : %s\n" % T(oshape)
+    body += ("  %%r = linalg.transpose ins(%%a : %s) outs(%%o : %s) permutation = [%s]\n"
+             % (T(shape), T(oshape), ", ".join(map(str, perm))))
+    text = func("tr", [("a", T(shape))], [("r", T(oshape))], body)
+    a, _ = ctx.rand(shape)
+    (r,) = ctx.run(text, [a])
+    assert_close(r, np.transpose(a, perm))
+
+
+# ---------------------------------------------------------------- reductions
+
+def reduce_case(ctx, kind, dims):
+    shape = rshape(ctx.rng, 3, 1, 16)
+    keep = [i for i in range(3) if i not in dims]
+    oshape = tuple(shape[i] for i in keep)
+    init = "0.0" if kind == "sum" else NINF
+    op = "arith.addf" if kind == "sum" else "arith.maximumf"
+    body = fill("f", oshape, value=init)
+    body += ("  %%r = linalg.generic {indexing_maps = [%s, %s], iterator_types = %s}\n"
+             "      ins(%%a : %s) outs(%%f : %s) {\n"
+             "  ^bb0(%%x: f32, %%acc: f32):\n"
+             "    %%z = %s %%x, %%acc : f32\n"
+             "    linalg.yield %%z : f32\n"
+             "  } -> %s\n"
+             % (ident(3), amap(3, ["d%d" % i for i in keep]),
+                iters(["reduction" if i in dims else "parallel" for i in range(3)]),
+                T(shape), T(oshape), op, T(oshape)))
+    text = func("red", [("a", T(shape))], [("r", T(oshape))], body)
+    a, _ = ctx.rand(shape)
+    (r,) = ctx.run(text, [a])
+    a64 = a.astype(np.float64)
+    ref = a64.sum(axis=tuple(dims)) if kind == "sum" else a64.max(axis=tuple(dims))
+    assert_close(r, ref, k=int(np.prod([shape[i] for i in dims])))
+
+
+@test("reduce_sum_random_dim")
+def _(ctx):
+    reduce_case(ctx, "sum", [int(ctx.rng.integers(0, 3))])
+
+
+@test("reduce_max_random_dim")
+def _(ctx):
+    reduce_case(ctx, "max", [int(ctx.rng.integers(0, 3))])
+
+
+@test("reduce_sum_two_dims")
+def _(ctx):
+    reduce_case(ctx, "sum", sorted(int(d) for d in ctx.rng.choice(3, 2, replace=False)))
+
+
+@test("reduce_max_inner_dim")
+def _(ctx):
+    reduce_case(ctx, "max", [2])
+
+
+@test("reduce_sum_all_to_rank0")
+def _(ctx):
+    reduce_case(ctx, "sum", [0, 1, 2])
+
+
+@test("linalg_reduce_named_sum")
+def _(ctx):
+    shape = rshape(ctx.rng, 3, 1, 16)
+    dim = int(ctx.rng.integers(0, 3))
+    oshape = tuple(s for i, s in enumerate(shape) if i != dim)
+    body = fill("f", oshape)
+    body += ("  %%r = linalg.reduce ins(%%a : %s) outs(%%f : %s) dimensions = [%d]\n"
+             "    (%%x: f32, %%acc: f32) {\n"
+             "      %%z = arith.addf %%x, %%acc : f32\n"
+             "      linalg.yield %%z : f32\n"
+             "    }\n" % (T(shape), T(oshape), dim))
+    text = func("red", [("a", T(shape))], [("r", T(oshape))], body)
+    a, _ = ctx.rand(shape)
+    (r,) = ctx.run(text, [a])
+    assert_close(r, a.astype(np.float64).sum(axis=dim), k=shape[dim])
+
+
+@test("softmax_random_dim")
+def _(ctx):
+    shape = rshape(ctx.rng, 3, 1, 20)
+    dim = int(ctx.rng.integers(0, 3))
+    body = "  %%o = tensor.empty() : %s\n" % T(shape)
+    body += ("  %%r = linalg.softmax dimension(%d) ins(%%a : %s) outs(%%o : %s) -> %s\n"
+             % (dim, T(shape), T(shape), T(shape)))
+    text = func("sm", [("a", T(shape))], [("r", T(shape))], body)
+    a, _ = ctx.rand(shape, lo=0.1, hi=4.0)
+    (r,) = ctx.run(text, [a])
+    a64 = a.astype(np.float64)
+    ex = np.exp(a64 - a64.max(axis=dim, keepdims=True))
+    assert_close(r, ex / ex.sum(axis=dim, keepdims=True), atol=1e-6)
+
+
+@test("multi_result")
+def _(ctx):
+    shape = rshape(ctx.rng, 2, 1, 20)
+    t = T(shape)
+    body = "  %%o = tensor.empty() : %s\n" % t
+    body += ("  %%r:2 = linalg.generic {indexing_maps = [%s, %s, %s, %s], iterator_types = %s}\n"
+             "      ins(%%a, %%b : %s, %s) outs(%%o, %%o : %s, %s) {\n"
+             "  ^bb0(%%x: f32, %%y: f32, %%o0: f32, %%o1: f32):\n"
+             "    %%s = arith.addf %%x, %%y : f32\n"
+             "    %%m = arith.maximumf %%x, %%y : f32\n"
+             "    linalg.yield %%s, %%m : f32, f32\n"
+             "  } -> (%s, %s)\n"
+             % (ident(2), ident(2), ident(2), ident(2), iters(["parallel"] * 2),
+                t, t, t, t, t, t))
+    text = func("two", [("a", t), ("b", t)], [("r#0", t), ("r#1", t)], body)
+    a, _ = ctx.rand(shape)
+    b, _ = ctx.rand(shape)
+    s, m = ctx.run(text, [a, b])
+    assert_close(s, a.astype(np.float64) + b, what="result 0")
+    assert_close(m, np.maximum(a, b), what="result 1")
+
+
+# ---------------------------------------------------------------- tensor ops
+
+@test("tensor_pad_nonzero_value")
+def _(ctx):
+    rank = int(ctx.rng.integers(1, 4))
+    shape = rshape(ctx.rng, rank, 1, 10)
+    low, high = rshape(ctx.rng, rank, 0, 3), rshape(ctx.rng, rank, 0, 3)
+    body = "  %pv = arith.constant 0.5 : f32\n"
+    ptxt, pshape = pad_text("a", shape, low, high, "pv")
+    body += ptxt
+    text = func("pad", [("a", T(shape))], [("a_p", T(pshape))], body)
+    a, _ = ctx.rand(shape)
+    (r,) = ctx.run(text, [a])
+    assert_close(r, np.pad(a, list(zip(low, high)), constant_values=0.5))
+
+
+def random_slice(rng, shape):
+    offs, sizes, strides = [], [], []
+    for n in shape:
+        st = int(rng.integers(1, 3))
+        off = int(rng.integers(0, n))
+        size = int(rng.integers(1, (n - 1 - off) // st + 2))
+        offs.append(off)
+        sizes.append(size)
+        strides.append(st)
+    return offs, sizes, strides
+
+
+def slice_attrs(offs, sizes, strides):
+    return "[%s] [%s] [%s]" % tuple(", ".join(map(str, v)) for v in (offs, sizes, strides))
+
+
+def np_slice(offs, sizes, strides):
+    return tuple(slice(o, o + (s - 1) * st + 1, st) for o, s, st in zip(offs, sizes, strides))
+
+
+@test("tensor_extract_slice_strided")
+def _(ctx):
+    shape = rshape(ctx.rng, 3, 2, 12)
+    offs, sizes, strides = random_slice(ctx.rng, shape)
+    body = ("  %%s = tensor.extract_slice %%a%s : %s to %s\n"
+            % (slice_attrs(offs, sizes, strides), T(shape), T(sizes)))
+    text = func("xs", [("a", T(shape))], [("s", T(sizes))], body)
+    a, _ = ctx.rand(shape)
+    (r,) = ctx.run(text, [a])
+    assert_close(r, a[np_slice(offs, sizes, strides)])
+
+
+@test("tensor_extract_slice_then_exp")
+def _(ctx):
+    shape = rshape(ctx.rng, 2, 2, 20)
+    offs, sizes, strides = random_slice(ctx.rng, shape)
+    body = ("  %%s = tensor.extract_slice %%a%s : %s to %s\n"
+            % (slice_attrs(offs, sizes, strides), T(shape), T(sizes)))
+    body += "  %%o = tensor.empty() : %s\n" % T(sizes)
+    body += ("  %%r = linalg.generic {indexing_maps = [%s, %s], iterator_types = %s}\n"
+             "      ins(%%s : %s) outs(%%o : %s) {\n"
+             "  ^bb0(%%x: f32, %%out: f32):\n"
+             "    %%y = math.exp %%x : f32\n"
+             "    linalg.yield %%y : f32\n"
+             "  } -> %s\n" % (ident(2), ident(2), iters(["parallel"] * 2),
+                              T(sizes), T(sizes), T(sizes)))
+    text = func("xs", [("a", T(shape))], [("r", T(sizes))], body)
+    a, _ = ctx.rand(shape)
+    (r,) = ctx.run(text, [a])
+    assert_close(r, np.exp(a[np_slice(offs, sizes, strides)].astype(np.float64)))
+
+
+@test("tensor_insert_slice_into_fill")
+def _(ctx):
+    shape = rshape(ctx.rng, 2, 2, 16)
+    offs, sizes, strides = random_slice(ctx.rng, shape)
+    body = fill("f", shape, value="0.25")
+    body += ("  %%r = tensor.insert_slice %%b into %%f%s : %s into %s\n"
+             % (slice_attrs(offs, sizes, strides), T(sizes), T(shape)))
+    text = func("ins", [("b", T(sizes))], [("r", T(shape))], body)
+    b, _ = ctx.rand(sizes)
+    ref = np.full(shape, 0.25)
+    ref[np_slice(offs, sizes, strides)] = b
+    (r,) = ctx.run(text, [b])
+    assert_close(r, ref)
+
+
+@test("tensor_insert_slice_into_input")
+def _(ctx):
+    shape = rshape(ctx.rng, 3, 2, 10)
+    offs, sizes, strides = random_slice(ctx.rng, shape)
+    body = ("  %%r = tensor.insert_slice %%b into %%a%s : %s into %s\n"
+            % (slice_attrs(offs, sizes, strides), T(sizes), T(shape)))
+    text = func("ins", [("a", T(shape)), ("b", T(sizes))], [("r", T(shape))], body)
+    a, _ = ctx.rand(shape)
+    b, _ = ctx.rand(sizes)
+    ref = a.astype(np.float64).copy()
+    ref[np_slice(offs, sizes, strides)] = b
+    (r,) = ctx.run(text, [a, b])    # pbc_lib also checks that %a is not modified
+    assert_close(r, ref)
+
+
+@test("tensor_expand_shape_then_bias")
+def _(ctx):
+    A, B, C = rshape(ctx.rng, 3, 1, 10)
+    xs, es = (A * B, C), (A, B, C)
+    body = ("  %%x = tensor.expand_shape %%a [[0, 1], [2]] output_shape [%d, %d, %d] "
+            ": %s into %s\n" % (A, B, C, T(xs), T(es)))
+    body += "  %%o = tensor.empty() : %s\n" % T(es)
+    body += ("  %%r = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = %s}\n"
+             "      ins(%%x, %%b : %s, %s) outs(%%o : %s) {\n"
+             "  ^bb0(%%p: f32, %%q: f32, %%out: f32):\n"
+             "    %%y = arith.addf %%p, %%q : f32\n"
+             "    linalg.yield %%y : f32\n"
+             "  } -> %s\n" % (ident(3), amap(3, ["d1"]), ident(3), iters(["parallel"] * 3),
+                              T(es), T((B,)), T(es), T(es)))
+    text = func("ex", [("a", T(xs)), ("b", T((B,)))], [("r", T(es))], body)
+    a, _ = ctx.rand(xs)
+    b, _ = ctx.rand((B,))
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, a.reshape(es).astype(np.float64) + b[None, :, None])
+
+
+@test("tensor_collapse_shape_then_matmul")
+def _(ctx):
+    A, B, K, N = rshape(ctx.rng, 4, 1, 10)
+    body = ("  %%x = tensor.collapse_shape %%a [[0, 1], [2]] : %s into %s\n"
+            % (T((A, B, K)), T((A * B, K))))
+    body += fill("f", (A * B, N))
+    body += ("  %%r = linalg.matmul ins(%%x, %%w : %s, %s) outs(%%f : %s) -> %s\n"
+             % (T((A * B, K)), T((K, N)), T((A * B, N)), T((A * B, N))))
+    text = func("co", [("a", T((A, B, K))), ("w", T((K, N)))], [("r", T((A * B, N)))], body)
+    a, _ = ctx.rand((A, B, K))
+    w, _ = ctx.rand((K, N))
+    (r,) = ctx.run(text, [a, w])
+    assert_close(r, a.reshape(A * B, K).astype(np.float64) @ w, k=K)
+
+
+@test("tensor_collapse_expand_roundtrip")
+def _(ctx):
+    A, B, C = rshape(ctx.rng, 3, 1, 8)
+    body = ("  %%x = tensor.collapse_shape %%a [[0, 1, 2]] : %s into %s\n"
+            % (T((A, B, C)), T((A * B * C,))))
+    body += ("  %%y = tensor.expand_shape %%x [[0, 1]] output_shape [%d, %d] : %s into %s\n"
+             % (A * B, C, T((A * B * C,)), T((A * B, C))))
+    text = func("rt", [("a", T((A, B, C)))], [("y", T((A * B, C)))], body)
+    a, _ = ctx.rand((A, B, C))
+    (r,) = ctx.run(text, [a])
+    assert_close(r, a.reshape(A * B, C))
+
+
+@test("tensor_empty_fill_only")
+def _(ctx):
+    shape = rshape(ctx.rng, 2, 1, 16)
+    body = fill("f", shape, value="1.5")
+    body += "  %%r = linalg.add ins(%%f, %%a : %s, %s) outs(%%f_e : %s) -> %s\n" % (
+        (T(shape),) * 4)
+    text = func("ef", [("a", T(shape))], [("r", T(shape))], body)
+    a, _ = ctx.rand(shape)
+    (r,) = ctx.run(text, [a])
+    assert_close(r, a.astype(np.float64) + 1.5)
+
+
+# ---------------------------------------------------------------- TOSA
+
+def tosa_zp(name="zp", e="f32"):
+    return ('  %%%s = "tosa.const"() <{values = dense<0.0> : tensor<1x%s>}> : () -> tensor<1x%s>\n'
+            % (name, e, e))
+
+
+@test("tosa_add_broadcast")
+def _(ctx):
+    shape = rshape(ctx.rng, 3, 1, 10)
+    bshape = tuple(s if ctx.rng.random() < 0.5 else 1 for s in shape)
+    body = ("  %%r = tosa.add %%a, %%b : (%s, %s) -> %s\n"
+            % (T(shape), T(bshape), T(shape)))
+    text = func("tadd", [("a", T(shape)), ("b", T(bshape))], [("r", T(shape))], body)
+    a, _ = ctx.rand(shape)
+    b, _ = ctx.rand(bshape)
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, a.astype(np.float64) + b)
+
+
+@test("tosa_matmul")
+def _(ctx):
+    B, M, K, N = rshape(ctx.rng, 4, 1, 20)
+    body = tosa_zp()
+    body += ("  %%r = tosa.matmul %%a, %%b, %%zp, %%zp : (%s, %s, tensor<1xf32>, tensor<1xf32>) -> %s\n"
+             % (T((B, M, K)), T((B, K, N)), T((B, M, N))))
+    text = func("tmm", [("a", T((B, M, K))), ("b", T((B, K, N)))], [("r", T((B, M, N)))], body)
+    a, _ = ctx.rand((B, M, K))
+    b, _ = ctx.rand((B, K, N))
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, np.einsum("bmk,bkn->bmn", a.astype(np.float64), b), k=K)
+
+
+@test("tosa_conv2d")
+def _(ctx):
+    rng = ctx.rng
+    KH, KW = rshape(rng, 2, 1, 3)
+    s = rshape(rng, 2, 1, 2)
+    d = rshape(rng, 2, 1, 2)
+    pad = list(rshape(rng, 4, 0, 1))        # top, bottom, left, right
+    N, C, F = int(rng.integers(1, 3)), int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    Ho, Wo = rshape(rng, 2, 1, 6)
+    # TOSA requires (H - 1 + pads - (K - 1) * d) to be divisible by the stride:
+    # derive the input size from the output size.
+    H = (Ho - 1) * s[0] + (KH - 1) * d[0] + 1 - pad[0] - pad[1]
+    W = (Wo - 1) * s[1] + (KW - 1) * d[1] + 1 - pad[2] - pad[3]
+    if H < 1:
+        pad[0] = pad[1] = 0
+        H = (Ho - 1) * s[0] + (KH - 1) * d[0] + 1
+    if W < 1:
+        pad[2] = pad[3] = 0
+        W = (Wo - 1) * s[1] + (KW - 1) * d[1] + 1
+    xs, ws, os_ = (N, H, W, C), (F, KH, KW, C), (N, Ho, Wo, F)
+    body = tosa_zp()
+    body += ("  %%r = tosa.conv2d %%x, %%w, %%b, %%zp, %%zp {acc_type = f32, "
+             "pad = array<i64: %s>, stride = array<i64: %d, %d>, dilation = array<i64: %d, %d>}"
+             " : (%s, %s, %s, tensor<1xf32>, tensor<1xf32>) -> %s\n"
+             % (", ".join(map(str, pad)), s[0], s[1], d[0], d[1], T(xs), T(ws), T((F,)),
+                T(os_)))
+    text = func("tconv", [("x", T(xs)), ("w", T(ws)), ("b", T((F,)))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    w, _ = ctx.rand(ws)
+    b, _ = ctx.rand((F,))
+    xp = np.pad(x.astype(np.float64), [(0, 0), (pad[0], pad[1]), (pad[2], pad[3]), (0, 0)])
+    ref = np.zeros(os_) + b
+    for kh in range(KH):
+        for kw in range(KW):
+            win = window(xp, 1, 2, kh, kw, s, d, Ho, Wo)
+            ref += np.einsum("nhwc,fc->nhwf", win, w[:, kh, kw, :].astype(np.float64))
+    (r,) = ctx.run(text, [x, w, b])
+    assert_close(r, ref, k=C * KH * KW)
+
+
+@test("tosa_reduce_sum")
+def _(ctx):
+    shape = rshape(ctx.rng, 3, 1, 12)
+    axis = int(ctx.rng.integers(0, 3))
+    oshape = tuple(1 if i == axis else s for i, s in enumerate(shape))
+    body = ("  %%r = tosa.reduce_sum %%a {axis = %d : i32} : (%s) -> %s\n"
+            % (axis, T(shape), T(oshape)))
+    text = func("tred", [("a", T(shape))], [("r", T(oshape))], body)
+    a, _ = ctx.rand(shape)
+    (r,) = ctx.run(text, [a])
+    assert_close(r, a.astype(np.float64).sum(axis=axis, keepdims=True), k=shape[axis])
+
+
+if __name__ == "__main__":
+    sys.exit(harness.main(__doc__.splitlines()[1]))

@@ -1,0 +1,11 @@
+// RUN: not pbc-opt %s -p 'pbc-verify-stage{stage=s5}' 2>&1 | FileCheck %s
+
+// After S5 only the llvm dialect (and gpu.binary) may remain.
+
+// CHECK: error: stage s5 contract violated: 'func.func' remains after S5 (expected only llvm dialect ops and gpu.binary)
+llvm.func @ok() {
+  llvm.return
+}
+func.func @f() {
+  return
+}

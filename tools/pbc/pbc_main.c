@@ -1,0 +1,490 @@
+/* pbc: the compiler driver. Parses the command line, picks a target plugin
+ * and chip, and runs the compilation (isolated in a child process, so an
+ * MLIR/LLVM crash is reported with a reproducer instead of killing us). */
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pbc/codegen.h"
+#include "pbc/diag.h"
+#include "pbc/entry_sig.h"
+#include "pbc/isolate.h"
+#include "pbc/plugin_host.h"
+#include "pbc/runner.h"
+#include "pbc/session.h"
+#include "pbc/target_select.h"
+
+static const char kUsage[] =
+    "usage: pbc [options] INPUT.mlir          (INPUT '-' reads stdin)\n"
+    "\n"
+    "Compiles a tensor program (linalg/tensor/arith/math on tensors, or TOSA)\n"
+    "through stages S1-S5 for a target, and emits or runs it.\n"
+    "\n"
+    "target:\n"
+    "  --target=NAME        target plugin (default: cpu); see --list-targets\n"
+    "  --chip=NAME|native   chip description (default: the target's, native on cpu)\n"
+    "  --plugin-dir=DIR     also look for plugins in DIR (repeatable; searched\n"
+    "                       before $PBC_PLUGIN_PATH and the driver's directory)\n"
+    "  --list-targets       list the plugins found and exit\n"
+    "  --target-info        print the target and chip description and exit\n"
+    "optimization:\n"
+    "  -O0 .. -O3           optimization level (default -O3); -O0 skips every S3\n"
+    "                       optimization group\n"
+    "  --disable=G[,G...]   skip S3 optimization groups (ablations): cleanup,\n"
+    "                       scalar-replacement, parallelization, vectorization\n"
+    "output:\n"
+    "  --emit=KIND          s1|s2|s3|s4|s5 (IR after that stage), llvm (LLVM IR),\n"
+    "                       asm, obj, lib (shared library + C header)\n"
+    "                       (default: obj, unless --run is given)\n"
+    "  -o FILE              output file (default: stdout for IR and asm,\n"
+    "                       INPUT.o for obj, libINPUT.so for lib)\n"
+    "execution (JIT, on this machine):\n"
+    "  --run[=N]            run each entry point on fresh random non-zero inputs;\n"
+    "                       report the median time of N runs (default 10)\n"
+    "  --check              compare the results with an independent naive\n"
+    "                       reference lowering (exit 3 on mismatch)\n"
+    "  --entry=NAME         run only this function\n"
+    "  --seed=N             random seed for inputs (default: time-based, printed)\n"
+    "debugging:\n"
+    "  --print-ir-after-all print the IR after every pipeline entry (stderr)\n"
+    "  --dump-dir=DIR       write the IR after every pipeline entry into DIR\n"
+    "  --timing             per-pass, per-stage and code generation times\n"
+    "  --no-isolate         compile in this process (no crash containment)\n"
+    "  --help, --version\n"
+    "\n"
+    "exit status: 0 ok, 1 compilation error, 2 usage error, 3 --check mismatch,\n"
+    "70 internal compiler crash (a reproducer file is written), 71 the compiled\n"
+    "program crashed.\n";
+
+typedef enum {
+  EMIT_NONE, EMIT_S1, EMIT_S2, EMIT_S3, EMIT_S4, EMIT_S5,
+  EMIT_LLVM, EMIT_ASM, EMIT_OBJ, EMIT_LIB
+} EmitKind;
+
+typedef struct Options {
+  const char *target, *chip, *input, *output, *entry, *disable, *dumpDir;
+  const char *pluginDirs[16];
+  int numPluginDirs;
+  int optLevel;
+  EmitKind emit;
+  int runs; /* 0: no --run */
+  bool check, printIr, timing, isolate, listTargets, targetInfo;
+  uint64_t seed;
+  bool seedGiven;
+} Options;
+
+typedef struct Job {
+  Options *o;
+  const PbcLoadedPlugin *plugin;
+  const PbcLoadedPlugin *refPlugin; /* cpu, for --check */
+  PbcChip chip, refChip;
+  PbcStrBuf input;
+} Job;
+
+static int usageError(const char *fmt, const char *arg) {
+  fprintf(stderr, "pbc: error: ");
+  fprintf(stderr, fmt, arg);
+  fprintf(stderr, "\n(see pbc --help)\n");
+  return PBC_EXIT_USAGE;
+}
+
+static bool startsWith(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+static int parseEmit(const char *v, EmitKind *out) {
+  static const char *const names[] = {"", "s1", "s2", "s3", "s4", "s5",
+                                      "llvm", "asm", "obj", "lib"};
+  for (int i = 1; i < 10; ++i)
+    if (strcmp(v, names[i]) == 0) {
+      *out = (EmitKind)i;
+      return 0;
+    }
+  return -1;
+}
+
+static int parseArgs(int argc, char **argv, Options *o) {
+  o->target = "cpu";
+  o->optLevel = 3;
+  o->isolate = true;
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      fputs(kUsage, stdout);
+      exit(0);
+    } else if (strcmp(a, "--version") == 0) {
+      printf("pbc 0.1.0 (plugin API v%u, MLIR/LLVM 22)\n", PBC_PLUGIN_API_VERSION);
+      exit(0);
+    } else if (startsWith(a, "--target=")) {
+      o->target = a + 9;
+    } else if (startsWith(a, "--chip=")) {
+      o->chip = a + 7;
+    } else if (startsWith(a, "--plugin-dir=")) {
+      if (o->numPluginDirs < 16)
+        o->pluginDirs[o->numPluginDirs++] = a + 13;
+    } else if (strcmp(a, "--list-targets") == 0) {
+      o->listTargets = true;
+    } else if (strcmp(a, "--target-info") == 0) {
+      o->targetInfo = true;
+    } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
+      o->optLevel = a[2] - '0';
+    } else if (startsWith(a, "--disable=")) {
+      o->disable = a + 10;
+    } else if (startsWith(a, "--emit=")) {
+      if (parseEmit(a + 7, &o->emit))
+        return usageError("unknown --emit value '%s' (expected s1, s2, s3, s4, s5, "
+                          "llvm, asm, obj or lib)", a + 7);
+    } else if (strcmp(a, "-o") == 0) {
+      if (++i == argc)
+        return usageError("%s needs a file name", "-o");
+      o->output = argv[i];
+    } else if (strcmp(a, "--run") == 0) {
+      o->runs = 10;
+    } else if (startsWith(a, "--run=")) {
+      char *end;
+      long n = strtol(a + 6, &end, 10);
+      if (*end || n < 1 || n > 1000000)
+        return usageError("bad --run count '%s' (expected 1 or more)", a + 6);
+      o->runs = (int)n;
+    } else if (strcmp(a, "--check") == 0) {
+      o->check = true;
+    } else if (startsWith(a, "--entry=")) {
+      o->entry = a + 8;
+    } else if (startsWith(a, "--seed=")) {
+      o->seed = strtoull(a + 7, NULL, 0);
+      o->seedGiven = true;
+    } else if (strcmp(a, "--print-ir-after-all") == 0) {
+      o->printIr = true;
+    } else if (startsWith(a, "--dump-dir=")) {
+      o->dumpDir = a + 11;
+    } else if (strcmp(a, "--timing") == 0) {
+      o->timing = true;
+    } else if (strcmp(a, "--no-isolate") == 0) {
+      o->isolate = false;
+    } else if (a[0] == '-' && a[1]) {
+      return usageError("unknown option '%s'", a);
+    } else if (o->input) {
+      return usageError("more than one input file ('%s')", a);
+    } else {
+      o->input = a;
+    }
+  }
+  if (o->check && !o->runs)
+    o->runs = 1;
+  if (o->emit == EMIT_NONE && !o->runs)
+    o->emit = EMIT_OBJ;
+  return 0;
+}
+
+static double nowMs(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* The input's base name without extension, for default output names. */
+static void baseName(const char *input, char *out, size_t len) {
+  char copy[4096];
+  snprintf(copy, sizeof(copy), "%s", strcmp(input, "-") == 0 ? "out" : input);
+  snprintf(out, len, "%s", basename(copy));
+  char *dot = strrchr(out, '.');
+  if (dot && dot != out)
+    *dot = 0;
+}
+
+static bool writeOutput(const char *path, const char *data, size_t len) {
+  if (!pbcWriteFile(path ? path : "-", data, len)) {
+    fprintf(stderr, "pbc: error: cannot write '%s': %s\n", path ? path : "stdout",
+            strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+static void printModule(MlirModule m, PbcStrBuf *out) {
+  mlirOperationPrint(mlirModuleGetOperation(m), pbcStrBufCallback, out);
+  pbcStrBufPuts(out, "\n");
+}
+
+/* Parses and checks the input and runs stages 1..lastStage in a session. */
+static PbcSession *compileModule(Job *j, bool reference, int lastStage, MlirModule *out,
+                                 PbcEntrySig *sigs, int *numSigs) {
+  Options *o = j->o;
+  PbcSessionOptions so = {
+      .plugin = reference ? j->refPlugin->table : j->plugin->table,
+      .chip = reference ? &j->refChip : &j->chip,
+      .optLevel = reference ? 0 : o->optLevel,
+      .disabledGroups = o->disable,
+      .printIrAfterAll = reference ? false : o->printIr,
+      .dumpDir = reference ? NULL : o->dumpDir,
+      .reference = reference,
+  };
+  PbcSession *s = pbcSessionCreate(&so);
+  if (!s)
+    return NULL;
+  const char *fname = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;
+  MlirModule m = pbcSessionParse(s, pbcStrBufGet(&j->input), fname);
+  if (mlirModuleIsNull(m) || !pbcSessionCheckInput(s, m)) {
+    if (!mlirModuleIsNull(m))
+      mlirModuleDestroy(m);
+    pbcSessionDestroy(s);
+    return NULL;
+  }
+  if (sigs)
+    *numSigs = pbcEntrySigsCollect(m, sigs, 64);
+  if (!pbcSessionRunStages(s, m, 1, lastStage)) {
+    mlirModuleDestroy(m);
+    pbcSessionDestroy(s);
+    return NULL;
+  }
+  *out = m;
+  return s;
+}
+
+static int emitLibrary(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSigs) {
+  Options *o = j->o;
+  char base[1024], outPath[4096], header[4096], objPath[] = "/tmp/pbc-obj-XXXXXX";
+  baseName(o->input, base, sizeof(base));
+  if (o->output)
+    snprintf(outPath, sizeof(outPath), "%s", o->output);
+  else
+    snprintf(outPath, sizeof(outPath), "lib%s.so", base);
+  PbcStrBuf obj = {0};
+  bool ok = pbcCodegen(m, j->plugin->table, &j->chip, o->optLevel, PBC_CODEGEN_OBJ, &obj);
+  int fd = ok ? mkstemp(objPath) : -1;
+  ok = ok && fd >= 0 && write(fd, obj.data, obj.len) == (ssize_t)obj.len;
+  if (fd >= 0)
+    close(fd);
+  ok = ok && pbcLinkSharedLibrary(objPath, outPath, j->plugin->table);
+  if (fd >= 0)
+    unlink(objPath);
+  pbcStrBufDestroy(&obj);
+  if (!ok)
+    return PBC_EXIT_ERROR;
+  snprintf(header, sizeof(header), "%s", outPath);
+  char *dot = strrchr(header, '.');
+  char *slash = strrchr(header, '/');
+  if (dot && (!slash || dot > slash))
+    strcpy(dot, ".h");
+  else
+    strcat(header, ".h");
+  char libName[1024];
+  snprintf(libName, sizeof(libName), "%s", basename(outPath));
+  if (!pbcWriteHeader(header, libName, sigs, numSigs)) {
+    fprintf(stderr, "pbc: error: cannot write '%s'\n", header);
+    return PBC_EXIT_ERROR;
+  }
+  return PBC_EXIT_OK;
+}
+
+static int cmpDouble(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Runs (and checks) one entry point. */
+static int runEntry(Job *j, MlirExecutionEngine jit, MlirExecutionEngine ref,
+                    const PbcEntrySig *sig) {
+  Options *o = j->o;
+  PbcBuffers b;
+  pbcBuffersCreate(sig, o->seed, &b);
+  pbcCrashContextSetPhase("running @%s", sig->name);
+  if (!pbcInvoke(jit, sig, &b)) {
+    pbcBuffersDestroy(&b, true);
+    return PBC_EXIT_ERROR;
+  }
+  int rc = PBC_EXIT_OK;
+  int64_t unwritten = pbcCountUnwritten(sig, &b);
+  if (unwritten) {
+    fprintf(stderr, "pbc: error: @%s left %lld output elements unwritten\n", sig->name,
+            (long long)unwritten);
+    rc = PBC_EXIT_CHECK_FAILED;
+  }
+  double *times = calloc((size_t)o->runs, sizeof(double));
+  for (int r = 0; r < o->runs; ++r) {
+    double t0 = nowMs();
+    pbcInvoke(jit, sig, &b);
+    times[r] = nowMs() - t0;
+  }
+  qsort(times, (size_t)o->runs, sizeof(double), cmpDouble);
+  printf("@%s: median %.4f ms, min %.4f ms over %d runs (%s, chip %s, -O%d)\n",
+         sig->name, times[o->runs / 2], times[0], o->runs, j->plugin->table->name,
+         pbcChipName(&j->chip), o->optLevel);
+  free(times);
+  if (ref.ptr) {
+    PbcBuffers want;
+    pbcBuffersCloneInputs(sig, &b, &want);
+    pbcCrashContextSetPhase("running the reference of @%s", sig->name);
+    if (!pbcInvoke(ref, sig, &want)) {
+      rc = PBC_EXIT_ERROR;
+    } else {
+      PbcCompare c;
+      pbcCompareOutputs(sig, &b, &want, &c);
+      bool pass = c.mismatches == 0 && !unwritten;
+      printf("@%s: check %s: max abs err %.3g, max rel err %.3g vs the naive reference "
+             "(seed %llu)\n",
+             sig->name, pass ? "PASS" : "FAIL", c.maxAbsErr, c.maxRelErr,
+             (unsigned long long)o->seed);
+      if (c.mismatches) {
+        printf("@%s: %lld elements differ; first: output %d element %lld = %.6g, "
+               "reference %.6g\n",
+               sig->name, (long long)c.mismatches, c.firstBadOutput,
+               (long long)c.firstBadIndex, c.firstBadGot, c.firstBadWant);
+        rc = PBC_EXIT_CHECK_FAILED;
+      }
+    }
+    pbcBuffersDestroy(&want, false);
+  }
+  pbcBuffersDestroy(&b, true);
+  return rc;
+}
+
+static int runAll(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSigs,
+                  PbcSession *s) {
+  Options *o = j->o;
+  double t0 = nowMs();
+  MlirExecutionEngine jit;
+  if (!pbcJitCreate(m, o->optLevel, j->plugin->table, &jit))
+    return PBC_EXIT_ERROR;
+  double jitMs = nowMs() - t0;
+  MlirExecutionEngine ref = {NULL};
+  PbcSession *rs = NULL;
+  MlirModule rm = {NULL};
+  if (o->check) {
+    rs = compileModule(j, true, PBC_NUM_STAGES, &rm, NULL, NULL);
+    if (!rs || !pbcJitCreate(rm, 0, j->refPlugin->table, &ref)) {
+      fprintf(stderr, "pbc: error: the reference lowering failed\n");
+      return PBC_EXIT_ERROR;
+    }
+  }
+  if (o->timing)
+    fprintf(stderr, "%10.3f  jit    (JIT compilation at -O%d)\n", jitMs, o->optLevel);
+  (void)s;
+  int rc = PBC_EXIT_OK, ran = 0;
+  for (int i = 0; i < numSigs; ++i) {
+    if (o->entry && strcmp(o->entry, sigs[i].name) != 0)
+      continue;
+    int r = runEntry(j, jit, ref, &sigs[i]);
+    if (r != PBC_EXIT_OK && rc == PBC_EXIT_OK)
+      rc = r;
+    ++ran;
+  }
+  if (!ran) {
+    fprintf(stderr, "pbc: error: no entry point named '%s'\n", o->entry);
+    rc = PBC_EXIT_USAGE;
+  }
+  mlirExecutionEngineDestroy(jit);
+  if (ref.ptr)
+    mlirExecutionEngineDestroy(ref);
+  if (rs) {
+    mlirModuleDestroy(rm);
+    pbcSessionDestroy(rs);
+  }
+  return rc;
+}
+
+/* Everything that touches MLIR/LLVM: runs in the isolated child. */
+static int compileJob(void *arg) {
+  Job *j = arg;
+  Options *o = j->o;
+  int lastStage = o->emit >= EMIT_S1 && o->emit <= EMIT_S5 ? (int)o->emit : PBC_NUM_STAGES;
+  PbcEntrySig sigs[64];
+  int numSigs = 0;
+  MlirModule m;
+  PbcSession *s = compileModule(j, false, lastStage, &m, sigs, &numSigs);
+  if (!s)
+    return PBC_EXIT_ERROR;
+  int rc = PBC_EXIT_OK;
+  double t0 = nowMs();
+  if (o->emit >= EMIT_S1 && o->emit <= EMIT_S5) {
+    PbcStrBuf b = {0};
+    printModule(m, &b);
+    if (!writeOutput(o->output, b.data, b.len))
+      rc = PBC_EXIT_ERROR;
+    pbcStrBufDestroy(&b);
+  } else if (o->emit == EMIT_LLVM || o->emit == EMIT_ASM || o->emit == EMIT_OBJ) {
+    PbcStrBuf b = {0};
+    PbcCodegenKind k = o->emit == EMIT_LLVM  ? PBC_CODEGEN_LLVM_IR
+                       : o->emit == EMIT_ASM ? PBC_CODEGEN_ASM
+                                             : PBC_CODEGEN_OBJ;
+    char path[4096];
+    const char *out = o->output;
+    if (!out && o->emit == EMIT_OBJ) {
+      char base[1024];
+      baseName(o->input, base, sizeof(base));
+      snprintf(path, sizeof(path), "%s.o", base);
+      out = path;
+    }
+    if (!pbcCodegen(m, j->plugin->table, &j->chip, o->optLevel, k, &b) ||
+        !writeOutput(out, b.data, b.len))
+      rc = PBC_EXIT_ERROR;
+    pbcStrBufDestroy(&b);
+  } else if (o->emit == EMIT_LIB) {
+    rc = emitLibrary(j, m, sigs, numSigs);
+  }
+  double codegenMs = nowMs() - t0;
+  if (o->timing) {
+    pbcSessionPrintTimings(s);
+    if (o->emit > EMIT_S5)
+      fprintf(stderr, "%10.3f  codegen (translation, LLVM -O%d, emission)\n", codegenMs,
+              o->optLevel);
+  }
+  if (rc == PBC_EXIT_OK && o->runs)
+    rc = runAll(j, m, sigs, numSigs, s);
+  mlirModuleDestroy(m);
+  pbcSessionDestroy(s);
+  return rc;
+}
+
+static void commandLine(int argc, char **argv, char *buf, size_t len) {
+  size_t used = 0;
+  for (int i = 0; i < argc && used < len; ++i)
+    used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? " " : "", argv[i]);
+}
+
+int main(int argc, char **argv) {
+  Options o = {0};
+  int rc = parseArgs(argc, argv, &o);
+  if (rc)
+    return rc;
+  PbcPluginSet plugins;
+  pbcPluginDiscover(o.pluginDirs, o.numPluginDirs, &plugins);
+  if (o.listTargets) {
+    pbcPrintTargets(&plugins, stdout);
+    return PBC_EXIT_OK;
+  }
+  Job j = {.o = &o};
+  if (!pbcSelectTarget(&plugins, o.target, o.chip, &j.plugin, &j.chip))
+    return PBC_EXIT_USAGE;
+  if (o.targetInfo) {
+    pbcPrintTargetInfo(j.plugin, &j.chip, stdout);
+    return PBC_EXIT_OK;
+  }
+  if (!o.input)
+    return usageError("%s", "no input file (use '-' for stdin)");
+  if (o.check) {
+    /* The reference runs on this machine: the cpu target, native chip. */
+    if (!pbcSelectTarget(&plugins, "cpu", "native", &j.refPlugin, &j.refChip))
+      return PBC_EXIT_USAGE;
+  }
+  if (o.runs && !j.plugin->table->detect_native_chip) {
+    fprintf(stderr, "pbc: error: target '%s' cannot run code on this machine (--run)\n",
+            o.target);
+    return PBC_EXIT_USAGE;
+  }
+  if (!pbcReadFile(o.input, &j.input)) {
+    fprintf(stderr, "pbc: error: cannot read '%s': %s\n", o.input, strerror(errno));
+    return PBC_EXIT_ERROR;
+  }
+  if (!o.seedGiven)
+    o.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+  char cmd[8192];
+  commandLine(argc, argv, cmd, sizeof(cmd));
+  PbcIsolateOptions iso = {o.isolate, pbcStrBufGet(&j.input), cmd,
+                           o.dumpDir ? o.dumpDir : ".", "pbc"};
+  rc = pbcRunIsolated(compileJob, &j, &iso);
+  pbcStrBufDestroy(&j.input);
+  return rc;
+}
