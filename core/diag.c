@@ -44,6 +44,16 @@ void pbcDiagPrintLocation(MlirLocation loc, FILE *out) {
   pbcStrBufDestroy(&b);
 }
 
+/* MLIR attaches the whole failing op in generic form to every error; users
+ * already get its location (and --print-ir-after-all shows the IR). */
+static bool isOpDumpNote(MlirDiagnostic note) {
+  PbcStrBuf msg = {0};
+  mlirDiagnosticPrint(note, pbcStrBufCallback, &msg);
+  bool dump = strncmp(pbcStrBufGet(&msg), "see current operation", 21) == 0;
+  pbcStrBufDestroy(&msg);
+  return dump;
+}
+
 static void printDiagnostic(MlirDiagnostic d, int depth) {
   static const char *const kinds[] = {"error", "warning", "note", "remark"};
   MlirDiagnosticSeverity sev = mlirDiagnosticGetSeverity(d);
@@ -55,7 +65,8 @@ static void printDiagnostic(MlirDiagnostic d, int depth) {
   pbcStrBufDestroy(&msg);
   intptr_t n = mlirDiagnosticGetNumNotes(d);
   for (intptr_t i = 0; i < n; ++i)
-    printDiagnostic(mlirDiagnosticGetNote(d, i), depth + 1);
+    if (!isOpDumpNote(mlirDiagnosticGetNote(d, i)))
+      printDiagnostic(mlirDiagnosticGetNote(d, i), depth + 1);
 }
 
 static MlirLogicalResult handler(MlirDiagnostic d, void *userData) {

@@ -47,6 +47,24 @@ static MlirWalkResult checkOp(MlirOperation op, void *ud) {
   return MlirWalkResultAdvance;
 }
 
+/* Inputs belong to the caller: bufferization must not write results into
+ * them (it may when function arguments are writable). */
+static void markInputsReadOnly(MlirOperation func, MlirContext ctx) {
+  MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  intptr_t n = mlirBlockGetNumArguments(entry);
+  if (n == 0 || !mlirAttributeIsNull(mlirOperationGetAttributeByName(
+                    func, mlirStringRefCreateFromCString("arg_attrs"))))
+    return;
+  MlirNamedAttribute ro = mlirNamedAttributeGet(
+      mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("bufferization.writable")),
+      mlirBoolAttrGet(ctx, 0));
+  MlirAttribute dicts[n];
+  for (intptr_t i = 0; i < n; ++i)
+    dicts[i] = mlirDictionaryAttrGet(ctx, 1, &ro);
+  mlirOperationSetAttributeByName(func, mlirStringRefCreateFromCString("arg_attrs"),
+                                  mlirArrayAttrGet(ctx, n, dicts));
+}
+
 bool pbcSessionCheckInput(PbcSession *s, MlirModule m) {
   (void)s;
   MlirOperation mod = mlirModuleGetOperation(m);
@@ -71,10 +89,12 @@ bool pbcSessionCheckInput(PbcSession *s, MlirModule m) {
       continue;
     MlirAttribute vis = mlirOperationGetAttributeByName(
         op, mlirStringRefCreateFromCString("sym_visibility"));
-    if (mlirAttributeIsNull(vis))
-      mlirOperationSetAttributeByName(
-          op, mlirStringRefCreateFromCString("llvm.emit_c_interface"),
-          mlirUnitAttrGet(ctx));
+    if (!mlirAttributeIsNull(vis))
+      continue;
+    mlirOperationSetAttributeByName(
+        op, mlirStringRefCreateFromCString("llvm.emit_c_interface"),
+        mlirUnitAttrGet(ctx));
+    markInputsReadOnly(op, ctx);
   }
   return true;
 }

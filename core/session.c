@@ -76,8 +76,11 @@ void pbcSessionDestroy(PbcSession *s) {
 }
 
 MlirModule pbcSessionParse(PbcSession *s, const char *text, const char *filename) {
-  /* Parsing with a source name makes diagnostics say file:line:col, for stdin
-   * too. Several top-level ops are wrapped in an implicit module. */
+  /* Diagnostics must say file:line:col. A file is parsed by name (any number
+   * of top-level ops, implicit module); stdin's text with a source name, which
+   * MLIR allows for a single top-level op, wrapped below if not a module. */
+  if (strcmp(filename, "<stdin>") != 0)
+    return mlirModuleCreateParseFromFile(s->ctx, mlirStringRefCreateFromCString(filename));
   MlirOperation op = mlirOperationCreateParse(
       s->ctx, mlirStringRefCreateFromCString(text),
       mlirStringRefCreateFromCString(filename));
@@ -85,7 +88,6 @@ MlirModule pbcSessionParse(PbcSession *s, const char *text, const char *filename
     return (MlirModule){NULL};
   MlirModule m = mlirModuleFromOperation(op);
   if (mlirModuleIsNull(m)) {
-    /* A lone top-level op (e.g. one func.func) gets an implicit module. */
     m = mlirModuleCreateEmpty(mlirOperationGetLocation(op));
     mlirBlockAppendOwnedOperation(mlirModuleGetBody(m), op);
   }

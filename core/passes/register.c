@@ -12,6 +12,8 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-parallelize", "func.func",
                      "Outermost parallel loop of each nest -> affine.parallel",
                      pbcCreateParallelizePass);
+  pbcPassRegistryAdd(reg, "pbc-test-crash", "builtin.module",
+                     "Testing only: crash with SIGSEGV", pbcCreateTestCrashPass);
   pbcPassRegistryAdd(reg, "pbc-verify-stage", "builtin.module",
                      "Check a stage's output contract (stage=s1..s5)",
                      pbcCreateVerifyStagePass);

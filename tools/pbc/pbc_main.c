@@ -35,7 +35,7 @@ static const char kUsage[] =
     "  -O0 .. -O3           optimization level (default -O3); -O0 skips every S3\n"
     "                       optimization group\n"
     "  --disable=G[,G...]   skip S3 optimization groups (ablations): cleanup,\n"
-    "                       scalar-replacement, parallelization, vectorization\n"
+    "                       scalar-replacement, parallelization\n"
     "output:\n"
     "  --emit=KIND          s1|s2|s3|s4|s5 (IR after that stage), llvm (LLVM IR),\n"
     "                       asm, obj, lib (shared library + C header)\n"

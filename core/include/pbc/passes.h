@@ -12,6 +12,7 @@
 MlirPass pbcCreateDecomposeAggregatesPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateClassifyNestsPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateTestCrashPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateVerifyStagePass(const char *options, char *err, size_t errLen);
 
 #endif

@@ -1,0 +1,24 @@
+/* pbc-test-crash: segfaults on purpose. Exists only so tests can prove that
+ * a crash inside a pass is contained, reported and gets a reproducer (MLIR
+ * and LLVM do crash on some inputs; see the shared notes). */
+#include <signal.h>
+
+#include "pbc/c_pass.h"
+#include "pbc/passes.h"
+
+static bool run(MlirOperation op, void *state) {
+  (void)op;
+  (void)state;
+  raise(SIGSEGV);
+  return false;
+}
+
+static const PbcCPassSpec kSpec = {"pbc-test-crash", "builtin.module",
+                                   "Testing only: crash with SIGSEGV", run, 0};
+
+MlirPass pbcCreateTestCrashPass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {NULL};
+  if (!pbcPassOptionsCheck(options, known, err, errLen))
+    return (MlirPass){NULL};
+  return pbcCPassCreate(&kSpec, NULL);
+}

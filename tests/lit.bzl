@@ -1,0 +1,22 @@
+"""One Bazel test per lit file, so results are counted per property."""
+
+LIT_DATA = [
+    "//tests:lit.cfg.py",
+    "//tools/pbc",
+    "//tools/pbc-opt",
+    "//targets/cpu:libpbc_target_cpu.so",
+    "//plugins/template:libpbc_target_template.so",
+    "//tests/plugins/fixtures",
+    "//examples",
+]
+
+def lit_tests(srcs, tags = []):
+    for src in srcs:
+        native.sh_test(
+            name = src.rsplit(".", 1)[0],
+            srcs = ["//tests:run_lit.sh"],
+            args = ["$(rootpath %s)" % src],
+            data = [src] + native.glob(["*/inputs/*"]) + LIT_DATA,
+            tags = ["cpu"] + tags,
+            size = "small",
+        )
