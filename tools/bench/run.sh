@@ -1,0 +1,223 @@
+#!/bin/bash
+# Benchmarks pbc-compiled matmuls and convolutions against oneDNN, OpenBLAS
+# and naive C, in one process per shape, and prints ratio tables.
+#
+# usage: tools/bench/run.sh [--quick] [--pbc PATH | --standin SCRIPT]
+#                           [--dir DIR] [--reps N] [--rounds N]
+#   --pbc PATH       the pbc driver, run as: PATH --emit=lib -o OUT.so IN.mlir
+#                    (default: $PBC, else bazel-bin/tools/pbc/pbc)
+#   --standin SCRIPT a stand-in compiler run as: SCRIPT IN.mlir OUT.so
+#                    (default: $PBC_STANDIN); overrides --pbc
+#   --quick          matmul 256^3 and the 3x3 conv only
+#   --dir DIR        work directory (default: /tmp/pbc-bench-$USER)
+#   --openblas-coretype T  OpenBLAS kernels to use (default: SkylakeX on
+#                    AVX-512 CPUs, else OpenBLAS's own choice; see README.md)
+# Environment: CC (default clang-22, else cc), OMP_NUM_THREADS and
+# OPENBLAS_NUM_THREADS (default: number of CPUs), PBC_FLAGS (extra pbc
+# flags), BENCH_OPENBLAS_CORETYPE (as --openblas-coretype).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+quick=0
+pbc=${PBC:-}
+standin=${PBC_STANDIN:-}
+dir=/tmp/pbc-bench-${USER:-$(id -un)}
+coretype=${BENCH_OPENBLAS_CORETYPE:-}
+extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --pbc) pbc=$2; shift ;;
+    --standin) standin=$2; shift ;;
+    --dir) dir=$2; shift ;;
+    --openblas-coretype) coretype=$2; shift ;;
+    --reps|--rounds|--warmup|--max-seconds) extra+=("$1" "$2"); shift ;;
+    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+if [ -n "$standin" ]; then
+  compiler="stand-in: $standin IN.mlir OUT.so"
+  compile() { "$standin" "$1" "$2"; }
+else
+  [ -n "$pbc" ] || pbc=$repo/bazel-bin/tools/pbc/pbc
+  if [ ! -x "$pbc" ]; then
+    echo "run.sh: no pbc at $pbc; build it, or pass --pbc PATH or" \
+         "--standin SCRIPT" >&2
+    exit 2
+  fi
+  compiler="pbc: $pbc ${PBC_FLAGS:-} --emit=lib -o OUT.so IN.mlir"
+  # PBC_FLAGS is split on purpose (several flags).
+  compile() { "$pbc" ${PBC_FLAGS:-} --emit=lib -o "$2" "$1"; }
+fi
+
+ncpu=$(nproc)
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$ncpu}
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-$OMP_NUM_THREADS}
+# Debian's OpenBLAS 0.3.21 doesn't know Zen 4/5 or recent Xeons and falls
+# back to its AVX2 (Haswell) or SSE kernels, at half speed or worse; its
+# AVX-512 SkylakeX kernels are the fastest it has on these (measured, see
+# README.md). An inherited OPENBLAS_CORETYPE is overridden, and said so:
+# some environments set it to Haswell.
+coretype_note=
+if [ -z "$coretype" ] && grep -qw avx512f /proc/cpuinfo; then
+  coretype=SkylakeX
+fi
+if [ -n "$coretype" ]; then
+  if [ -n "${OPENBLAS_CORETYPE:-}" ] && [ "$OPENBLAS_CORETYPE" != "$coretype" ]; then
+    coretype_note=" (overrides inherited OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE)"
+  fi
+  export OPENBLAS_CORETYPE=$coretype
+fi
+export BENCH_NO_ENV_LINE=1
+
+if [ -z "${CC:-}" ]; then
+  if command -v clang-22 >/dev/null; then CC=clang-22; else CC=cc; fi
+fi
+
+mkdir -p "$dir/bin" "$dir/mlir" "$dir/lib" || exit 2
+status=0
+
+# --- build the harness (plain compiler, so it works without Bazel) --------
+cflags=(-std=c11 -O3 -march=native -fopenmp -Wall)
+# With clang, load the OpenMP runtime of the same LLVM that pbc builds on
+# (not the distribution's older default libomp.so.5): pbc's outputs use it,
+# and dlopen reuses whichever libomp.so.5 the harness loaded first.
+ccdir=$(dirname "$(readlink -f "$(command -v "$CC")")")
+if [ -e "$ccdir/../lib/libomp.so.5" ]; then
+  cflags+=("-Wl,-rpath,$(cd "$ccdir/../lib" && pwd)")
+fi
+build() { # name sources... -- libs...
+  local name=$1; shift
+  local srcs=() libs=()
+  while [ "$1" != -- ]; do srcs+=("$here/$1"); shift; done
+  shift
+  libs=("$@")
+  "$CC" "${cflags[@]}" -o "$dir/bin/$name" "${srcs[@]}" "${libs[@]}" ||
+    { echo "run.sh: building $name failed" >&2; exit 2; }
+}
+build bench_matmul bench_matmul.c bench_common.c -- -ldnnl -lopenblas -ldl -lm
+build bench_conv bench_conv.c bench_common.c -- -ldnnl -ldl -lm
+build peak_fma peak_fma.c -- -lm
+
+# --- header -----------------------------------------------------------------
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+fam=$(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')
+mod=$(grep -m1 '^model[[:space:]]*:' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')
+isa=$(grep -o -w -m1 'avx512f' /proc/cpuinfo || echo "no avx512f")
+echo "=== pbc benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "cpu: $cpu (family $fam model $mod), $ncpu CPUs, $isa"
+echo "threads: OMP_NUM_THREADS=$OMP_NUM_THREADS" \
+     "OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS" \
+     "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}$coretype_note"
+echo "compiler: $compiler"
+echo "harness: $CC ${cflags[*]}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "ratios: pbc/peer = pbc's time over the peer's (paired per round);" \
+     ">1 means pbc is slower"
+echo
+
+if [ $quick = 0 ]; then
+  echo "--- fp32 FMA peak (peak_fma)"
+  "$dir/bin/peak_fma"
+  echo
+fi
+
+# --- MLIR inputs -------------------------------------------------------------
+gen_matmul() { # M N K file
+  local M=$1 N=$2 K=$3
+  cat > "$4" <<EOF
+func.func @matmul(%a: tensor<${M}x${K}xf32>, %b: tensor<${K}x${N}xf32>) -> tensor<${M}x${N}xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<${M}x${N}xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<${M}x${N}xf32>) -> tensor<${M}x${N}xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<${M}x${K}xf32>, tensor<${K}x${N}xf32>) outs(%c : tensor<${M}x${N}xf32>) -> tensor<${M}x${N}xf32>
+  return %r : tensor<${M}x${N}xf32>
+}
+EOF
+}
+
+gen_conv() { # H W C F KH KW PAD file  (N=1, stride 1)
+  local H=$1 W=$2 C=$3 F=$4 KH=$5 KW=$6 P=$7 out=$8
+  local OH=$((H + 2 * P - KH + 1)) OW=$((W + 2 * P - KW + 1))
+  local PH=$((H + 2 * P)) PW=$((W + 2 * P))
+  local in_t="tensor<1x${H}x${W}x${C}xf32>" w_t="tensor<${KH}x${KW}x${C}x${F}xf32>"
+  local out_t="tensor<1x${OH}x${OW}x${F}xf32>" pad_t="tensor<1x${PH}x${PW}x${C}xf32>"
+  {
+    echo "func.func @conv(%in: $in_t, %w: $w_t) -> $out_t {"
+    echo "  %zero = arith.constant 0.0 : f32"
+    local x=%in
+    if [ "$P" -gt 0 ]; then
+      x=%x
+      echo "  %x = tensor.pad %in low[0, $P, $P, 0] high[0, $P, $P, 0] {"
+      echo "  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):"
+      echo "    tensor.yield %zero : f32"
+      echo "  } : $in_t to $pad_t"
+    else
+      pad_t=$in_t
+    fi
+    echo "  %e = tensor.empty() : $out_t"
+    echo "  %c = linalg.fill ins(%zero : f32) outs(%e : $out_t) -> $out_t"
+    echo "  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}"
+    echo "         ins($x, %w : $pad_t, $w_t) outs(%c : $out_t) -> $out_t"
+    echo "  return %r : $out_t"
+    echo "}"
+  } > "$out"
+}
+
+# Compiles $1.mlir to $1.so; on failure reports and returns 1.
+compile_case() {
+  local name=$1
+  if ! compile "$dir/mlir/$name.mlir" "$dir/lib/lib$name.so" \
+      > "$dir/lib/$name.log" 2>&1; then
+    echo "*** $name: compilation FAILED (log: $dir/lib/$name.log)"
+    tail -5 "$dir/lib/$name.log" | sed 's/^/    /'
+    status=1
+    return 1
+  fi
+}
+
+run_case() { # program args...
+  if ! "$@"; then
+    echo "*** FAILED: $*"
+    status=1
+  fi
+  echo
+}
+
+# --- matmuls -------------------------------------------------------------------
+if [ $quick = 1 ]; then
+  matmuls=("256 256 256")
+else
+  matmuls=("256 256 256" "1024 1024 1024" "2048 2048 2048" "128 768 768"
+           "512 3072 768")
+fi
+for s in "${matmuls[@]}"; do
+  read -r M N K <<< "$s"
+  name=matmul_${M}x${N}x${K}
+  gen_matmul "$M" "$N" "$K" "$dir/mlir/$name.mlir"
+  compile_case "$name" || continue
+  run_case "$dir/bin/bench_matmul" --lib "$dir/lib/lib$name.so" \
+    --func matmul "$M" "$N" "$K" "${extra[@]}"
+done
+
+# --- convolutions (N=1, NHWC, stride 1): H W C F KH KW PAD ----------------------
+if [ $quick = 1 ]; then
+  convs=("56 56 64 64 3 3 1")
+else
+  convs=("56 56 64 64 3 3 1" "56 56 64 256 1 1 0" "56 56 256 64 1 1 0")
+fi
+for s in "${convs[@]}"; do
+  read -r H W C F KH KW P <<< "$s"
+  name=conv_${H}x${W}x${C}_${KH}x${KW}x${F}_p${P}
+  gen_conv "$H" "$W" "$C" "$F" "$KH" "$KW" "$P" "$dir/mlir/$name.mlir"
+  compile_case "$name" || continue
+  run_case "$dir/bin/bench_conv" --lib "$dir/lib/lib$name.so" --func conv \
+    "$H" "$W" "$C" "$F" "$KH" "$KW" "$P" "${extra[@]}"
+done
+
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ $status = 0 ] && echo "all checks passed" || echo "SOME CASES FAILED"
+exit $status
