@@ -238,6 +238,10 @@ double benchPairedRatio(const BenchResult *a, const BenchResult *b,
     if (a->round_median[r] == a->round_median[r] &&
         b->round_median[r] == b->round_median[r])
       v[k++] = a->round_median[r] / b->round_median[r];
+  /* A slow candidate may have sat out all but a round or two; one round's
+   * ratio is at the mercy of that round, so use the overall medians. */
+  if (k < 3)
+    return a->median / b->median;
   return median(v, k);
 }
 
@@ -252,7 +256,7 @@ double benchGflops(double flops, double seconds) {
   return seconds > 0 ? flops / seconds * 1e-9 : 0;
 }
 
-void *benchLoadCiface(const char *lib, const char *func) {
+BenchCiface benchLoadCiface(const char *lib, const char *func) {
   void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     fprintf(stderr, "bench: cannot load %s: %s\n", lib, dlerror());
@@ -260,11 +264,13 @@ void *benchLoadCiface(const char *lib, const char *func) {
   }
   char sym[512];
   snprintf(sym, sizeof sym, "_mlir_ciface_%s", func);
-  void *f = dlsym(h, sym);
-  if (!f) {
+  void *p = dlsym(h, sym);
+  if (!p) {
     fprintf(stderr, "bench: %s has no symbol %s: %s\n", lib, sym, dlerror());
     exit(2);
   }
+  BenchCiface f; /* POSIX guarantees this conversion; ISO C lacks it */
+  memcpy(&f, &p, sizeof f);
   return f;
 }
 

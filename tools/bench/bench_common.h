@@ -90,7 +90,8 @@ void benchResultsFree(BenchResult *r, int n);
 
 /* Median over rounds of (a's round median / b's round median): the two were
  * measured seconds apart, so the ratio is robust to the machine's slow
- * drifts and mode switches. NAN if they shared no round. */
+ * drifts and mode switches. Falls back to a.median / b.median when they
+ * shared fewer than 3 rounds (a slow candidate stops early). */
 double benchPairedRatio(const BenchResult *a, const BenchResult *b,
                         int rounds);
 
@@ -101,8 +102,10 @@ void benchSettle(void);
 
 double benchGflops(double flops, double seconds);
 
-/* dlopen()s lib and returns _mlir_ciface_<func>; dies with dlerror() text. */
-void *benchLoadCiface(const char *lib, const char *func);
+/* dlopen()s lib and returns _mlir_ciface_<func>, to be cast to its real
+ * type; dies with dlerror() text. */
+typedef void (*BenchCiface)(void);
+BenchCiface benchLoadCiface(const char *lib, const char *func);
 
 /* The result table: one row per candidate, the first being pbc.
  * pbc/peer = paired ratio of pbc's time to the peer's (2.0: pbc takes twice

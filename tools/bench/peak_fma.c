@@ -23,9 +23,12 @@ static double now(void) {
  * AVX2's 16 registers (16 accumulators would spill there). Each kernel
  * returns a value derived from all accumulators so nothing is dead code. */
 #define NACC 12
-#define ACC12(T, ZERO) \
-  T a0 = ZERO, a1 = ZERO, a2 = ZERO, a3 = ZERO, a4 = ZERO, a5 = ZERO, \
-    a6 = ZERO, a7 = ZERO, a8 = ZERO, a9 = ZERO, a10 = ZERO, a11 = ZERO
+/* Distinct starting values: identical accumulators would be merged into
+ * one chain by the compiler (GCC does). */
+#define ACC12(T, SET1) \
+  T a0 = SET1(0.f), a1 = SET1(1.f), a2 = SET1(2.f), a3 = SET1(3.f), \
+    a4 = SET1(4.f), a5 = SET1(5.f), a6 = SET1(6.f), a7 = SET1(7.f), \
+    a8 = SET1(8.f), a9 = SET1(9.f), a10 = SET1(10.f), a11 = SET1(11.f)
 #define STEP12(F)                                                      \
   a0 = F(a0, x, y); a1 = F(a1, x, y); a2 = F(a2, x, y);                \
   a3 = F(a3, x, y); a4 = F(a4, x, y); a5 = F(a5, x, y);                \
@@ -37,7 +40,7 @@ static double now(void) {
 __attribute__((target("avx512f"), noinline)) static float
 fma512(int64_t iters, float seed) {
   __m512 x = _mm512_set1_ps(seed), y = _mm512_set1_ps(0.999999f);
-  ACC12(__m512, _mm512_set1_ps(0.0f));
+  ACC12(__m512, _mm512_set1_ps);
   for (int64_t i = 0; i < iters; ++i) {
     STEP12(FMA512);
   }
@@ -51,7 +54,7 @@ fma512(int64_t iters, float seed) {
 __attribute__((target("avx2,fma"), noinline)) static float
 fma256(int64_t iters, float seed) {
   __m256 x = _mm256_set1_ps(seed), y = _mm256_set1_ps(0.999999f);
-  ACC12(__m256, _mm256_set1_ps(0.0f));
+  ACC12(__m256, _mm256_set1_ps);
   for (int64_t i = 0; i < iters; ++i) {
     STEP12(FMA256);
   }
@@ -124,6 +127,13 @@ int main(int argc, char **argv) {
   if (nproc > 32)
     nproc = 32;
 
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) {
+    fprintf(stderr, "peak_fma: needs AVX2 and FMA\n");
+    return 1;
+  }
+  int has512 = __builtin_cpu_supports("avx512f");
+
   /* Clock estimate, single thread (also warms the core up). */
   addChain(2000000);
   double t0 = now();
@@ -132,23 +142,32 @@ int main(int argc, char **argv) {
   double ghz = 100.0 * (double)chainIters / (now() - t0) * 1e-9;
   printf("clock (dependent add chain, 1 thread): ~%.2f GHz\n", ghz);
 
-  /* Calibrate iterations to ~`seconds` per trial at single-thread speed. */
-  int64_t iters = 1000000;
-  t0 = now();
-  fma512(iters, 1.0f);
-  double dt = now() - t0;
-  iters = (int64_t)((double)iters * seconds / (dt > 1e-6 ? dt : 1e-6));
+  /* Calibrate iterations to ~`seconds` per trial at single-thread speed.
+   * The result goes to a volatile: an unused call to a side-effect-free
+   * function may be dropped (GCC does). */
+  volatile float sink;
+  int64_t iters = 100000;
+  double dt;
+  for (;;) {
+    t0 = now();
+    sink = fma256(iters, 1.0f); /* AVX-512 trials then take about half */
+    dt = now() - t0;
+    if (dt > 0.01)
+      break;
+    iters *= 4;
+  }
+  (void)sink;
+  iters = (int64_t)((double)iters * seconds / dt);
   if (iters < 1000)
     iters = 1000;
 
-  __builtin_cpu_init();
-  int has512 = __builtin_cpu_supports("avx512f");
-  for (int th = 1; th <= nproc; th *= 2) {
+  /* 1, 2, 4, ... threads, and always nproc itself. */
+  for (int th = 1;; th = th * 2 < nproc ? th * 2 : nproc) {
     if (has512)
       measure("avx512", fma512, 16, th, iters, trials, ghz);
     measure("avx2", fma256, 8, th, iters, trials, ghz);
-    if (th < nproc && th * 2 > nproc)
-      th = nproc / 2; /* so nproc itself is measured */
+    if (th >= nproc)
+      break;
   }
   return 0;
 }

@@ -51,6 +51,7 @@ else
   fi
   compiler="pbc: $pbc ${PBC_FLAGS:-} --emit=lib -o OUT.so IN.mlir"
   # PBC_FLAGS is split on purpose (several flags).
+  # shellcheck disable=SC2086
   compile() { "$pbc" ${PBC_FLAGS:-} --emit=lib -o "$2" "$1"; }
 fi
 
