@@ -48,21 +48,33 @@ static MlirWalkResult checkOp(MlirOperation op, void *ud) {
 }
 
 /* Inputs belong to the caller: bufferization must not write results into
- * them (it may when function arguments are writable). */
+ * them (it may when function arguments are writable). Existing argument
+ * attributes are kept; bufferization.writable is set to false in each. */
 static void markInputsReadOnly(MlirOperation func, MlirContext ctx) {
   MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   intptr_t n = mlirBlockGetNumArguments(entry);
-  if (n == 0 || !mlirAttributeIsNull(mlirOperationGetAttributeByName(
-                    func, mlirStringRefCreateFromCString("arg_attrs"))))
+  if (n == 0)
     return;
-  MlirNamedAttribute ro = mlirNamedAttributeGet(
-      mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("bufferization.writable")),
-      mlirBoolAttrGet(ctx, 0));
+  MlirStringRef argAttrsName = mlirStringRefCreateFromCString("arg_attrs");
+  MlirAttribute old = mlirOperationGetAttributeByName(func, argAttrsName);
+  MlirIdentifier writable =
+      mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("bufferization.writable"));
   MlirAttribute dicts[n];
-  for (intptr_t i = 0; i < n; ++i)
-    dicts[i] = mlirDictionaryAttrGet(ctx, 1, &ro);
-  mlirOperationSetAttributeByName(func, mlirStringRefCreateFromCString("arg_attrs"),
-                                  mlirArrayAttrGet(ctx, n, dicts));
+  for (intptr_t i = 0; i < n; ++i) {
+    MlirAttribute d = mlirAttributeIsNull(old) ? (MlirAttribute){NULL}
+                                               : mlirArrayAttrGetElement(old, i);
+    intptr_t m = mlirAttributeIsNull(d) ? 0 : mlirDictionaryAttrGetNumElements(d);
+    MlirNamedAttribute elems[m + 1];
+    intptr_t k = 0;
+    for (intptr_t e = 0; e < m; ++e) {
+      MlirNamedAttribute na = mlirDictionaryAttrGetElement(d, e);
+      if (!mlirIdentifierEqual(na.name, writable))
+        elems[k++] = na;
+    }
+    elems[k++] = mlirNamedAttributeGet(writable, mlirBoolAttrGet(ctx, 0));
+    dicts[i] = mlirDictionaryAttrGet(ctx, k, elems);
+  }
+  mlirOperationSetAttributeByName(func, argAttrsName, mlirArrayAttrGet(ctx, n, dicts));
 }
 
 bool pbcSessionCheckInput(PbcSession *s, MlirModule m) {

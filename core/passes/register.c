@@ -4,7 +4,7 @@
 
 void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-decompose-aggregates", "builtin.module",
-                     "Decompose softmax and tensor.pad for loop lowering",
+                     "Decompose linalg.softmax for loop lowering",
                      pbcCreateDecomposeAggregatesPass);
   pbcPassRegistryAdd(reg, "pbc-classify-nests", "func.func",
                      "Tag each root affine nest with its kind (pbc.kind)",

@@ -169,6 +169,11 @@ def _(ctx):
     matmul_case(ctx, extra_args=["-O0"])
 
 
+@test("matmul_template_target")
+def _(ctx):
+    matmul_case(ctx, extra_args=["--target=template"])
+
+
 @test("matmul_f16")
 def _(ctx):
     matmul_case(ctx, F16, kmax=32)

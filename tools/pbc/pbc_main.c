@@ -341,8 +341,7 @@ static int runEntry(Job *j, MlirExecutionEngine jit, MlirExecutionEngine ref,
   return rc;
 }
 
-static int runAll(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSigs,
-                  PbcSession *s) {
+static int runAll(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSigs) {
   Options *o = j->o;
   double t0 = nowMs();
   MlirExecutionEngine jit;
@@ -361,7 +360,6 @@ static int runAll(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSigs,
   }
   if (o->timing)
     fprintf(stderr, "%10.3f  jit    (JIT compilation at -O%d)\n", jitMs, o->optLevel);
-  (void)s;
   int rc = PBC_EXIT_OK, ran = 0;
   for (int i = 0; i < numSigs; ++i) {
     if (o->entry && strcmp(o->entry, sigs[i].name) != 0)
@@ -432,7 +430,7 @@ static int compileJob(void *arg) {
               o->optLevel);
   }
   if (rc == PBC_EXIT_OK && o->runs)
-    rc = runAll(j, m, sigs, numSigs, s);
+    rc = runAll(j, m, sigs, numSigs);
   mlirModuleDestroy(m);
   pbcSessionDestroy(s);
   return rc;
