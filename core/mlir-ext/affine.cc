@@ -6,10 +6,23 @@
 #include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/LoopUtils.h"
 #include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 using namespace mlir::affine;
+
+static SmallVector<AffineForOp> unwrapBand(MlirOperation *band, int n) {
+  SmallVector<AffineForOp> loops;
+  for (int i = 0; i < n; ++i) {
+    auto loop = dyn_cast_or_null<AffineForOp>(unwrap(band[i]));
+    if (!loop)
+      return {};
+    loops.push_back(loop);
+  }
+  return loops;
+}
 
 bool pbcExtAffineIsLoopParallel(MlirOperation forOp) {
   auto loop = dyn_cast<AffineForOp>(unwrap(forOp));
@@ -30,4 +43,92 @@ long long pbcExtAffineConstantTripCount(MlirOperation forOp) {
     return -1;
   std::optional<uint64_t> n = getConstantTripCount(loop);
   return n ? static_cast<long long>(*n) : -1;
+}
+
+bool pbcExtAffineTile(MlirOperation *band, int n, const unsigned *sizes,
+                      MlirOperation *tiled) {
+  SmallVector<AffineForOp> loops = unwrapBand(band, n);
+  if ((int)loops.size() != n || !isPerfectlyNested(loops))
+    return false;
+  SmallVector<AffineForOp> out;
+  if (failed(tilePerfectlyNested(loops, ArrayRef<unsigned>(sizes, n), &out)))
+    return false;
+  for (size_t i = 0; i < out.size(); ++i)
+    tiled[i] = wrap(out[i].getOperation());
+  return true;
+}
+
+bool pbcExtAffinePermute(MlirOperation *band, int n, const unsigned *perm) {
+  SmallVector<AffineForOp> loops = unwrapBand(band, n);
+  if ((int)loops.size() != n || !isPerfectlyNested(loops))
+    return false;
+  ArrayRef<unsigned> permMap(perm, n);
+  if (!isValidLoopInterchangePermutation(loops, permMap))
+    return false;
+  permuteLoops(loops, permMap);
+  return true;
+}
+
+bool pbcExtAffineUnrollJam(MlirOperation forOp, uint64_t factor) {
+  auto loop = dyn_cast<AffineForOp>(unwrap(forOp));
+  return loop && succeeded(loopUnrollJamByFactor(loop, factor));
+}
+
+bool pbcExtAffinePromoteIfSingleIteration(MlirOperation forOp) {
+  auto loop = dyn_cast<AffineForOp>(unwrap(forOp));
+  return loop && succeeded(promoteIfSingleIteration(loop));
+}
+
+bool pbcExtAffineDataCopy(MlirOperation forOp, MlirValue memref,
+                          unsigned slowSpace, unsigned fastSpace,
+                          const char *markAttr) {
+  auto loop = dyn_cast<AffineForOp>(unwrap(forOp));
+  if (!loop)
+    return false;
+  AffineCopyOptions options = {/*generateDma=*/false, slowSpace, fastSpace,
+                               /*tagMemorySpace=*/0,
+                               /*fastMemCapacityBytes=*/UINT64_MAX};
+  DenseSet<Operation *> copyNests;
+  if (failed(affineDataCopyGenerate(loop, options, unwrap(memref), copyNests)))
+    return false;
+  if (markAttr)
+    for (Operation *nest : copyNests)
+      nest->setAttr(markAttr, UnitAttr::get(nest->getContext()));
+  return true;
+}
+
+MlirOperation pbcExtAffineForAddIterArgs(MlirOperation forOp, int n,
+                                         const MlirValue *inits,
+                                         const MlirValue *yields) {
+  auto loop = dyn_cast<AffineForOp>(unwrap(forOp));
+  if (!loop)
+    return wrap(static_cast<Operation *>(nullptr));
+  SmallVector<Value> initValues, yieldValues;
+  for (int i = 0; i < n; ++i) {
+    initValues.push_back(unwrap(inits[i]));
+    yieldValues.push_back(unwrap(yields[i]));
+  }
+  IRRewriter rewriter(loop->getContext());
+  rewriter.setInsertionPoint(loop);
+  FailureOr<LoopLikeOpInterface> result = loop.replaceWithAdditionalYields(
+      rewriter, initValues, /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+        return yieldValues;
+      });
+  if (failed(result))
+    return wrap(static_cast<Operation *>(nullptr));
+  return wrap(result->getOperation());
+}
+
+bool pbcExtAffineSeparateFullTiles(MlirOperation *band, int n,
+                                   MlirOperation *full) {
+  SmallVector<AffineForOp> loops = unwrapBand(band, n);
+  if ((int)loops.size() != n)
+    return false;
+  SmallVector<AffineForOp> fullNest;
+  if (failed(separateFullTiles(loops, &fullNest)))
+    return false;
+  for (size_t i = 0; i < fullNest.size(); ++i)
+    full[i] = wrap(fullNest[i].getOperation());
+  return true;
 }

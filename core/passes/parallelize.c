@@ -1,9 +1,13 @@
 /* pbc-parallelize: makes the outermost parallel loop of each root nest an
  * affine.parallel (one level: the outer band saturates the cores, nested
  * OpenMP regions only add overhead), keeping the nest's pbc.kind.
- * Policy (here, in C): descend the loop band from the root until a loop is
- * parallel; skip loops with fewer iterations than `min-trip` (parallel
- * overhead outweighs the work). Legality and the rewrite are MLIR's. */
+ * Policy (here, in C): descend from the root along the loop that holds the
+ * work (copy nests, marked pbc.copy by pbc-pack, are stepped over) until a
+ * loop is parallel; skip loops with fewer iterations than `min-trip`
+ * (parallel overhead outweighs the work). A loop is parallel if MLIR's
+ * dependence test says so, or if the tiler marked it `pbc.parallel` (it was
+ * before tiling; packing only adds buffers private to each iteration, which
+ * the test can't see through). The rewrite is MLIR's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,12 +20,18 @@ typedef struct {
   long long minTrip;
 } State;
 
-static MlirOperation onlyLoopIn(MlirOperation loop) {
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static bool marked(MlirOperation op, const char *name) {
+  return !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str(name)));
+}
+
+static MlirOperation workLoopIn(MlirOperation loop) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
   MlirOperation found = {NULL};
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    if (pbcOpIsA(op, "affine.for")) {
+    if (pbcOpIsA(op, "affine.for") && !marked(op, "pbc.copy")) {
       if (found.ptr)
         return (MlirOperation){NULL}; /* imperfect band: stop here */
       found = op;
@@ -33,8 +43,8 @@ static MlirOperation onlyLoopIn(MlirOperation loop) {
 static void parallelizeNest(MlirOperation root, const State *st) {
   MlirAttribute kind = mlirOperationGetAttributeByName(
       root, mlirStringRefCreateFromCString("pbc.kind"));
-  for (MlirOperation loop = root; !mlirOperationIsNull(loop); loop = onlyLoopIn(loop)) {
-    if (!pbcExtAffineIsLoopParallel(loop))
+  for (MlirOperation loop = root; !mlirOperationIsNull(loop); loop = workLoopIn(loop)) {
+    if (!marked(loop, "pbc.parallel") && !pbcExtAffineIsLoopParallel(loop))
       continue;
     long long trip = pbcExtAffineConstantTripCount(loop);
     if (trip >= 0 && trip < st->minTrip)
@@ -45,6 +55,12 @@ static void parallelizeNest(MlirOperation root, const State *st) {
       mlirOperationSetAttributeByName(par, mlirStringRefCreateFromCString("pbc.kind"), kind);
     return;
   }
+}
+
+static MlirWalkResult unmark(MlirOperation op, void *data) {
+  (void)data;
+  mlirOperationRemoveAttributeByName(op, str("pbc.parallel"));
+  return MlirWalkResultAdvance;
 }
 
 static bool run(MlirOperation func, void *state) {
@@ -60,6 +76,7 @@ static bool run(MlirOperation func, void *state) {
       roots[n++] = op;
   for (int i = 0; i < n; ++i)
     parallelizeNest(roots[i], state);
+  mlirOperationWalk(func, unmark, NULL, MlirWalkPreOrder);
   return true;
 }
 

@@ -12,6 +12,22 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-parallelize", "func.func",
                      "Outermost parallel loop of each nest -> affine.parallel",
                      pbcCreateParallelizePass);
+  pbcPassRegistryAdd(reg, "pbc-tile", "func.func",
+                     "Register and cache tiling of key (matmul-kind) nests",
+                     pbcCreateTilePass);
+  pbcPassRegistryAdd(reg, "pbc-pack", "func.func",
+                     "Pack input tiles into contiguous fast buffers", pbcCreatePackPass);
+  pbcPassRegistryAdd(reg, "pbc-register-tile", "func.func",
+                     "Split the register tiles pbc-tile chose", pbcCreateRegisterTilePass);
+  pbcPassRegistryAdd(reg, "pbc-vectorize", "func.func",
+                     "Contiguity-driven loop vectorization", pbcCreateVectorizePass);
+  pbcPassRegistryAdd(reg, "pbc-unroll-jam", "func.func",
+                     "Unroll-and-jam the register-tile loops", pbcCreateUnrollJamPass);
+  pbcPassRegistryAdd(reg, "pbc-promote-accumulators", "func.func",
+                     "Loop-invariant load/store pairs -> iter_args",
+                     pbcCreatePromoteAccumulatorsPass);
+  pbcPassRegistryAdd(reg, "pbc-fp-contract", "func.func",
+                     "Allow fused multiply-add contraction", pbcCreateFpContractPass);
   pbcPassRegistryAdd(reg, "pbc-test-crash", "builtin.module",
                      "Testing only: crash with SIGSEGV", pbcCreateTestCrashPass);
   pbcPassRegistryAdd(reg, "pbc-verify-stage", "builtin.module",

@@ -76,11 +76,12 @@ int pbcCpuDetectNative(char *buf, size_t len) {
   int n = snprintf(buf, len,
                    "# detected at run time on this machine\n"
                    "name = native\nisa = x86-64\nllvm-cpu = %s\nllvm-features = native\n"
-                   "cores = %ld\nvector-bits = %d\nvector-lanes-f32 = %d\nwarp-size = 1\n"
+                   "cores = %ld\nvector-bits = %d\nvector-lanes-f32 = %d\nvector-registers = %d\n"
+                   "warp-size = 1\n"
                    "l1d-bytes = %ld\nl2-bytes = %ld\nl3-bytes = %ld\ncache-line-bytes = 64\n"
                    "ghz = %.2f\npeak-gflops-f32 = %.0f\nfast-memory-space = 0\n"
                    "matrix-units = none\n",
-                   cpu, cores, vbits, vbits / 32, readCacheBytes(1, "Data"),
+                   cpu, cores, vbits, vbits / 32, vbits == 512 ? 32 : 16, readCacheBytes(1, "Data"),
                    readCacheBytes(2, "Unified"), readCacheBytes(3, "Unified"), ghz, peak);
   LLVMDisposeMessage(cpu);
   return n > 0 && (size_t)n < len ? 0 : -1;

@@ -12,6 +12,13 @@
 MlirPass pbcCreateDecomposeAggregatesPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateClassifyNestsPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateVectorizePass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateRegisterTilePass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateUnrollJamPass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreatePromoteAccumulatorsPass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateFpContractPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateTestCrashPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateVerifyStagePass(const char *options, char *err, size_t errLen);
 

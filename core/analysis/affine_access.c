@@ -1,0 +1,292 @@
+/* Linear forms of affine subscripts and the loop helpers built on them (see
+ * pbc/affine_access.h). Linear time in the size of the expressions. */
+#include "pbc/affine_access.h"
+
+#include <string.h>
+
+#include "mlir-c/AffineExpr.h"
+#include "mlir-c/AffineMap.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "pbc/c_pass.h"
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static bool flatten(MlirAffineExpr e, long long scale, const MlirValue *operands,
+                    int nDims, PbcLinearForm *f);
+
+/* Adds c * v; looks through single-result affine.apply (as unroll-and-jam
+ * leaves them) so subscripts compare by their ivs. */
+static bool addTerm(PbcLinearForm *f, MlirValue v, long long c) {
+  if (mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "affine.apply")) {
+    MlirOperation apply = mlirOpResultGetOwner(v);
+    MlirAffineMap map = mlirAffineMapAttrGetValue(
+        mlirOperationGetInherentAttributeByName(apply, str("map")));
+    int n = (int)mlirOperationGetNumOperands(apply);
+    MlirValue ops[PBC_MAX_TERMS];
+    if (mlirAffineMapGetNumResults(map) == 1 && n <= PBC_MAX_TERMS) {
+      for (int i = 0; i < n; ++i)
+        ops[i] = mlirOperationGetOperand(apply, i);
+      return flatten(mlirAffineMapGetResult(map, 0), c, ops,
+                     (int)mlirAffineMapGetNumDims(map), f);
+    }
+  }
+  for (int i = 0; i < f->nTerms; ++i)
+    if (mlirValueEqual(f->values[i], v)) {
+      f->coeffs[i] += c;
+      return true;
+    }
+  if (f->nTerms == PBC_MAX_TERMS)
+    return false;
+  f->values[f->nTerms] = v;
+  f->coeffs[f->nTerms++] = c;
+  return true;
+}
+
+/* Accumulates scale * expr into f; operands are the map's operands. */
+static bool flatten(MlirAffineExpr e, long long scale, const MlirValue *operands,
+                    int nDims, PbcLinearForm *f) {
+  if (mlirAffineExprIsAConstant(e)) {
+    f->constant += scale * mlirAffineConstantExprGetValue(e);
+    return true;
+  }
+  if (mlirAffineExprIsADim(e))
+    return addTerm(f, operands[mlirAffineDimExprGetPosition(e)], scale);
+  if (mlirAffineExprIsASymbol(e))
+    return addTerm(f, operands[nDims + mlirAffineSymbolExprGetPosition(e)], scale);
+  if (mlirAffineExprIsAAdd(e))
+    return flatten(mlirAffineBinaryOpExprGetLHS(e), scale, operands, nDims, f) &&
+           flatten(mlirAffineBinaryOpExprGetRHS(e), scale, operands, nDims, f);
+  if (mlirAffineExprIsAMul(e)) {
+    MlirAffineExpr l = mlirAffineBinaryOpExprGetLHS(e), r = mlirAffineBinaryOpExprGetRHS(e);
+    if (mlirAffineExprIsAConstant(r))
+      return flatten(l, scale * mlirAffineConstantExprGetValue(r), operands, nDims, f);
+    if (mlirAffineExprIsAConstant(l))
+      return flatten(r, scale * mlirAffineConstantExprGetValue(l), operands, nDims, f);
+  }
+  return false; /* mod, floordiv, ceildiv, or a product of variables */
+}
+
+long long pbcLinearCoeff(const PbcLinearForm *f, MlirValue v) {
+  for (int i = 0; i < f->nTerms; ++i)
+    if (mlirValueEqual(f->values[i], v))
+      return f->coeffs[i];
+  return 0;
+}
+
+bool pbcAccessGet(MlirOperation op, PbcAccess *acc) {
+  bool isLoad = pbcOpIsA(op, "affine.load") || pbcOpIsA(op, "affine.vector_load");
+  bool isStore = pbcOpIsA(op, "affine.store") || pbcOpIsA(op, "affine.vector_store");
+  if (!isLoad && !isStore)
+    return false;
+  memset(acc, 0, sizeof(*acc));
+  acc->op = op;
+  acc->isWrite = isStore;
+  int memrefPos = isStore ? 1 : 0;
+  acc->memref = mlirOperationGetOperand(op, memrefPos);
+  MlirType vt = isStore ? mlirValueGetType(mlirOperationGetOperand(op, 0))
+                        : mlirValueGetType(mlirOperationGetResult(op, 0));
+  acc->lanes = mlirTypeIsAVector(vt) ? (int)mlirShapedTypeGetDimSize(vt, 0) : 0;
+  MlirAttribute mapAttr = mlirOperationGetInherentAttributeByName(op, str("map"));
+  if (mlirAttributeIsNull(mapAttr))
+    return false;
+  MlirAffineMap map = mlirAffineMapAttrGetValue(mapAttr);
+  int nDims = (int)mlirAffineMapGetNumDims(map);
+  int nOperands = (int)mlirOperationGetNumOperands(op) - memrefPos - 1;
+  MlirValue operands[PBC_MAX_TERMS * 2];
+  if (nOperands > (int)(sizeof(operands) / sizeof(operands[0])))
+    return false;
+  for (int i = 0; i < nOperands; ++i)
+    operands[i] = mlirOperationGetOperand(op, memrefPos + 1 + i);
+  acc->rank = (int)mlirAffineMapGetNumResults(map);
+  if (acc->rank > PBC_MAX_RANK)
+    return false;
+  for (int d = 0; d < acc->rank; ++d) {
+    PbcLinearForm *f = &acc->subscripts[d];
+    f->linear = flatten(mlirAffineMapGetResult(map, d), 1, operands, nDims, f);
+    if (!f->linear)
+      return false;
+  }
+  return true;
+}
+
+PbcStride pbcAccessStrideAlong(const PbcAccess *acc, MlirOperation loop) {
+  MlirValue iv = pbcLoopIv(loop);
+  for (int d = 0; d < acc->rank; ++d) {
+    const PbcLinearForm *f = &acc->subscripts[d];
+    for (int t = 0; t < f->nTerms; ++t) {
+      if (mlirValueEqual(f->values[t], iv) || f->coeffs[t] == 0)
+        continue;
+      /* Ivs of loops nested in `loop` are fine only if their bounds don't
+       * move with `loop`'s iv; anything else defined inside varies. */
+      MlirValue v = f->values[t];
+      if (!pbcValueIsDefinedInside(v, loop))
+        continue;
+      if (mlirValueIsABlockArgument(v)) {
+        MlirOperation owner = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+        if (pbcOpIsA(owner, "affine.for")) {
+          bool boundsVary = false;
+          for (intptr_t i = 0; i < mlirOperationGetNumOperands(owner); ++i)
+            if (pbcValueIsDefinedInside(mlirOperationGetOperand(owner, i), loop))
+              boundsVary = true;
+          if (!boundsVary)
+            continue;
+        }
+      }
+      return PBC_STRIDE_OTHER;
+    }
+  }
+  bool anyUse = false;
+  for (int d = 0; d < acc->rank; ++d) {
+    long long c = pbcLinearCoeff(&acc->subscripts[d], iv);
+    if (c == 0)
+      continue;
+    if (d != acc->rank - 1 || c != 1)
+      return PBC_STRIDE_OTHER;
+    anyUse = true;
+  }
+  return anyUse ? PBC_STRIDE_CONTIGUOUS : PBC_STRIDE_INVARIANT;
+}
+
+/* Difference a - b of two linear forms if it is a constant. */
+static bool constantDifference(const PbcLinearForm *a, const PbcLinearForm *b,
+                               long long *diff) {
+  for (int i = 0; i < a->nTerms; ++i)
+    if (a->coeffs[i] != pbcLinearCoeff(b, a->values[i]))
+      return false;
+  for (int i = 0; i < b->nTerms; ++i)
+    if (b->coeffs[i] != pbcLinearCoeff(a, b->values[i]))
+      return false;
+  *diff = a->constant - b->constant;
+  return true;
+}
+
+bool pbcAccessesSame(const PbcAccess *a, const PbcAccess *b) {
+  if (!mlirValueEqual(a->memref, b->memref) || a->rank != b->rank)
+    return false;
+  for (int d = 0; d < a->rank; ++d) {
+    long long diff;
+    if (!constantDifference(&a->subscripts[d], &b->subscripts[d], &diff) || diff != 0)
+      return false;
+  }
+  return a->lanes == b->lanes;
+}
+
+bool pbcAccessesDisjoint(const PbcAccess *a, const PbcAccess *b) {
+  if (!mlirValueEqual(a->memref, b->memref) || a->rank != b->rank)
+    return false;
+  for (int d = 0; d < a->rank; ++d) {
+    long long diff;
+    if (!constantDifference(&a->subscripts[d], &b->subscripts[d], &diff))
+      continue;
+    if (d < a->rank - 1) {
+      if (diff != 0)
+        return true;
+      continue;
+    }
+    long long widthLow = diff > 0 ? (b->lanes ? b->lanes : 1) : (a->lanes ? a->lanes : 1);
+    if ((diff > 0 ? diff : -diff) >= widthLow)
+      return true;
+  }
+  return false;
+}
+
+static bool loopBoundsUse(MlirOperation forOp, MlirValue v) {
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(forOp); ++i)
+    if (mlirValueEqual(mlirOperationGetOperand(forOp, i), v))
+      return true;
+  return false;
+}
+
+bool pbcAccessDependsOnLoop(const PbcAccess *acc, MlirOperation loop) {
+  MlirValue iv = pbcLoopIv(loop);
+  for (int d = 0; d < acc->rank; ++d) {
+    const PbcLinearForm *f = &acc->subscripts[d];
+    for (int t = 0; t < f->nTerms; ++t) {
+      if (f->coeffs[t] == 0)
+        continue;
+      MlirValue v = f->values[t];
+      if (mlirValueEqual(v, iv))
+        return true;
+      if (!mlirValueIsABlockArgument(v))
+        continue;
+      MlirOperation owner = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+      /* A point loop whose bounds come from the tile loop's iv. */
+      if (pbcOpIsA(owner, "affine.for") && pbcOpIsInside(owner, loop) &&
+          loopBoundsUse(owner, iv))
+        return true;
+    }
+  }
+  return false;
+}
+
+MlirValue pbcLoopIv(MlirOperation forOp) {
+  return mlirBlockGetArgument(pbcLoopBody(forOp), 0);
+}
+
+MlirBlock pbcLoopBody(MlirOperation forOp) {
+  return mlirRegionGetFirstBlock(mlirOperationGetRegion(forOp, 0));
+}
+
+long long pbcLoopStep(MlirOperation forOp) {
+  MlirAttribute a = mlirOperationGetInherentAttributeByName(forOp, str("step"));
+  return mlirAttributeIsNull(a) ? 1 : mlirIntegerAttrGetValueInt(a);
+}
+
+void pbcLoopSetStep(MlirOperation forOp, long long step) {
+  MlirContext ctx = mlirOperationGetContext(forOp);
+  mlirOperationSetInherentAttributeByName(
+      forOp, str("step"), mlirIntegerAttrGet(mlirIndexTypeGet(ctx), step));
+}
+
+bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor) {
+  for (; !mlirOperationIsNull(op); op = mlirOperationGetParentOperation(op))
+    if (mlirOperationEqual(op, ancestor))
+      return true;
+  return false;
+}
+
+bool pbcValueIsDefinedInside(MlirValue v, MlirOperation op) {
+  MlirOperation def;
+  if (mlirValueIsABlockArgument(v))
+    def = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+  else
+    def = mlirOpResultGetOwner(v);
+  return pbcOpIsInside(def, op);
+}
+
+MlirOperation pbcOnlyLoopIn(MlirOperation forOp) {
+  MlirOperation first = mlirBlockGetFirstOperation(pbcLoopBody(forOp));
+  if (mlirOperationIsNull(first) || !pbcOpIsA(first, "affine.for"))
+    return (MlirOperation){NULL};
+  MlirOperation next = mlirOperationGetNextInBlock(first);
+  if (!pbcOpIsA(next, "affine.yield") || mlirOperationGetNumOperands(next) != 0)
+    return (MlirOperation){NULL};
+  return first;
+}
+
+int pbcLoopBand(MlirOperation root, MlirOperation *band, int max) {
+  int n = 0;
+  for (MlirOperation l = root; !mlirOperationIsNull(l) && n < max; l = pbcOnlyLoopIn(l))
+    band[n++] = l;
+  return n;
+}
+
+bool pbcMemrefIsRoot(MlirValue memref) {
+  if (mlirValueIsABlockArgument(memref)) {
+    MlirOperation owner = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(memref));
+    return pbcOpIsA(owner, "func.func");
+  }
+  MlirOperation def = mlirOpResultGetOwner(memref);
+  return pbcOpIsA(def, "memref.alloc") || pbcOpIsA(def, "memref.alloca");
+}
+
+int pbcElementBits(MlirType t) {
+  if (mlirTypeIsAShaped(t))
+    t = mlirShapedTypeGetElementType(t);
+  if (mlirTypeIsAFloat(t))
+    return (int)mlirFloatTypeGetWidth(t);
+  if (mlirTypeIsAInteger(t))
+    return (int)mlirIntegerTypeGetWidth(t);
+  return 0;
+}

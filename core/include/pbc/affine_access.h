@@ -1,0 +1,84 @@
+/*===- pbc/affine_access.h - Affine access and loop analysis -------------===*\
+|* The fast, linear-time analyses S3's policies read (PolyBlocks §4.1):      *|
+|* every subscript of an affine load/store as a linear form over the values  *|
+|* that feed it, from which the stride of an access along a loop            *|
+|* (contiguous, invariant or strided), distinctness of two accesses, and the *|
+|* loops an access depends on follow directly. Exact dependence tests       *|
+|* (MLIR's, through pbc-ext/affine.h) are asked only where these can't say.  *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_AFFINE_ACCESS_H
+#define PBC_AFFINE_ACCESS_H
+
+#include <stdbool.h>
+
+#include "mlir-c/IR.h"
+
+#define PBC_MAX_TERMS 12
+#define PBC_MAX_RANK 8
+#define PBC_MAX_BAND 16
+
+/* sum(coeff_i * value_i) + constant; linear=false if the expression has
+ * mod/floordiv/ceildiv or a product of two variables. */
+typedef struct {
+  int nTerms;
+  MlirValue values[PBC_MAX_TERMS];
+  long long coeffs[PBC_MAX_TERMS];
+  long long constant;
+  bool linear;
+} PbcLinearForm;
+
+typedef struct {
+  MlirOperation op;
+  MlirValue memref;
+  bool isWrite;
+  int lanes; /* 0: scalar access; n: vector<n x elem> access */
+  int rank;
+  PbcLinearForm subscripts[PBC_MAX_RANK];
+} PbcAccess;
+
+/* Fills `acc` for affine.load/store/vector_load/vector_store; false for any
+ * other op or a non-linear subscript. */
+bool pbcAccessGet(MlirOperation op, PbcAccess *acc);
+/* Coefficient of `v` in a linear form (0 if absent). */
+long long pbcLinearCoeff(const PbcLinearForm *f, MlirValue v);
+
+/* How an access moves along a loop's induction variable. */
+typedef enum {
+  PBC_STRIDE_INVARIANT,  /* same element in every iteration */
+  PBC_STRIDE_CONTIGUOUS, /* last subscript advances by 1, others fixed */
+  PBC_STRIDE_OTHER,      /* strided, or unknown (value defined in the loop) */
+} PbcStride;
+PbcStride pbcAccessStrideAlong(const PbcAccess *acc, MlirOperation loop);
+/* True if the two accesses of the same memref (same subscript values) touch
+ * disjoint elements: some subscript differs by a known nonzero constant
+ * (for the last one, by at least the lanes of the lower access). */
+bool pbcAccessesDisjoint(const PbcAccess *a, const PbcAccess *b);
+/* True if both accesses have identical subscripts. */
+bool pbcAccessesSame(const PbcAccess *a, const PbcAccess *b);
+/* True if the access's element depends on the loop's iv, directly or through
+ * the bounds of loops between the access and `loop` (e.g. a point loop of a
+ * tile loop). */
+bool pbcAccessDependsOnLoop(const PbcAccess *acc, MlirOperation loop);
+
+/* Loop helpers. */
+MlirValue pbcLoopIv(MlirOperation forOp);
+MlirBlock pbcLoopBody(MlirOperation forOp);
+long long pbcLoopStep(MlirOperation forOp);
+void pbcLoopSetStep(MlirOperation forOp, long long step);
+/* True if op is `ancestor` or nested inside it. */
+bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor);
+/* True if value is defined (as op result or block argument) inside `op`. */
+bool pbcValueIsDefinedInside(MlirValue v, MlirOperation op);
+/* Collects the perfectly nested band from `root` (affine.for ops whose body
+ * holds one loop and the terminator); returns its depth (<= max). */
+int pbcLoopBand(MlirOperation root, MlirOperation *band, int max);
+/* True if the loop's body's only non-terminator op is an affine.for. */
+MlirOperation pbcOnlyLoopIn(MlirOperation forOp);
+/* True if a memref value is a function argument or a fresh allocation (a
+ * "root" buffer: distinct roots never alias under pbc's calling convention,
+ * where outputs never alias inputs). */
+bool pbcMemrefIsRoot(MlirValue memref);
+/* Element bit width of a memref or vector/scalar type (0 if unknown). */
+int pbcElementBits(MlirType t);
+
+#endif

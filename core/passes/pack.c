@@ -1,0 +1,122 @@
+/* pbc-pack: fast buffers (PolyBlocks §4.3-4.4). For each nest the tiler gave
+ * pack sites (its cache tile loops), every read-only input is copied, tile by
+ * tile, into a contiguous buffer (MLIR's affineDataCopyGenerate: the region
+ * the tile touches, with the accesses rewritten to the buffer) in the chip's
+ * fast memory space. Policy: an input is packed at the innermost pack site its
+ * subscripts depend on, i.e. once per tile of that loop (a GEMM's B block in
+ * kc, its A block in ic), where it is reused by everything inside. Copy nests
+ * are marked `pbc.copy` so the vectorizer and the parallelizer treat them as
+ * what they are. */
+#include <stdlib.h>
+
+#include "pbc-ext/affine.h"
+#include "pbc/affine_access.h"
+#include "pbc/c_pass.h"
+#include "pbc/passes.h"
+
+typedef struct {
+  unsigned fastSpace;
+} State;
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static bool marked(MlirOperation op, const char *name) {
+  return !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str(name)));
+}
+
+typedef struct {
+  PbcAccess acc[128];
+  int n;
+} Accs;
+
+static MlirWalkResult gather(MlirOperation op, void *data) {
+  Accs *a = data;
+  PbcAccess acc;
+  if (a->n < 128 && pbcAccessGet(op, &acc))
+    a->acc[a->n++] = acc;
+  return MlirWalkResultAdvance;
+}
+
+typedef struct {
+  MlirOperation roots[1024];
+  int n;
+} Roots;
+
+static MlirWalkResult findSites(MlirOperation op, void *data) {
+  Roots *r = data;
+  if (pbcOpIsA(op, "affine.for") && marked(op, "pbc.pack_site")) {
+    if (r->n < 1024)
+      r->roots[r->n++] = op; /* outermost site of a nest */
+    return MlirWalkResultSkip;
+  }
+  return MlirWalkResultAdvance;
+}
+
+static bool writtenIn(const Accs *a, MlirValue memref) {
+  for (int i = 0; i < a->n; ++i)
+    if (a->acc[i].isWrite && mlirValueEqual(a->acc[i].memref, memref))
+      return true;
+  return false;
+}
+
+static void packNest(MlirOperation outerSite, const State *st) {
+  Accs *a = calloc(1, sizeof(Accs));
+  mlirOperationWalk(outerSite, gather, a, MlirWalkPreOrder);
+  MlirValue done[128];
+  int nDone = 0;
+  for (int i = 0; i < a->n; ++i) {
+    const PbcAccess *x = &a->acc[i];
+    if (x->isWrite || writtenIn(a, x->memref) || !pbcMemrefIsRoot(x->memref))
+      continue;
+    bool seen = false;
+    for (int d = 0; d < nDone; ++d)
+      seen |= mlirValueEqual(done[d], x->memref);
+    if (seen)
+      continue;
+    done[nDone++] = x->memref;
+    /* Innermost pack site (ancestor of the access) the access depends on. */
+    MlirOperation site = {NULL};
+    for (MlirOperation p = mlirOperationGetParentOperation(x->op);
+         !mlirOperationIsNull(p) && pbcOpIsInside(p, outerSite);
+         p = mlirOperationGetParentOperation(p))
+      if (marked(p, "pbc.pack_site") && pbcAccessDependsOnLoop(x, p)) {
+        site = p;
+        break;
+      }
+    if (!mlirOperationIsNull(site))
+      pbcExtAffineDataCopy(site, x->memref, 0, st->fastSpace, "pbc.copy");
+  }
+  free(a);
+}
+
+static MlirWalkResult unmark(MlirOperation op, void *data) {
+  (void)data;
+  if (pbcOpIsA(op, "affine.for"))
+    mlirOperationRemoveAttributeByName(op, str("pbc.pack_site"));
+  return MlirWalkResultAdvance;
+}
+
+static bool run(MlirOperation func, void *state) {
+  Roots *r = calloc(1, sizeof(Roots));
+  mlirOperationWalk(func, findSites, r, MlirWalkPreOrder);
+  for (int i = 0; i < r->n; ++i)
+    packNest(r->roots[i], state);
+  mlirOperationWalk(func, unmark, NULL, MlirWalkPreOrder);
+  free(r);
+  return true;
+}
+
+static const PbcCPassSpec kSpec = {"pbc-pack", "func.func",
+                                   "Pack input tiles into contiguous fast buffers", run,
+                                   sizeof(State)};
+
+MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {"fast-memory-space", NULL};
+  if (!pbcPassOptionsCheck(options, known, err, errLen))
+    return (MlirPass){NULL};
+  State st = {0};
+  char v[32];
+  if (pbcPassOptionGet(options, "fast-memory-space", v, sizeof(v)))
+    st.fastSpace = (unsigned)atoi(v);
+  return pbcCPassCreate(&kSpec, &st);
+}

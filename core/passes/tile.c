@@ -1,0 +1,268 @@
+/* pbc-tile: the first phase of S3's two-phase tiling (PolyBlocks §4.3) for
+ * key nests (pbc.kind = matmul: matmuls, batch matmuls, convolutions,
+ * contractions). Roles come from the access analysis: the vector loop J
+ * (contiguous in the output's last subscript), the register loop I (the
+ * parallel loop just outside J that the output also uses), and the reduction
+ * loops R after J.
+ *  - Register tile: MR iterations of I x NV vectors of J, chosen by a cost
+ *    model (FMAs per load: MR*NV / (MR+NV), within the chip's vector
+ *    registers, dividing the trip counts so every tile is full).
+ *  - Cache tiles for GEMM-shaped nests (one reduction loop): KC so a B
+ *    micro-panel (KC x NR) stays in L1, MC so the A block (MC x KC) stays in
+ *    L2 and the cores all get blocks, NC so the B block (KC x NC) fits a share
+ *    of L3; loop order jc, kc, ic, jr, ir (BLIS), point loops i, j, k.
+ * Loops are marked for the later passes: pbc.register_tile = size on I and
+ * J (pbc-register-tile; split after packing, so the copied regions are
+ * exact), pbc.vectorize on J, pbc.pack_site on the cache tile loops
+ * (pbc-pack), pbc.parallel on loops that were parallel before tiling
+ * (pbc-parallelize: packing adds buffers private to each iteration, which the
+ * dependence test can't see through). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "pbc-ext/affine.h"
+#include "pbc/affine_access.h"
+#include "pbc/c_pass.h"
+#include "pbc/passes.h"
+
+typedef struct {
+  int vectorBits, vectorRegisters, cores;
+  long long l1, l2, l3;
+} State;
+
+typedef struct {
+  MlirOperation band[PBC_MAX_BAND];
+  long long trip[PBC_MAX_BAND];
+  bool parallel[PBC_MAX_BAND];
+  int n, I, J;     /* indices in band; I = -1 if none */
+  int lanes, elemBytes;
+  bool gemm;       /* band ends with I, J, K */
+} Nest;
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static void mark(MlirOperation op, const char *name) {
+  mlirOperationSetAttributeByName(op, str(name),
+                                  mlirUnitAttrGet(mlirOperationGetContext(op)));
+}
+
+typedef struct {
+  PbcAccess acc[64];
+  int n;
+  bool ok;
+} Accs;
+
+static MlirWalkResult gather(MlirOperation op, void *data) {
+  Accs *a = data;
+  PbcAccess acc;
+  if (pbcAccessGet(op, &acc)) {
+    if (a->n < 64)
+      a->acc[a->n++] = acc;
+    else
+      a->ok = false;
+  } else if (pbcOpIsA(op, "affine.load") || pbcOpIsA(op, "affine.store")) {
+    a->ok = false; /* non-linear subscript */
+  }
+  return MlirWalkResultAdvance;
+}
+
+/* Finds the roles of the band's loops; false if the nest isn't one we tile. */
+static bool analyzeNest(MlirOperation root, const State *st, Nest *n) {
+  memset(n, 0, sizeof(*n));
+  n->n = pbcLoopBand(root, n->band, PBC_MAX_BAND);
+  if (n->n < 2)
+    return false;
+  for (int l = 0; l < n->n; ++l) {
+    n->trip[l] = pbcExtAffineConstantTripCount(n->band[l]);
+    if (n->trip[l] <= 0 || pbcLoopStep(n->band[l]) != 1)
+      return false;
+    n->parallel[l] = pbcExtAffineIsLoopParallel(n->band[l]);
+  }
+  Accs a = {.ok = true};
+  mlirOperationWalk(n->band[n->n - 1], gather, &a, MlirWalkPreOrder);
+  int out = -1;
+  for (int i = 0; i < a.n; ++i)
+    if (a.acc[i].isWrite) {
+      if (out >= 0)
+        return false; /* one output per key nest */
+      out = i;
+    }
+  if (!a.ok || out < 0)
+    return false;
+  const PbcAccess *o = &a.acc[out];
+  /* J: the innermost parallel loop contiguous in the output. */
+  n->J = -1;
+  for (int l = 0; l < n->n; ++l)
+    if (n->parallel[l] && pbcAccessStrideAlong(o, n->band[l]) == PBC_STRIDE_CONTIGUOUS)
+      n->J = l;
+  if (n->J < 0)
+    return false;
+  /* Everything after J must be a reduction loop (not in the output). */
+  for (int l = n->J + 1; l < n->n; ++l)
+    if (pbcAccessStrideAlong(o, n->band[l]) != PBC_STRIDE_INVARIANT)
+      return false;
+  /* Every access must be contiguous or invariant along J (vectorizable). */
+  int bits = 0;
+  for (int i = 0; i < a.n; ++i) {
+    if (pbcAccessStrideAlong(&a.acc[i], n->band[n->J]) == PBC_STRIDE_OTHER)
+      return false;
+    int b = pbcElementBits(mlirValueGetType(a.acc[i].memref));
+    bits = b > bits ? b : bits;
+  }
+  if (bits < 8)
+    return false;
+  n->lanes = st->vectorBits / bits;
+  n->elemBytes = bits / 8;
+  n->I = -1;
+  if (n->J > 0 && n->parallel[n->J - 1] &&
+      pbcAccessStrideAlong(o, n->band[n->J - 1]) != PBC_STRIDE_INVARIANT)
+    n->I = n->J - 1;
+  n->gemm = n->I >= 0 && n->J == n->n - 2;
+  return n->lanes > 1 && n->trip[n->J] % n->lanes == 0;
+}
+
+/* Register tile: maximise FMAs per load within the registers, full tiles. */
+static void chooseRegisterTile(const Nest *n, const State *st, int *mr, int *nv) {
+  double best = -1;
+  *mr = 1;
+  *nv = 0;
+  long long tripI = n->I >= 0 ? n->trip[n->I] : 1;
+  for (int v = 1; v <= 4; ++v) {
+    if (n->trip[n->J] % ((long long)v * n->lanes))
+      continue;
+    for (int m = 1; m <= 16; ++m) {
+      if (tripI % m || m * v + v + 1 > st->vectorRegisters)
+        continue;
+      double score = (double)(m * v) / (m + v) + 1e-3 * m * v;
+      if (score > best) {
+        best = score;
+        *mr = m;
+        *nv = v;
+      }
+    }
+  }
+}
+
+/* Largest multiple of `unit` that divides `trip` and is <= bound (>= unit). */
+static long long divisorTile(long long trip, long long unit, long long bound) {
+  long long best = unit;
+  for (long long t = unit; t <= trip && t <= bound; t += unit)
+    if (trip % t == 0)
+      best = t;
+  return best;
+}
+
+static MlirOperation rootOf(MlirOperation op) {
+  for (;;) {
+    MlirOperation parent = mlirOperationGetParentOperation(op);
+    if (mlirOperationIsNull(parent) || pbcOpIsA(parent, "func.func"))
+      return op;
+    op = parent;
+  }
+}
+
+static void tileNest(MlirOperation root, const State *st) {
+  Nest n;
+  if (!analyzeNest(root, st, &n))
+    return;
+  int mr, nv;
+  chooseRegisterTile(&n, st, &mr, &nv);
+  if (nv == 0)
+    return;
+  int nr = nv * n.lanes;
+  MlirAttribute kind = mlirOperationGetAttributeByName(root, str("pbc.kind"));
+  bool parallelBefore[PBC_MAX_BAND];
+  memcpy(parallelBefore, n.parallel, sizeof(parallelBefore));
+  MlirOperation iLoop = n.I >= 0 ? n.band[n.I] : (MlirOperation){NULL};
+  MlirOperation jLoop = n.band[n.J];
+  if (n.gemm) {
+    int I = n.I, J = n.J, K = n.n - 1;
+    long long eb = n.elemBytes;
+    long long kc = divisorTile(n.trip[K], 1, (st->l1 * 3 / 4) / (nr * eb));
+    long long mcBound = (st->l2 / 2) / (kc * eb);
+    if (n.trip[I] >= (long long)mr * st->cores)
+      mcBound = mcBound < n.trip[I] / st->cores ? mcBound : n.trip[I] / st->cores;
+    long long mc = divisorTile(n.trip[I], mr, mcBound);
+    long long nc = divisorTile(n.trip[J], nr, (st->l3 / 4) / (kc * eb));
+    unsigned sizes[3] = {(unsigned)mc, (unsigned)nc, (unsigned)kc};
+    MlirOperation t[6];
+    if (!pbcExtAffineTile(&n.band[I], 3, sizes, t))
+      return;
+    /* [iT jT kT i j k] -> [jT kT iT i j k] (BLIS: jc, pc, ic) */
+    unsigned perm[3] = {2, 0, 1};
+    pbcExtAffinePermute(t, 3, perm);
+    for (int l = 0; l < 3; ++l)
+      mark(t[l], "pbc.pack_site");
+    /* Tiling made new loops: the point loops are the ones to mark now. */
+    iLoop = t[3];
+    jLoop = t[4];
+    if (parallelBefore[I])
+      mark(t[0], "pbc.parallel");
+    if (parallelBefore[J])
+      mark(t[1], "pbc.parallel");
+  }
+  for (int l = 0; l < n.n; ++l)
+    if (parallelBefore[l] && l != n.I && l != n.J && !(n.gemm && l > n.I))
+      mark(n.band[l], "pbc.parallel");
+  MlirContext ctx = mlirOperationGetContext(jLoop);
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  if (!mlirOperationIsNull(iLoop) && mr > 1)
+    mlirOperationSetAttributeByName(iLoop, str("pbc.register_tile"),
+                                    mlirIntegerAttrGet(i64, mr));
+  mlirOperationSetAttributeByName(jLoop, str("pbc.register_tile"),
+                                  mlirIntegerAttrGet(i64, nr));
+  mark(jLoop, "pbc.vectorize");
+  /* The root may be a new loop now (the old one erased): re-tag it. */
+  if (!mlirAttributeIsNull(kind))
+    mlirOperationSetAttributeByName(rootOf(jLoop), str("pbc.kind"), kind);
+}
+
+static bool run(MlirOperation func, void *state) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  if (mlirBlockIsNull(body))
+    return true;
+  MlirOperation roots[4096];
+  int n = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op) && n < 4096; op = mlirOperationGetNextInBlock(op)) {
+    MlirAttribute kind = mlirOperationGetAttributeByName(op, str("pbc.kind"));
+    if (pbcOpIsA(op, "affine.for") && !mlirAttributeIsNull(kind) &&
+        mlirAttributeIsAString(kind)) {
+      MlirStringRef k = mlirStringAttrGetValue(kind);
+      if (k.length == 6 && !strncmp(k.data, "matmul", 6))
+        roots[n++] = op;
+    }
+  }
+  for (int i = 0; i < n; ++i)
+    tileNest(roots[i], state);
+  return true;
+}
+
+static const PbcCPassSpec kSpec = {"pbc-tile", "func.func",
+                                   "Register and cache tiling of key (matmul-kind) nests",
+                                   run, sizeof(State)};
+
+MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {"vector-bits", "vector-registers", "cores",
+                                      "l1d-bytes",   "l2-bytes",         "l3-bytes",
+                                      NULL};
+  if (!pbcPassOptionsCheck(options, known, err, errLen))
+    return (MlirPass){NULL};
+  State st = {256, 16, 1, 32768, 1 << 20, 8 << 20};
+  char v[32];
+  if (pbcPassOptionGet(options, "vector-bits", v, sizeof(v)))
+    st.vectorBits = atoi(v);
+  if (pbcPassOptionGet(options, "vector-registers", v, sizeof(v)))
+    st.vectorRegisters = atoi(v);
+  if (pbcPassOptionGet(options, "cores", v, sizeof(v)))
+    st.cores = atoi(v) > 0 ? atoi(v) : 1;
+  if (pbcPassOptionGet(options, "l1d-bytes", v, sizeof(v)))
+    st.l1 = atoll(v);
+  if (pbcPassOptionGet(options, "l2-bytes", v, sizeof(v)))
+    st.l2 = atoll(v);
+  if (pbcPassOptionGet(options, "l3-bytes", v, sizeof(v)))
+    st.l3 = atoll(v);
+  return pbcCPassCreate(&kSpec, &st);
+}
