@@ -9,6 +9,9 @@
  * what they are. */
 #include <stdlib.h>
 
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
@@ -16,6 +19,8 @@
 
 typedef struct {
   unsigned fastSpace;
+  int lineBytes;
+  bool padBuffers;
 } State;
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -59,7 +64,7 @@ static bool writtenIn(const Accs *a, MlirValue memref) {
   return false;
 }
 
-static void packNest(MlirOperation outerSite, const State *st) {
+static void packNest(MlirOperation outerSite, const State *st, int *packed) {
   Accs *a = calloc(1, sizeof(Accs));
   mlirOperationWalk(outerSite, gather, a, MlirWalkPreOrder);
   MlirValue done[128];
@@ -83,10 +88,60 @@ static void packNest(MlirOperation outerSite, const State *st) {
         site = p;
         break;
       }
-    if (!mlirOperationIsNull(site))
-      pbcExtAffineDataCopy(site, x->memref, 0, st->fastSpace, "pbc.copy");
+    if (!mlirOperationIsNull(site) &&
+        pbcExtAffineDataCopy(site, x->memref, 0, st->fastSpace, "pbc.copy"))
+      ++*packed;
   }
   free(a);
+}
+
+/* Rows of a power-of-two multiple of 256 bytes map every row of a tile to
+ * the same few cache sets (a 128 x 1024 f32 buffer: 4 KiB apart, all in one
+ * set group, 12 ways for 128 rows). One cache line of padding per row
+ * spreads them; only the alloc's type changes: every access goes through
+ * the same value and stays in bounds. On GPUs the same padding avoids
+ * shared-memory bank conflicts. */
+static void padRows(MlirOperation alloc, int lineBytes) {
+  MlirValue buf = mlirOperationGetResult(alloc, 0);
+  MlirType t = mlirValueGetType(buf);
+  int rank = (int)mlirShapedTypeGetRank(t);
+  int bits = pbcElementBits(t);
+  if (rank < 2 || bits < 8 || !mlirShapedTypeHasStaticShape(t))
+    return;
+  int64_t shape[PBC_MAX_RANK];
+  for (int d = 0; d < rank && d < PBC_MAX_RANK; ++d)
+    shape[d] = mlirShapedTypeGetDimSize(t, d);
+  long long rowBytes = shape[rank - 1] * bits / 8;
+  if (rowBytes < 256 || (rowBytes & (rowBytes - 1)) != 0 || lineBytes * 8 % bits)
+    return;
+  shape[rank - 1] += lineBytes * 8 / bits;
+  MlirType padded = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), rank, shape,
+                                      mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
+  mlirValueSetType(buf, padded);
+}
+
+static MlirWalkResult padBuffers(MlirOperation op, void *data) {
+  const State *st = data;
+  if (pbcOpIsA(op, "memref.alloc") && mlirOperationGetNumOperands(op) == 0) {
+    MlirValue buf = mlirOperationGetResult(op, 0);
+    /* Only the buffers pbc-pack made (filled by a pbc.copy nest), and only
+     * if every use is an affine access or the dealloc. */
+    bool ours = true, filledByCopy = false;
+    for (MlirOpOperand u = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(u);
+         u = mlirOpOperandGetNextUse(u)) {
+      MlirOperation user = mlirOpOperandGetOwner(u);
+      PbcAccess acc;
+      if (!pbcOpIsA(user, "memref.dealloc") && !pbcAccessGet(user, &acc))
+        ours = false;
+      for (MlirOperation p = user; !mlirOperationIsNull(p); p = mlirOperationGetParentOperation(p))
+        if (pbcOpIsA(p, "affine.for") &&
+            !mlirAttributeIsNull(mlirOperationGetAttributeByName(p, str("pbc.copy"))))
+          filledByCopy = true;
+    }
+    if (ours && filledByCopy && st->padBuffers)
+      padRows(op, st->lineBytes);
+  }
+  return MlirWalkResultAdvance;
 }
 
 static MlirWalkResult unmark(MlirOperation op, void *data) {
@@ -99,8 +154,11 @@ static MlirWalkResult unmark(MlirOperation op, void *data) {
 static bool run(MlirOperation func, void *state) {
   Roots *r = calloc(1, sizeof(Roots));
   mlirOperationWalk(func, findSites, r, MlirWalkPreOrder);
+  int packed = 0;
   for (int i = 0; i < r->n; ++i)
-    packNest(r->roots[i], state);
+    packNest(r->roots[i], state, &packed);
+  if (packed)
+    mlirOperationWalk(func, padBuffers, state, MlirWalkPreOrder);
   mlirOperationWalk(func, unmark, NULL, MlirWalkPreOrder);
   free(r);
   return true;
@@ -111,12 +169,17 @@ static const PbcCPassSpec kSpec = {"pbc-pack", "func.func",
                                    sizeof(State)};
 
 MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"fast-memory-space", NULL};
+  static const char *const known[] = {"fast-memory-space", "cache-line-bytes",
+                                      "pad", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  State st = {0};
+  State st = {0, 64, true};
   char v[32];
   if (pbcPassOptionGet(options, "fast-memory-space", v, sizeof(v)))
     st.fastSpace = (unsigned)atoi(v);
+  if (pbcPassOptionGet(options, "cache-line-bytes", v, sizeof(v)))
+    st.lineBytes = atoi(v) > 0 ? atoi(v) : 64;
+  if (pbcPassOptionGet(options, "pad", v, sizeof(v)))
+    st.padBuffers = atoi(v) != 0;
   return pbcCPassCreate(&kSpec, &st);
 }

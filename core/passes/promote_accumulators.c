@@ -99,9 +99,17 @@ static MlirOperation promoteLoop(MlirOperation loop) {
     yields[i] = mlirOperationGetOperand(stores[i], 0);
   }
   int before = (int)mlirOperationGetNumResults(loop);
+  /* The new loop keeps the old one's marks (pbc.kind on a root). */
+  MlirNamedAttribute marks[16];
+  int nMarks = 0;
+  for (intptr_t i = 0; i < mlirOperationGetNumDiscardableAttributes(loop) && nMarks < 16; ++i)
+    marks[nMarks++] = mlirOperationGetDiscardableAttribute(loop, i);
   MlirOperation newLoop = pbcExtAffineForAddIterArgs(loop, n, inits, yields);
   if (mlirOperationIsNull(newLoop))
     return loop; /* unreachable for affine.for; the clones are dead */
+  for (int i = 0; i < nMarks; ++i)
+    mlirOperationSetDiscardableAttributeByName(
+        newLoop, mlirIdentifierStr(marks[i].name), marks[i].attribute);
   MlirBlock newBody = pbcLoopBody(newLoop);
   MlirOperation after = newLoop;
   for (int i = 0; i < n; ++i) {

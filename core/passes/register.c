@@ -12,6 +12,9 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-parallelize", "func.func",
                      "Outermost parallel loop of each nest -> affine.parallel",
                      pbcCreateParallelizePass);
+  pbcPassRegistryAdd(reg, "pbc-copy-to-loops", "func.func",
+                     "memref.copy of static shapes -> affine loop nest",
+                     pbcCreateCopyToLoopsPass);
   pbcPassRegistryAdd(reg, "pbc-tile", "func.func",
                      "Register and cache tiling of key (matmul-kind) nests",
                      pbcCreateTilePass);

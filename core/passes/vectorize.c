@@ -62,6 +62,16 @@ static bool isElementwise(MlirOperation op) {
 
 static void analyze(Plan *p, MlirBlock block);
 
+/* Identity layout, or strided with unit innermost stride (a subview). */
+static bool lastDimContiguous(MlirType memrefType) {
+  MlirAttribute layout = mlirMemRefTypeGetLayout(memrefType);
+  if (mlirAttributeIsAStridedLayout(layout)) {
+    intptr_t n = mlirStridedLayoutAttrGetNumStrides(layout);
+    return n > 0 && mlirStridedLayoutAttrGetStride(layout, n - 1) == 1;
+  }
+  return mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(memrefType));
+}
+
 static void analyzeOp(Plan *p, MlirOperation op) {
   if (!p->ok)
     return;
@@ -87,7 +97,7 @@ static void analyzeOp(Plan *p, MlirOperation op) {
     }
     /* Only memrefs whose last dimension is contiguous. */
     MlirType mt = mlirValueGetType(acc.memref);
-    if (!mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(mt)))
+    if (!lastDimContiguous(mt))
       p->ok = false;
     if (p->nAccesses == 256)
       p->ok = false;

@@ -1,0 +1,71 @@
+/* Generic construction of the few affine ops pbc's C passes create (see
+ * pbc/ir_build.h). */
+#include "pbc/ir_build.h"
+
+#include "mlir-c/AffineMap.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static MlirNamedAttribute named(MlirContext ctx, const char *name, MlirAttribute a) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, str(name)), a);
+}
+
+MlirOperation pbcBuildAffineFor(MlirOperation before, int64_t ub, MlirLocation loc) {
+  MlirContext ctx = mlirLocationGetContext(loc);
+  MlirType index = mlirIndexTypeGet(ctx);
+  int32_t segments[3] = {0, 0, 0};
+  MlirNamedAttribute attrs[4] = {
+      named(ctx, "lowerBoundMap", mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, 0))),
+      named(ctx, "upperBoundMap", mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, ub))),
+      named(ctx, "step", mlirIntegerAttrGet(index, 1)),
+      named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 3, segments)),
+  };
+  MlirRegion region = mlirRegionCreate();
+  MlirBlock body = mlirBlockCreate(1, &index, &loc);
+  mlirRegionAppendOwnedBlock(region, body);
+  MlirOperationState yst = mlirOperationStateGet(str("affine.yield"), loc);
+  mlirBlockAppendOwnedOperation(body, mlirOperationCreate(&yst));
+  MlirOperationState st = mlirOperationStateGet(str("affine.for"), loc);
+  mlirOperationStateAddAttributes(&st, 4, attrs);
+  mlirOperationStateAddOwnedRegions(&st, 1, &region);
+  MlirOperation loop = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, loop);
+  return loop;
+}
+
+static MlirOperation access(const char *name, MlirOperation before, MlirValue value,
+                            MlirValue memref, const MlirValue *indices, int rank,
+                            MlirLocation loc) {
+  MlirContext ctx = mlirLocationGetContext(loc);
+  MlirValue operands[16];
+  int n = 0;
+  if (!mlirValueIsNull(value))
+    operands[n++] = value;
+  operands[n++] = memref;
+  for (int i = 0; i < rank && n < 16; ++i)
+    operands[n++] = indices[i];
+  MlirNamedAttribute map =
+      named(ctx, "map", mlirAffineMapAttrGet(mlirAffineMapMultiDimIdentityGet(ctx, rank)));
+  MlirOperationState st = mlirOperationStateGet(str(name), loc);
+  mlirOperationStateAddOperands(&st, n, operands);
+  mlirOperationStateAddAttributes(&st, 1, &map);
+  if (mlirValueIsNull(value)) {
+    MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(memref));
+    mlirOperationStateAddResults(&st, 1, &elem);
+  }
+  MlirOperation op = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
+  return op;
+}
+
+MlirOperation pbcBuildAffineLoad(MlirOperation before, MlirValue memref,
+                                 const MlirValue *indices, int rank, MlirLocation loc) {
+  return access("affine.load", before, (MlirValue){NULL}, memref, indices, rank, loc);
+}
+
+MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirValue memref,
+                                  const MlirValue *indices, int rank, MlirLocation loc) {
+  return access("affine.store", before, value, memref, indices, rank, loc);
+}

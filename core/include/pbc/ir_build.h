@@ -1,0 +1,22 @@
+/*===- pbc/ir_build.h - Building affine IR from C ------------------------===*\
+|* The C API creates ops generically; these helpers fill in what the affine  *|
+|* ops need (bound maps, segment sizes, body block and terminator).          *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_IR_BUILD_H
+#define PBC_IR_BUILD_H
+
+#include <stdint.h>
+
+#include "mlir-c/IR.h"
+
+/* Creates `affine.for %i = 0 to ub` (constant bounds, step 1) with an empty
+ * body (just the terminator), inserted before `before`. */
+MlirOperation pbcBuildAffineFor(MlirOperation before, int64_t ub, MlirLocation loc);
+/* Creates an affine.load/affine.store with identity subscripts `indices`,
+ * inserted before `before` (for a store, `value` is stored). */
+MlirOperation pbcBuildAffineLoad(MlirOperation before, MlirValue memref,
+                                 const MlirValue *indices, int rank, MlirLocation loc);
+MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirValue memref,
+                                  const MlirValue *indices, int rank, MlirLocation loc);
+
+#endif
