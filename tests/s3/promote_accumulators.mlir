@@ -1,0 +1,36 @@
+// pbc-promote-accumulators turns a load/store pair of one element, invariant
+// in the loop, into an iter_arg (loaded before, stored after), climbing out
+// of nested reduction loops; it must not when another access may touch the
+// same element.
+// RUN: pbc-opt %s -p 'pbc-promote-accumulators' | FileCheck %s
+// CHECK-LABEL: func.func @dot2
+// CHECK: %[[INIT:.*]] = affine.load %arg2[0] : memref<4xf32>
+// CHECK-NEXT: %[[R:.*]] = affine.for %{{.*}} = 0 to 8 iter_args(%[[A:.*]] = %[[INIT]]) -> (f32) {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 16 iter_args(%{{.*}} = %[[A]]) -> (f32) {
+// CHECK-NOT: affine.store
+// CHECK: affine.store %[[R]], %arg2[0] : memref<4xf32>
+func.func @dot2(%x: memref<8x16xf32>, %y: memref<8x16xf32>, %o: memref<4xf32>) {
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 16 {
+      %a = affine.load %x[%i, %j] : memref<8x16xf32>
+      %b = affine.load %y[%i, %j] : memref<8x16xf32>
+      %c = affine.load %o[0] : memref<4xf32>
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %c, %p : f32
+      affine.store %s, %o[0] : memref<4xf32>
+    }
+  }
+  return
+}
+// o[0] is also read through o[%i] (may be the same element): no promotion.
+// CHECK-LABEL: func.func @may_alias
+// CHECK-NOT: iter_args
+func.func @may_alias(%x: memref<4xf32>, %o: memref<4xf32>) {
+  affine.for %i = 0 to 4 {
+    %c = affine.load %o[0] : memref<4xf32>
+    %d = affine.load %o[%i] : memref<4xf32>
+    %s = arith.addf %c, %d : f32
+    affine.store %s, %o[0] : memref<4xf32>
+  }
+  return
+}

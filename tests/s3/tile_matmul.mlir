@@ -1,0 +1,63 @@
+// pbc-tile on a GEMM-shaped nest: cache tiles in BLIS order (jc, kc, ic)
+// with the point loops inside, pack sites on the cache tile loops, register
+// tile sizes (MR x NR) on the point loops, and pbc.kind moved to the new root.
+// With 32 vector registers of 16 lanes: MR=4, NV=4 (NR=64) maximise FMAs per
+// load among tiles that divide 64x128. Non-key nests are left alone.
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432}' | FileCheck %s
+// CHECK-LABEL: func.func @matmul
+// CHECK: affine.for %[[JC:.*]] = 0 to 128 step 128 {
+// CHECK-NEXT: affine.for %[[KC:.*]] = 0 to 256 step 128 {
+// CHECK-NEXT: affine.for %[[IC:.*]] = 0 to 64 step 32 {
+// CHECK-NEXT: affine.for %{{.*}} = #{{.*}}(%[[IC]]) to #{{.*}}(%[[IC]]) {
+// CHECK-NEXT: affine.for %{{.*}} = #{{.*}}(%[[JC]]) to #{{.*}}(%[[JC]]) {
+// CHECK-NEXT: affine.for %{{.*}} = #{{.*}}(%[[KC]]) to #{{.*}}(%[[KC]]) {
+// CHECK: } {pbc.register_tile = 64 : i64, pbc.vectorize}
+// CHECK-NEXT: } {pbc.register_tile = 4 : i64}
+// CHECK-NEXT: } {pbc.pack_site, pbc.parallel}
+// CHECK-NEXT: } {pbc.pack_site}
+// CHECK-NEXT: } {pbc.kind = "matmul", pbc.pack_site, pbc.parallel}
+func.func @matmul(%a: memref<64x256xf32>, %b: memref<256x128xf32>, %c: memref<64x128xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 128 {
+      affine.for %k = 0 to 256 {
+        %x = affine.load %a[%i, %k] : memref<64x256xf32>
+        %y = affine.load %b[%k, %j] : memref<256x128xf32>
+        %z = affine.load %c[%i, %j] : memref<64x128xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<64x128xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+// A strided output column (j not contiguous) is not a nest pbc-tile knows
+// how to vectorize: untouched.
+// CHECK-LABEL: func.func @transposed_out
+// CHECK-NOT: pbc.register_tile
+// CHECK: } {pbc.kind = "matmul"}
+func.func @transposed_out(%a: memref<64x256xf32>, %b: memref<256x128xf32>, %c: memref<128x64xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 128 {
+      affine.for %k = 0 to 256 {
+        %x = affine.load %a[%i, %k] : memref<64x256xf32>
+        %y = affine.load %b[%k, %j] : memref<256x128xf32>
+        %z = affine.load %c[%j, %i] : memref<128x64xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%j, %i] : memref<128x64xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+// CHECK-LABEL: func.func @pointwise
+// CHECK-NOT: pbc.register_tile
+func.func @pointwise(%a: memref<64xf32>) {
+  affine.for %i = 0 to 64 {
+    %x = affine.load %a[%i] : memref<64xf32>
+    %y = arith.addf %x, %x : f32
+    affine.store %y, %a[%i] : memref<64xf32>
+  } {pbc.kind = "pointwise"}
+  return
+}

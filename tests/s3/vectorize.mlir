@@ -1,0 +1,62 @@
+// pbc-vectorize widens innermost loops by vector-bits / element bits:
+// contiguous accesses become affine.vector_load/store, elementwise ops get
+// vector types, loop-invariant scalars are broadcast, the step is the lanes.
+// RUN: pbc-opt %s -p 'pbc-vectorize{vector-bits=256}' | FileCheck %s
+// CHECK-LABEL: func.func @axpy
+// CHECK: affine.for %[[I:.*]] = 0 to 64 step 8 {
+// CHECK-NEXT: %[[X:.*]] = affine.vector_load %arg0[%[[I]]] : memref<64xf32>, vector<8xf32>
+// CHECK-NEXT: %[[S:.*]] = vector.broadcast %arg2 : f32 to vector<8xf32>
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[X]], %[[S]] : vector<8xf32>
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[M]] : vector<8xf32>
+// CHECK-NEXT: affine.vector_store %[[E]], %arg1[%[[I]]] : memref<64xf32>, vector<8xf32>
+func.func @axpy(%x: memref<64xf32>, %y: memref<64xf32>, %s: f32) {
+  affine.for %i = 0 to 64 {
+    %a = affine.load %x[%i] : memref<64xf32>
+    %m = arith.mulf %a, %s : f32
+    %e = math.exp %m : f32
+    affine.store %e, %y[%i] : memref<64xf32>
+  }
+  return
+}
+// Must not: a loop-carried dependence (x[i+1] = x[i]), a strided access,
+// a trip count that isn't a multiple of the lanes, a reduction into one
+// element (invariant store).
+// CHECK-LABEL: func.func @carried
+// CHECK-NOT: vector
+func.func @carried(%x: memref<65xf32>) {
+  affine.for %i = 0 to 64 {
+    %a = affine.load %x[%i] : memref<65xf32>
+    affine.store %a, %x[%i + 1] : memref<65xf32>
+  }
+  return
+}
+// CHECK-LABEL: func.func @strided
+// CHECK-NOT: vector
+func.func @strided(%x: memref<128xf32>, %y: memref<64xf32>) {
+  affine.for %i = 0 to 64 {
+    %a = affine.load %x[%i * 2] : memref<128xf32>
+    affine.store %a, %y[%i] : memref<64xf32>
+  }
+  return
+}
+// CHECK-LABEL: func.func @odd_trip
+// CHECK-NOT: vector
+func.func @odd_trip(%x: memref<63xf32>) {
+  affine.for %i = 0 to 63 {
+    %a = affine.load %x[%i] : memref<63xf32>
+    %b = arith.addf %a, %a : f32
+    affine.store %b, %x[%i] : memref<63xf32>
+  }
+  return
+}
+// CHECK-LABEL: func.func @sum
+// CHECK-NOT: vector
+func.func @sum(%x: memref<64xf32>, %o: memref<f32>) {
+  affine.for %i = 0 to 64 {
+    %a = affine.load %x[%i] : memref<64xf32>
+    %b = affine.load %o[] : memref<f32>
+    %c = arith.addf %a, %b : f32
+    affine.store %c, %o[] : memref<f32>
+  }
+  return
+}
