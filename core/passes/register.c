@@ -15,6 +15,8 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-copy-to-loops", "func.func",
                      "memref.copy of static shapes -> affine loop nest",
                      pbcCreateCopyToLoopsPass);
+  pbcPassRegistryAdd(reg, "pbc-fuse", "func.func",
+                     "Producer-consumer fusion of same-shape nests", pbcCreateFusePass);
   pbcPassRegistryAdd(reg, "pbc-tile", "func.func",
                      "Register and cache tiling of key (matmul-kind) nests",
                      pbcCreateTilePass);

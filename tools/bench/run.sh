@@ -102,6 +102,7 @@ build() { # name sources... -- libs...
 }
 build bench_matmul bench_matmul.c bench_common.c -- -ldnnl -lopenblas -ldl -lm
 build bench_conv bench_conv.c bench_common.c -- -ldnnl -ldl -lm
+build bench_chain bench_chain.c bench_common.c -- -ldl -lm
 build peak_fma peak_fma.c -- -lm
 
 # --- header -----------------------------------------------------------------
@@ -218,6 +219,15 @@ for s in "${convs[@]}"; do
   run_case "$dir/bin/bench_conv" --lib "$dir/lib/lib$name.so" --func conv \
     "$H" "$W" "$C" "$F" "$KH" "$KW" "$P" "${extra[@]}"
 done
+
+# --- elementwise chain (fusion; memory bound: vs STREAM triad) -----------------
+if [ $quick = 0 ]; then
+  cp "$here/inputs/chain5.mlir" "$dir/mlir/chain5.mlir"
+  if compile_case chain5; then
+    run_case "$dir/bin/bench_chain" --lib "$dir/lib/libchain5.so" --func chain \
+      4096 4096 "${extra[@]}"
+  fi
+fi
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ $status = 0 ] && echo "all checks passed" || echo "SOME CASES FAILED"

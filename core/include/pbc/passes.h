@@ -13,6 +13,7 @@ MlirPass pbcCreateDecomposeAggregatesPass(const char *options, char *err, size_t
 MlirPass pbcCreateClassifyNestsPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateCopyToLoopsPass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateFusePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateVectorizePass(const char *options, char *err, size_t errLen);
