@@ -1,6 +1,8 @@
 /* Passes written in C on mlirCreateExternalPass: see pbc/c_pass.h. */
 #include "pbc/c_pass.h"
 
+#include "mlir-c/BuiltinAttributes.h"
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -187,4 +189,14 @@ const char *pbcOpName(MlirOperation op, char *buf, size_t len) {
 bool pbcOpIsA(MlirOperation op, const char *name) {
   MlirStringRef s = mlirIdentifierStr(mlirOperationGetName(op));
   return s.length == strlen(name) && strncmp(s.data, name, s.length) == 0;
+}
+
+bool pbcOpHasAttr(MlirOperation op, const char *name) {
+  return !mlirAttributeIsNull(
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(name)));
+}
+
+void pbcOpSetUnitAttr(MlirOperation op, const char *name) {
+  mlirOperationSetAttributeByName(op, mlirStringRefCreateFromCString(name),
+                                  mlirUnitAttrGet(mlirOperationGetContext(op)));
 }

@@ -25,10 +25,6 @@ typedef struct {
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-static bool marked(MlirOperation op, const char *name) {
-  return !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str(name)));
-}
-
 typedef struct {
   PbcAccess acc[128];
   int n;
@@ -49,7 +45,7 @@ typedef struct {
 
 static MlirWalkResult findSites(MlirOperation op, void *data) {
   Roots *r = data;
-  if (pbcOpIsA(op, "affine.for") && marked(op, "pbc.pack_site")) {
+  if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, "pbc.pack_site")) {
     if (r->n < 1024)
       r->roots[r->n++] = op; /* outermost site of a nest */
     return MlirWalkResultSkip;
@@ -84,7 +80,7 @@ static void packNest(MlirOperation outerSite, const State *st, int *packed) {
     for (MlirOperation p = mlirOperationGetParentOperation(x->op);
          !mlirOperationIsNull(p) && pbcOpIsInside(p, outerSite);
          p = mlirOperationGetParentOperation(p))
-      if (marked(p, "pbc.pack_site") && pbcAccessDependsOnLoop(x, p)) {
+      if (pbcOpHasAttr(p, "pbc.pack_site") && pbcAccessDependsOnLoop(x, p)) {
         site = p;
         break;
       }

@@ -22,16 +22,12 @@ typedef struct {
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-static bool marked(MlirOperation op, const char *name) {
-  return !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str(name)));
-}
-
 static MlirOperation workLoopIn(MlirOperation loop) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
   MlirOperation found = {NULL};
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    if (pbcOpIsA(op, "affine.for") && !marked(op, "pbc.copy")) {
+    if (pbcOpIsA(op, "affine.for") && !pbcOpHasAttr(op, "pbc.copy")) {
       if (found.ptr)
         return (MlirOperation){NULL}; /* imperfect band: stop here */
       found = op;
@@ -44,7 +40,7 @@ static void parallelizeNest(MlirOperation root, const State *st) {
   MlirAttribute kind = mlirOperationGetAttributeByName(
       root, mlirStringRefCreateFromCString("pbc.kind"));
   for (MlirOperation loop = root; !mlirOperationIsNull(loop); loop = workLoopIn(loop)) {
-    if (!marked(loop, "pbc.parallel") && !pbcExtAffineIsLoopParallel(loop))
+    if (!pbcOpHasAttr(loop, "pbc.parallel") && !pbcExtAffineIsLoopParallel(loop))
       continue;
     long long trip = pbcExtAffineConstantTripCount(loop);
     if (trip >= 0 && trip < st->minTrip)

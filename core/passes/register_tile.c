@@ -16,11 +16,6 @@
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-static void mark(MlirOperation op, const char *name) {
-  mlirOperationSetAttributeByName(op, str(name),
-                                  mlirUnitAttrGet(mlirOperationGetContext(op)));
-}
-
 static long long tileSize(MlirOperation op) {
   MlirAttribute a = mlirOperationGetAttributeByName(op, str("pbc.register_tile"));
   return mlirAttributeIsNull(a) ? 0 : mlirIntegerAttrGetValueInt(a);
@@ -36,10 +31,6 @@ static MlirWalkResult collect(MlirOperation op, void *data) {
   if (pbcOpIsA(op, "affine.for") && tileSize(op) > 0 && m->n < 1024)
     m->loops[m->n++] = op;
   return MlirWalkResultAdvance;
-}
-
-static bool marked(MlirOperation op, const char *name) {
-  return !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str(name)));
 }
 
 static bool run(MlirOperation func, void *state) {
@@ -58,7 +49,7 @@ static bool run(MlirOperation func, void *state) {
     MlirOperation band[2] = {outer, inner};
     unsigned sizes[2] = {(unsigned)tileSize(outer), pair ? (unsigned)tileSize(inner) : 0};
     int cnt = pair ? 2 : 1;
-    bool vec[2] = {marked(outer, "pbc.vectorize"), pair && marked(inner, "pbc.vectorize")};
+    bool vec[2] = {pbcOpHasAttr(outer, "pbc.vectorize"), pair && pbcOpHasAttr(inner, "pbc.vectorize")};
     mlirOperationRemoveAttributeByName(outer, str("pbc.register_tile"));
     if (pair)
       mlirOperationRemoveAttributeByName(inner, str("pbc.register_tile"));
@@ -66,16 +57,16 @@ static bool run(MlirOperation func, void *state) {
     if (!pbcExtAffineTile(band, cnt, sizes, t))
       continue;
     for (int l = 0; l < cnt; ++l)
-      mark(t[l], "pbc.parallel"); /* I and J are parallel (pbc-tile checked) */
+      pbcOpSetUnitAttr(t[l], "pbc.parallel"); /* I and J are parallel (pbc-tile checked) */
     if (pair) {
       unsigned perm[2] = {1, 0};
       pbcExtAffinePermute(t, 2, perm);
     }
     /* Tiling made new loops: t[cnt..2cnt) are the point loops. */
     for (int l = 0; l < cnt; ++l) {
-      mark(t[cnt + l], "pbc.unroll_jam");
+      pbcOpSetUnitAttr(t[cnt + l], "pbc.unroll_jam");
       if (vec[l])
-        mark(t[cnt + l], "pbc.vectorize");
+        pbcOpSetUnitAttr(t[cnt + l], "pbc.vectorize");
     }
   }
   free(m);

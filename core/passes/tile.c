@@ -43,11 +43,6 @@ typedef struct {
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-static void mark(MlirOperation op, const char *name) {
-  mlirOperationSetAttributeByName(op, str(name),
-                                  mlirUnitAttrGet(mlirOperationGetContext(op)));
-}
-
 typedef struct {
   PbcAccess acc[64];
   int n;
@@ -194,18 +189,18 @@ static void tileNest(MlirOperation root, const State *st) {
     unsigned perm[3] = {2, 0, 1};
     pbcExtAffinePermute(t, 3, perm);
     for (int l = 0; l < 3; ++l)
-      mark(t[l], "pbc.pack_site");
+      pbcOpSetUnitAttr(t[l], "pbc.pack_site");
     /* Tiling made new loops: the point loops are the ones to mark now. */
     iLoop = t[3];
     jLoop = t[4];
     if (parallelBefore[I])
-      mark(t[0], "pbc.parallel");
+      pbcOpSetUnitAttr(t[0], "pbc.parallel");
     if (parallelBefore[J])
-      mark(t[1], "pbc.parallel");
+      pbcOpSetUnitAttr(t[1], "pbc.parallel");
   }
   for (int l = 0; l < n.n; ++l)
     if (parallelBefore[l] && l != n.I && l != n.J && !(n.gemm && l > n.I))
-      mark(n.band[l], "pbc.parallel");
+      pbcOpSetUnitAttr(n.band[l], "pbc.parallel");
   MlirContext ctx = mlirOperationGetContext(jLoop);
   MlirType i64 = mlirIntegerTypeGet(ctx, 64);
   if (!mlirOperationIsNull(iLoop) && mr > 1)
@@ -213,7 +208,7 @@ static void tileNest(MlirOperation root, const State *st) {
                                     mlirIntegerAttrGet(i64, mr));
   mlirOperationSetAttributeByName(jLoop, str("pbc.register_tile"),
                                   mlirIntegerAttrGet(i64, nr));
-  mark(jLoop, "pbc.vectorize");
+  pbcOpSetUnitAttr(jLoop, "pbc.vectorize");
   /* The root may be a new loop now (the old one erased): re-tag it. */
   if (!mlirAttributeIsNull(kind))
     mlirOperationSetAttributeByName(rootOf(jLoop), str("pbc.kind"), kind);

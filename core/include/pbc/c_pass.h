@@ -48,6 +48,9 @@ void pbcEmitOpError(MlirOperation op, const char *fmt, ...)
 
 /* Small helpers used by many passes. */
 bool pbcOpIsA(MlirOperation op, const char *name);
+/* Discardable attributes as marks between passes (pbc.vectorize, ...). */
+bool pbcOpHasAttr(MlirOperation op, const char *name);
+void pbcOpSetUnitAttr(MlirOperation op, const char *name);
 /* Name of op as a NUL-terminated string in buf. */
 const char *pbcOpName(MlirOperation op, char *buf, size_t len);
 
