@@ -290,3 +290,47 @@ int pbcElementBits(MlirType t) {
     return (int)mlirIntegerTypeGetWidth(t);
   return 0;
 }
+
+MlirValue pbcMemrefBase(MlirValue memref) {
+  static const char *const views[] = {"memref.subview",       "memref.reinterpret_cast",
+                                      "memref.cast",          "memref.collapse_shape",
+                                      "memref.expand_shape",  "memref.transpose",
+                                      "memref.view",          NULL};
+  while (mlirValueIsAOpResult(memref)) {
+    MlirOperation def = mlirOpResultGetOwner(memref);
+    bool isView = false;
+    for (int i = 0; views[i]; ++i)
+      isView |= pbcOpIsA(def, views[i]);
+    if (!isView || mlirOperationGetNumOperands(def) == 0)
+      break;
+    memref = mlirOperationGetOperand(def, 0);
+  }
+  return memref;
+}
+
+bool pbcMemrefsMayAlias(MlirValue a, MlirValue b) {
+  MlirValue ba = pbcMemrefBase(a), bb = pbcMemrefBase(b);
+  if (mlirValueEqual(ba, bb))
+    return true;
+  return !pbcMemrefIsRoot(ba) || !pbcMemrefIsRoot(bb);
+}
+
+bool pbcNestKindIs(MlirOperation op, const char *kind) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, str("pbc.kind"));
+  if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
+    return false;
+  MlirStringRef k = mlirStringAttrGetValue(a);
+  return k.length == strlen(kind) && !strncmp(k.data, kind, k.length);
+}
+
+int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int max) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  int n = 0;
+  if (mlirBlockIsNull(body))
+    return 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op) && n < max;
+       op = mlirOperationGetNextInBlock(op))
+    if (pbcOpIsA(op, "affine.for") && (!kind || pbcNestKindIs(op, kind)))
+      roots[n++] = op;
+  return n;
+}

@@ -74,11 +74,6 @@ bool pbcExtAffineUnrollJam(MlirOperation forOp, uint64_t factor) {
   return loop && succeeded(loopUnrollJamByFactor(loop, factor));
 }
 
-bool pbcExtAffinePromoteIfSingleIteration(MlirOperation forOp) {
-  auto loop = dyn_cast<AffineForOp>(unwrap(forOp));
-  return loop && succeeded(promoteIfSingleIteration(loop));
-}
-
 bool pbcExtAffineDataCopy(MlirOperation forOp, MlirValue memref,
                           unsigned slowSpace, unsigned fastSpace,
                           const char *markAttr) {
@@ -118,17 +113,4 @@ MlirOperation pbcExtAffineForAddIterArgs(MlirOperation forOp, int n,
   if (failed(result))
     return wrap(static_cast<Operation *>(nullptr));
   return wrap(result->getOperation());
-}
-
-bool pbcExtAffineSeparateFullTiles(MlirOperation *band, int n,
-                                   MlirOperation *full) {
-  SmallVector<AffineForOp> loops = unwrapBand(band, n);
-  if ((int)loops.size() != n)
-    return false;
-  SmallVector<AffineForOp> fullNest;
-  if (failed(separateFullTiles(loops, &fullNest)))
-    return false;
-  for (size_t i = 0; i < fullNest.size(); ++i)
-    full[i] = wrap(fullNest[i].getOperation());
-  return true;
 }

@@ -24,15 +24,6 @@
 
 #define MAX_ACC 256
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
-
-static bool kindIs(MlirOperation op, const char *k) {
-  MlirAttribute a = mlirOperationGetAttributeByName(op, str("pbc.kind"));
-  if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
-    return false;
-  MlirStringRef s = mlirStringAttrGetValue(a);
-  return s.length == strlen(k) && !strncmp(s.data, k, s.length);
-}
 
 typedef struct {
   MlirOperation band[PBC_MAX_BAND];
@@ -91,7 +82,7 @@ static bool sameElement(const PbcAccess *p, const NestInfo *np, const PbcAccess 
 }
 
 static bool canFuse(MlirOperation P, MlirOperation C, NestInfo *np, NestInfo *nc) {
-  if (kindIs(P, "matmul") || kindIs(C, "matmul") || kindIs(C, "broadcast"))
+  if (pbcNestKindIs(P, "matmul") || pbcNestKindIs(C, "matmul") || pbcNestKindIs(C, "broadcast"))
     return false;
   if (!describe(P, np) || !describe(C, nc) || np->depth != nc->depth)
     return false;
@@ -105,16 +96,17 @@ static bool canFuse(MlirOperation P, MlirOperation C, NestInfo *np, NestInfo *nc
   for (int i = 0; i < np->nAcc; ++i)
     for (int j = 0; j < nc->nAcc; ++j) {
       const PbcAccess *p = &np->acc[i], *c = &nc->acc[j];
-      if (!mlirValueEqual(p->memref, c->memref) || (!p->isWrite && !c->isWrite))
+      if (!p->isWrite && !c->isWrite)
+        continue;
+      bool same = mlirValueEqual(p->memref, c->memref);
+      if (!same && pbcMemrefsMayAlias(p->memref, c->memref))
+        return false; /* e.g. a view of the produced buffer */
+      if (!same)
         continue;
       if (!sameElement(p, np, c, nc))
         return false;
       producesForC |= p->isWrite && !c->isWrite;
     }
-  /* Memrefs P writes must not alias other memrefs C reads (views). */
-  for (int i = 0; i < np->nAcc; ++i)
-    if (np->acc[i].isWrite && !pbcMemrefIsRoot(np->acc[i].memref))
-      return false;
   return producesForC;
 }
 

@@ -28,13 +28,21 @@ static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(
 typedef struct {
   PbcAccess acc[128];
   int n;
+  bool complete; /* every access seen (else nothing is packed) */
 } Accs;
 
 static MlirWalkResult gather(MlirOperation op, void *data) {
   Accs *a = data;
   PbcAccess acc;
-  if (a->n < 128 && pbcAccessGet(op, &acc))
-    a->acc[a->n++] = acc;
+  if (pbcAccessGet(op, &acc)) {
+    if (a->n < 128)
+      a->acc[a->n++] = acc;
+    else
+      a->complete = false;
+  } else if (pbcOpIsA(op, "affine.load") || pbcOpIsA(op, "affine.store") ||
+             pbcOpIsA(op, "memref.load") || pbcOpIsA(op, "memref.store")) {
+    a->complete = false; /* an access the analysis can't read */
+  }
   return MlirWalkResultAdvance;
 }
 
@@ -53,16 +61,20 @@ static MlirWalkResult findSites(MlirOperation op, void *data) {
   return MlirWalkResultAdvance;
 }
 
+/* Written in the nest, possibly through another view of the same buffer. */
 static bool writtenIn(const Accs *a, MlirValue memref) {
   for (int i = 0; i < a->n; ++i)
-    if (a->acc[i].isWrite && mlirValueEqual(a->acc[i].memref, memref))
+    if (a->acc[i].isWrite && pbcMemrefsMayAlias(a->acc[i].memref, memref))
       return true;
   return false;
 }
 
 static void packNest(MlirOperation outerSite, const State *st, int *packed) {
   Accs *a = calloc(1, sizeof(Accs));
+  a->complete = true;
   mlirOperationWalk(outerSite, gather, a, MlirWalkPreOrder);
+  if (!a->complete)
+    a->n = 0;
   MlirValue done[128];
   int nDone = 0;
   for (int i = 0; i < a->n; ++i) {

@@ -13,6 +13,7 @@
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "pbc-ext/affine.h"
+#include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/passes.h"
 
@@ -60,16 +61,9 @@ static MlirWalkResult unmark(MlirOperation op, void *data) {
 }
 
 static bool run(MlirOperation func, void *state) {
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
-  if (mlirBlockIsNull(body))
-    return true;
   /* Collect first: parallelizing replaces the loop being iterated over. */
   MlirOperation roots[4096];
-  int n = 0;
-  for (MlirOperation op = mlirBlockGetFirstOperation(body);
-       !mlirOperationIsNull(op) && n < 4096; op = mlirOperationGetNextInBlock(op))
-    if (pbcOpIsA(op, "affine.for"))
-      roots[n++] = op;
+  int n = pbcRootNests(func, NULL, roots, 4096);
   for (int i = 0; i < n; ++i)
     parallelizeNest(roots[i], state);
   mlirOperationWalk(func, unmark, NULL, MlirWalkPreOrder);

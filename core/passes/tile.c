@@ -215,21 +215,8 @@ static void tileNest(MlirOperation root, const State *st) {
 }
 
 static bool run(MlirOperation func, void *state) {
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
-  if (mlirBlockIsNull(body))
-    return true;
   MlirOperation roots[4096];
-  int n = 0;
-  for (MlirOperation op = mlirBlockGetFirstOperation(body);
-       !mlirOperationIsNull(op) && n < 4096; op = mlirOperationGetNextInBlock(op)) {
-    MlirAttribute kind = mlirOperationGetAttributeByName(op, str("pbc.kind"));
-    if (pbcOpIsA(op, "affine.for") && !mlirAttributeIsNull(kind) &&
-        mlirAttributeIsAString(kind)) {
-      MlirStringRef k = mlirStringAttrGetValue(kind);
-      if (k.length == 6 && !strncmp(k.data, "matmul", 6))
-        roots[n++] = op;
-    }
-  }
+  int n = pbcRootNests(func, "matmul", roots, 4096);
   for (int i = 0; i < n; ++i)
     tileNest(roots[i], state);
   return true;

@@ -171,8 +171,13 @@ static bool accessesIndependent(const Plan *p) {
   for (int i = 0; i < p->nAccesses; ++i)
     for (int j = 0; j < p->nAccesses; ++j) {
       const PbcAccess *a = &p->accesses[i], *b = &p->accesses[j];
-      if (i == j || !a->isWrite || !mlirValueEqual(a->memref, b->memref))
+      if (i == j || !a->isWrite)
         continue;
+      if (!mlirValueEqual(a->memref, b->memref)) {
+        if (pbcMemrefsMayAlias(a->memref, b->memref))
+          return false; /* e.g. a view of the written buffer */
+        continue;
+      }
       if (pbcAccessStrideAlong(b, p->loop) == PBC_STRIDE_INVARIANT && !b->isWrite)
         return false; /* reads an element some lane writes */
       if (!pbcAccessesSame(a, b) && !differInFixedDim(a, b, pbcLoopIv(p->loop)))
@@ -227,11 +232,9 @@ static MlirValue vectorOperand(ValueMap *m, MlirValue v, int lanes, MlirOperatio
 }
 
 static void widen(Plan *p, int lanes) {
-  MlirValue iv = pbcLoopIv(p->loop);
-  ValueMap *m = calloc(1, sizeof(ValueMap));
   /* The iv itself is not widened: subscripts keep it scalar (the vector
    * access starts at it). Ops are visited in program order. */
-  (void)iv;
+  ValueMap *m = calloc(1, sizeof(ValueMap));
   for (int i = 0; i < p->nOps; ++i) {
     MlirOperation op = p->ops[i];
     MlirLocation loc = mlirOperationGetLocation(op);

@@ -46,3 +46,24 @@ func.func @stencil(%x: memref<66xf32>, %y: memref<64xf32>) {
   memref.dealloc %t : memref<66xf32>
   return
 }
+// The consumer reads the produced element, and also its neighbour through a
+// shifted view of the same buffer (a stencil in disguise): not fused.
+// CHECK-LABEL: func.func @through_view
+// CHECK: affine.for
+// CHECK: affine.for
+func.func @through_view(%x: memref<65xf32>, %y: memref<64xf32>) {
+  %t = memref.alloc() : memref<65xf32>
+  %v = memref.subview %t[1] [64] [1] : memref<65xf32> to memref<64xf32, strided<[1], offset: 1>>
+  affine.for %i = 0 to 64 {
+    %a = affine.load %x[%i] : memref<65xf32>
+    affine.store %a, %t[%i] : memref<65xf32>
+  } {pbc.kind = "pointwise"}
+  affine.for %i = 0 to 64 {
+    %b = affine.load %v[%i] : memref<64xf32, strided<[1], offset: 1>>
+    %c = affine.load %t[%i] : memref<65xf32>
+    %s = arith.addf %b, %c : f32
+    affine.store %s, %y[%i] : memref<64xf32>
+  } {pbc.kind = "pointwise"}
+  memref.dealloc %t : memref<65xf32>
+  return
+}

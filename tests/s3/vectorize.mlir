@@ -60,3 +60,26 @@ func.func @sum(%x: memref<64xf32>, %o: memref<f32>) {
   }
   return
 }
+// The same carried dependence through a view of the written buffer
+// (v[i] is x[i+1]): the memrefs differ but alias, so no vectorization.
+// CHECK-LABEL: func.func @carried_view
+// CHECK-NOT: vector
+func.func @carried_view(%x: memref<65xf32>) {
+  %v = memref.subview %x[1] [64] [1] : memref<65xf32> to memref<64xf32, strided<[1], offset: 1>>
+  affine.for %i = 0 to 64 {
+    %a = affine.load %x[%i] : memref<65xf32>
+    affine.store %a, %v[%i] : memref<64xf32, strided<[1], offset: 1>>
+  }
+  return
+}
+// A copy into a view of another buffer is fine.
+// CHECK-LABEL: func.func @copy_into_view
+// CHECK: affine.vector_store
+func.func @copy_into_view(%x: memref<64xf32>, %y: memref<80xf32>) {
+  %v = memref.subview %y[8] [64] [1] : memref<80xf32> to memref<64xf32, strided<[1], offset: 8>>
+  affine.for %i = 0 to 64 {
+    %a = affine.load %x[%i] : memref<64xf32>
+    affine.store %a, %v[%i] : memref<64xf32, strided<[1], offset: 8>>
+  }
+  return
+}

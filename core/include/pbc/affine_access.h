@@ -78,6 +78,18 @@ MlirOperation pbcOnlyLoopIn(MlirOperation forOp);
  * "root" buffer: distinct roots never alias under pbc's calling convention,
  * where outputs never alias inputs). */
 bool pbcMemrefIsRoot(MlirValue memref);
+/* The buffer a memref value views: follows view ops (subview, casts,
+ * reshapes) to their source. */
+MlirValue pbcMemrefBase(MlirValue memref);
+/* False only if the two memrefs are provably different buffers: distinct
+ * root bases (function arguments never alias one another under pbc's
+ * calling convention; fresh allocations alias nothing). */
+bool pbcMemrefsMayAlias(MlirValue a, MlirValue b);
+/* True if op carries pbc.kind == kind (the S2 classification). */
+bool pbcNestKindIs(MlirOperation op, const char *kind);
+/* The root affine.for nests of a function's body, in order (of that kind
+ * only, if kind is not NULL); returns how many (at most max). */
+int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int max);
 /* Element bit width of a memref or vector/scalar type (0 if unknown). */
 int pbcElementBits(MlirType t);
 

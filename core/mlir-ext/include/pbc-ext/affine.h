@@ -34,8 +34,6 @@ bool pbcExtAffineTile(MlirOperation *band, int n, const unsigned *sizes,
 bool pbcExtAffinePermute(MlirOperation *band, int n, const unsigned *perm);
 /* mlir::loopUnrollJamByFactor. */
 bool pbcExtAffineUnrollJam(MlirOperation forOp, uint64_t factor);
-/* mlir::promoteIfSingleIteration. */
-bool pbcExtAffinePromoteIfSingleIteration(MlirOperation forOp);
 /* mlir::affineDataCopyGenerate on the body of `forOp` for `memref` only,
  * with point-wise copies into buffers of memory space `fastSpace` (placed at
  * the outermost position where the copied region is invariant). Each copy
@@ -50,11 +48,6 @@ bool pbcExtAffineDataCopy(MlirOperation forOp, MlirValue memref,
 MlirOperation pbcExtAffineForAddIterArgs(MlirOperation forOp, int n,
                                          const MlirValue *inits,
                                          const MlirValue *yields);
-/* mlir::affine::separateFullTiles on band[0..n): guards a full-tile copy
- * (constant trip counts) with an affine.if; the original becomes the
- * partial-tile version. Writes the full-tile band into `full`. */
-bool pbcExtAffineSeparateFullTiles(MlirOperation *band, int n,
-                                   MlirOperation *full);
 
 #ifdef __cplusplus
 }
