@@ -108,6 +108,10 @@ int pbcRunIsolated(int (*fn)(void *), void *arg, const PbcIsolateOptions *o) {
   int code;
   if (WIFEXITED(status)) {
     code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE) {
+    /* The reader of our output went away (e.g. `pbc ... | head`): not a
+     * crash; exit the way a shell expects of a killed writer. */
+    code = 128 + SIGPIPE;
   } else {
     int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     char sigName[64];

@@ -16,6 +16,7 @@
 #include "pbc/plugin_host.h"
 #include "pbc/runner.h"
 #include "pbc/session.h"
+#include "pbc/shared_library.h"
 #include "pbc/target_select.h"
 
 static const char kUsage[] =
@@ -247,24 +248,12 @@ static PbcSession *compileModule(Job *j, bool reference, int lastStage, MlirModu
 
 static int emitLibrary(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSigs) {
   Options *o = j->o;
-  char base[1024], outPath[4096], header[4096], objPath[] = "/tmp/pbc-obj-XXXXXX";
+  char base[1024], outPath[4096], header[4096];
   baseName(o->input, base, sizeof(base));
   if (o->output)
     snprintf(outPath, sizeof(outPath), "%s", o->output);
   else
     snprintf(outPath, sizeof(outPath), "lib%s.so", base);
-  PbcStrBuf obj = {0};
-  bool ok = pbcCodegen(m, j->plugin->table, &j->chip, o->optLevel, PBC_CODEGEN_OBJ, &obj);
-  int fd = ok ? mkstemp(objPath) : -1;
-  ok = ok && fd >= 0 && write(fd, obj.data, obj.len) == (ssize_t)obj.len;
-  if (fd >= 0)
-    close(fd);
-  ok = ok && pbcLinkSharedLibrary(objPath, outPath, j->plugin->table);
-  if (fd >= 0)
-    unlink(objPath);
-  pbcStrBufDestroy(&obj);
-  if (!ok)
-    return PBC_EXIT_ERROR;
   snprintf(header, sizeof(header), "%s", outPath);
   char *dot = strrchr(header, '.');
   char *slash = strrchr(header, '/');
@@ -272,13 +261,10 @@ static int emitLibrary(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSig
     strcpy(dot, ".h");
   else
     strcat(header, ".h");
-  char libName[1024];
-  snprintf(libName, sizeof(libName), "%s", basename(outPath));
-  if (!pbcWriteHeader(header, libName, sigs, numSigs)) {
-    fprintf(stderr, "pbc: error: cannot write '%s'\n", header);
-    return PBC_EXIT_ERROR;
-  }
-  return PBC_EXIT_OK;
+  return pbcEmitSharedLibrary(m, j->plugin->table, &j->chip, o->optLevel, sigs, numSigs,
+                              outPath, header)
+             ? PBC_EXIT_OK
+             : PBC_EXIT_ERROR;
 }
 
 static int cmpDouble(const void *a, const void *b) {

@@ -1,7 +1,7 @@
 /*===- pbc/codegen.h - From the LLVM dialect to files --------------------===*\
 |* After S5 the module is LLVM dialect (plus embedded device binaries). This *|
 |* translates it to LLVM IR, optimizes it for the chosen chip, and writes    *|
-|* assembly, an object file, or a shared library with a C header.           *|
+|* assembly or an object file (shared libraries: pbc/shared_library.h).           *|
 \*===----------------------------------------------------------------------===*/
 #ifndef PBC_CODEGEN_H
 #define PBC_CODEGEN_H
@@ -23,11 +23,4 @@ typedef enum PbcCodegenKind {
 /* Translates, optimizes at optLevel for the chip, and emits. */
 bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
                 int optLevel, PbcCodegenKind kind, PbcStrBuf *out);
-/* Links an object file into a shared library with the target's runtime. */
-bool pbcLinkSharedLibrary(const char *objPath, const char *outPath,
-                          const PbcTargetPlugin *plugin);
-/* Writes the C header declaring the entry points of a library. */
-bool pbcWriteHeader(const char *path, const char *libName,
-                    const PbcEntrySig *sigs, int numSigs);
-
 #endif

@@ -29,7 +29,8 @@ typedef struct PbcIsolateOptions {
 } PbcIsolateOptions;
 
 /* Runs fn(arg) (in a child process when enabled) and returns its exit code,
- * or PBC_EXIT_*_CRASH after reporting a crash. */
+ * or PBC_EXIT_*_CRASH after reporting a crash; 141 (128 + SIGPIPE), quietly,
+ * when the child was killed writing into a closed pipe. */
 int pbcRunIsolated(int (*fn)(void *), void *arg, const PbcIsolateOptions *o);
 
 /* Called by the pipeline runner and code generation to say what runs now. */
