@@ -136,6 +136,15 @@ void pbcPluginDiscover(const char *const *extraDirs, int numExtraDirs,
     exe[n] = 0;
     scanDir(dirname(exe), set);
   }
+  /* Embedded (libpbc): also the directory of the library holding this code. */
+  Dl_info info;
+  char self[4096], selfReal[4096];
+  if (dladdr((void *)&pbcPluginDiscover, &info) && info.dli_fname &&
+      realpath(info.dli_fname, selfReal)) {
+    snprintf(self, sizeof(self), "%s", dirname(selfReal));
+    if (n <= 0 || strcmp(self, exe) != 0)
+      scanDir(self, set);
+  }
 }
 
 const PbcLoadedPlugin *pbcPluginFind(const PbcPluginSet *set, const char *name) {

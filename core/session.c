@@ -1,6 +1,7 @@
 /* A compilation session: context, registries and the stage pipelines. */
 #include "pbc/session.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,23 +76,42 @@ void pbcSessionDestroy(PbcSession *s) {
   free(s);
 }
 
-MlirModule pbcSessionParse(PbcSession *s, const char *text, const char *filename) {
-  /* Diagnostics must say file:line:col. A file is parsed by name (any number
-   * of top-level ops, implicit module); stdin's text with a source name, which
-   * MLIR allows for a single top-level op, wrapped below if not a module. */
-  if (strcmp(filename, "<stdin>") != 0)
-    return mlirModuleCreateParseFromFile(s->ctx, mlirStringRefCreateFromCString(filename));
+/* True if the text's first op is a `module` (after blank and comment lines). */
+static bool startsWithModule(const char *t) {
+  for (;;) {
+    while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')
+      ++t;
+    if (t[0] != '/' || t[1] != '/')
+      break;
+    while (*t && *t != '\n')
+      ++t;
+  }
+  return strncmp(t, "module", 6) == 0 && !(isalnum((unsigned char)t[6]) || t[6] == '_');
+}
+
+MlirModule pbcSessionParseText(PbcSession *s, const char *text, const char *sourceName) {
+  /* MLIR parses one named top-level op from a string; a program of several
+   * ops is wrapped into a module on its first line, so lines stay right. */
+  PbcStrBuf wrapped = {0};
+  if (!startsWithModule(text)) {
+    pbcStrBufPuts(&wrapped, "module {");
+    pbcStrBufPuts(&wrapped, text);
+    pbcStrBufPuts(&wrapped, "\n}\n");
+  }
   MlirOperation op = mlirOperationCreateParse(
-      s->ctx, mlirStringRefCreateFromCString(text),
-      mlirStringRefCreateFromCString(filename));
+      s->ctx, mlirStringRefCreateFromCString(wrapped.data ? wrapped.data : text),
+      mlirStringRefCreateFromCString(sourceName));
+  pbcStrBufDestroy(&wrapped);
   if (mlirOperationIsNull(op))
     return (MlirModule){NULL};
-  MlirModule m = mlirModuleFromOperation(op);
-  if (mlirModuleIsNull(m)) {
-    m = mlirModuleCreateEmpty(mlirOperationGetLocation(op));
-    mlirBlockAppendOwnedOperation(mlirModuleGetBody(m), op);
-  }
-  return m;
+  return mlirModuleFromOperation(op);
+}
+
+MlirModule pbcSessionParse(PbcSession *s, const char *text, const char *filename) {
+  /* Diagnostics must say file:line:col: a file is parsed by name. */
+  if (strcmp(filename, "<stdin>") != 0)
+    return mlirModuleCreateParseFromFile(s->ctx, mlirStringRefCreateFromCString(filename));
+  return pbcSessionParseText(s, text, filename);
 }
 
 bool pbcSessionRunStages(PbcSession *s, MlirModule m, int first, int last) {

@@ -1,14 +1,16 @@
 #!/bin/bash
-# Builds pbc with Bazel (offline) and assembles build/bin: pbc, pbc-opt, the
-# shared MLIR C API library and the in-tree plugins side by side (pbc finds
-# plugins next to itself).
+# Builds pbc with Bazel (offline) and assembles build/bin: pbc, pbc-opt,
+# libpbc.so (the embedding API), the shared MLIR C API library and the in-tree
+# plugins side by side (pbc and libpbc find plugins next to themselves).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //tools/pbc //tools/pbc-opt //targets/cpu:libpbc_target_cpu.so \
-  //plugins/template:libpbc_target_template.so //core:libpbc_mlir_capi.so
+  //plugins/template:libpbc_target_template.so //core:libpbc_mlir_capi.so \
+  //tools/libpbc:libpbc.so
 mkdir -p build/bin
 for f in tools/pbc/pbc tools/pbc-opt/pbc-opt core/libpbc_mlir_capi.so \
-         targets/cpu/libpbc_target_cpu.so plugins/template/libpbc_target_template.so; do
+         targets/cpu/libpbc_target_cpu.so plugins/template/libpbc_target_template.so \
+         tools/libpbc/libpbc.so; do
   install -m 755 "bazel-bin/$f" build/bin/
 done
 echo "built: build/bin/pbc"

@@ -41,8 +41,11 @@ typedef struct PbcSession {
 PbcSession *pbcSessionCreate(const PbcSessionOptions *opts);
 void pbcSessionDestroy(PbcSession *s);
 
-/* Parses a program; `filename` names it in diagnostics. Null on error. */
+/* Parses a program: the file `filename`, or `text` when filename is
+ * "<stdin>". Null on error (diagnosed). */
 MlirModule pbcSessionParse(PbcSession *s, const char *text, const char *filename);
+/* Parses program text; `sourceName` names it in diagnostics. */
+MlirModule pbcSessionParseText(PbcSession *s, const char *text, const char *sourceName);
 /* Checks the program is a tensor program pbc supports (dialects, static
  * shapes, element types) and marks public functions for the C interface. */
 bool pbcSessionCheckInput(PbcSession *s, MlirModule m);

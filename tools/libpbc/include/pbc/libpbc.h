@@ -1,0 +1,83 @@
+/*===- pbc/libpbc.h - Embedding pbc: compile, load, call ------------------===*\
+|* libpbc compiles a tensor program (MLIR text, as `pbc` accepts it) for a   *|
+|* target into a shared library, loads it into the calling process and      *|
+|* hands out its entry points. Compilation runs in a child process, so an   *|
+|* MLIR/LLVM crash becomes an error message, never a dead caller. Compiled  *|
+|* libraries are cached on disk by a hash of the program, the options, the  *|
+|* target plugin, the chip and libpbc itself.                               *|
+|*                                                                          *|
+|* Errors are returned as values: a function that can fail returns NULL or  *|
+|* false and, when `error` is not NULL, stores a message (the compiler's    *|
+|* located diagnostics) that the caller frees with pbcMessageDestroy.       *|
+|* Nothing is printed; nothing exits.                                       *|
+|*                                                                          *|
+|* Entry points use MLIR's C interface for memrefs: the inputs, then one    *|
+|* caller-allocated output per result, each a pointer to a descriptor       *|
+|* { T *allocated; T *aligned; int64_t offset; int64_t sizes[R];            *|
+|*   int64_t strides[R]; } (sizes and strides in elements).                 *|
+|*                                                                          *|
+|* Thread safety: compile from one thread at a time (the compiler's         *|
+|* diagnostics are collected by redirecting stderr while it runs); a loaded *|
+|* program may be called from any thread.                                   *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_LIBPBC_H
+#define PBC_LIBPBC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct PbcCompileOptions {
+  const char *target;    /* NULL: "cpu" */
+  const char *chip;      /* NULL: the target's default ("native" on cpu) */
+  int optLevel;          /* 0..3; negative: 3 */
+  const char *disable;   /* S3 groups to skip, as pbc --disable; NULL: none */
+  const char *pluginDir; /* also search plugins here; NULL: none */
+  const char *cacheDir;  /* NULL: $PBC_CACHE_DIR, else $XDG_CACHE_HOME/pbc or
+                            ~/.cache/pbc; "": no cache */
+} PbcCompileOptions;
+
+/* A compiled program loaded into this process. */
+typedef struct PbcProgram PbcProgram;
+
+/* One argument of an entry point. `elem` is MLIR's spelling (f32, bf16, i64). */
+typedef struct PbcArgInfo {
+  const char *elem;
+  int rank;
+  const int64_t *shape; /* rank sizes */
+} PbcArgInfo;
+
+/* Compiles `text` (MLIR; `name` names it in diagnostics) and loads it. */
+PbcProgram *pbcProgramCompile(const char *text, const char *name,
+                              const PbcCompileOptions *options, char **error);
+void pbcProgramDestroy(PbcProgram *p);
+
+/* Entry points: the public functions of the program, in order. */
+int pbcProgramNumEntries(const PbcProgram *p);
+const char *pbcProgramEntryName(const PbcProgram *p, int entry);
+/* The index of the entry named `name`, or -1. */
+int pbcProgramFindEntry(const PbcProgram *p, const char *name);
+int pbcProgramEntryNumInputs(const PbcProgram *p, int entry);
+int pbcProgramEntryNumOutputs(const PbcProgram *p, int entry);
+/* Argument `arg` (inputs first, then outputs); false if out of range. */
+bool pbcProgramEntryArg(const PbcProgram *p, int entry, int arg, PbcArgInfo *out);
+/* `void _mlir_ciface_F(void *in0, ..., void *out0, ...)`, for direct calls. */
+void *pbcProgramEntryFunction(const PbcProgram *p, int entry);
+/* Calls entry with descriptors[0..inputs+outputs): checks nothing but the
+ * entry index; the descriptors must match the entry's arguments. */
+bool pbcProgramInvoke(const PbcProgram *p, int entry, void **descriptors, char **error);
+
+/* The path of the loaded shared library (in the cache, or removed already
+ * when there is no cache). */
+const char *pbcProgramLibraryPath(const PbcProgram *p);
+
+void pbcMessageDestroy(char *message);
+const char *pbcVersion(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
