@@ -104,7 +104,10 @@ int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max) {
     s->numInputs = (int)mlirFunctionTypeGetNumInputs(ft);
     s->numOutputs = (int)mlirFunctionTypeGetNumResults(ft);
     if (s->numInputs + s->numOutputs > PBC_MAX_ARGS) {
-      mlirEmitError(mlirOperationGetLocation(op), "too many arguments and results");
+      char msg[128];
+      snprintf(msg, sizeof(msg), "too many arguments and results (%d; at most %d)",
+               s->numInputs + s->numOutputs, PBC_MAX_ARGS);
+      mlirEmitError(mlirOperationGetLocation(op), msg);
       return -1;
     }
     char why[256], msg[512];

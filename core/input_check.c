@@ -1,6 +1,7 @@
 /* The front door: what pbc accepts as a tensor program, checked before S1 so
  * users get one located error instead of a failure deep in a stage. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mlir-c/BuiltinAttributes.h"
@@ -84,8 +85,9 @@ bool pbcSessionCheckInput(PbcSession *s, MlirModule m) {
   mlirOperationWalk(mod, checkOp, &st, MlirWalkPreOrder);
   if (!st.ok)
     return false;
-  PbcEntrySig sigs[64];
+  PbcEntrySig *sigs = calloc(64, sizeof(PbcEntrySig)); /* large: heap */
   int n = pbcEntrySigsCollect(m, sigs, 64);
+  free(sigs);
   if (n < 0)
     return false;
   if (n == 0) {

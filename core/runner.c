@@ -200,9 +200,9 @@ static void describe(const PbcTensorType *t, void *data, Descriptor *d) {
 }
 
 bool pbcInvoke(MlirExecutionEngine jit, const PbcEntrySig *sig, PbcBuffers *b) {
-  Descriptor descs[2 * PBC_MAX_ARGS];
-  void *descPtrs[2 * PBC_MAX_ARGS];
-  void *args[2 * PBC_MAX_ARGS];
+  Descriptor *descs = calloc(2 * PBC_MAX_ARGS, sizeof(Descriptor));
+  void **descPtrs = calloc(2 * PBC_MAX_ARGS, sizeof(void *));
+  void **args = calloc(2 * PBC_MAX_ARGS, sizeof(void *));
   int n = 0;
   for (int i = 0; i < sig->numInputs; ++i, ++n)
     describe(&sig->inputs[i], b->inputs[i], &descs[n]);
@@ -217,6 +217,9 @@ bool pbcInvoke(MlirExecutionEngine jit, const PbcEntrySig *sig, PbcBuffers *b) {
   MlirLogicalResult r = mlirExecutionEngineInvokePacked(
       jit, mlirStringRefCreateFromCString(sig->name), args);
   pbcCrashContextSetRunningProgram(false);
+  free(descs);
+  free(descPtrs);
+  free(args);
   if (mlirLogicalResultIsFailure(r)) {
     fprintf(stderr, "pbc: error: cannot call '@%s' in the compiled code\n", sig->name);
     return false;

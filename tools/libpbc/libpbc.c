@@ -210,7 +210,7 @@ static int compileJob(void *arg) {
   if (!s)
     return PBC_EXIT_ERROR;
   int rc = PBC_EXIT_ERROR;
-  static PbcEntrySig sigs[64];
+  PbcEntrySig *sigs = calloc(64, sizeof(PbcEntrySig)); /* large: heap */
   MlirModule m = pbcSessionParseText(s, j->text, j->name);
   if (!mlirModuleIsNull(m)) {
     int n = pbcSessionCheckInput(s, m) ? pbcEntrySigsCollect(m, sigs, 64) : -1;
@@ -222,6 +222,7 @@ static int compileJob(void *arg) {
     mlirModuleDestroy(m);
   }
   pbcSessionDestroy(s);
+  free(sigs);
   return rc;
 }
 

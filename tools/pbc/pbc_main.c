@@ -376,12 +376,14 @@ static int compileJob(void *arg) {
   Job *j = arg;
   Options *o = j->o;
   int lastStage = o->emit >= EMIT_S1 && o->emit <= EMIT_S5 ? (int)o->emit : PBC_NUM_STAGES;
-  PbcEntrySig sigs[64];
+  PbcEntrySig *sigs = calloc(64, sizeof(PbcEntrySig)); /* large: heap */
   int numSigs = 0;
   MlirModule m;
   PbcSession *s = compileModule(j, false, lastStage, &m, sigs, &numSigs);
-  if (!s)
+  if (!s) {
+    free(sigs);
     return PBC_EXIT_ERROR;
+  }
   int rc = PBC_EXIT_OK;
   double t0 = nowMs();
   if (o->emit >= EMIT_S1 && o->emit <= EMIT_S5) {
@@ -421,6 +423,7 @@ static int compileJob(void *arg) {
     rc = runAll(j, m, sigs, numSigs);
   mlirModuleDestroy(m);
   pbcSessionDestroy(s);
+  free(sigs);
   return rc;
 }
 

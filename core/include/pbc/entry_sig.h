@@ -14,7 +14,7 @@
 #include "mlir-c/IR.h"
 
 #define PBC_MAX_RANK 8
-#define PBC_MAX_ARGS 32
+#define PBC_MAX_ARGS 1024 /* inputs, and outputs, each (framework graphs pass every weight) */
 
 typedef enum PbcElemKind {
   PBC_ELEM_F32, PBC_ELEM_F16, PBC_ELEM_BF16, PBC_ELEM_F64,

@@ -1,0 +1,75 @@
+"""pbc for PyTorch: compile models with one line; the compiler is pbc's C
+library (libpbc), this package only captures graphs and writes MLIR.
+
+    import pbc
+    fast = pbc.jit(model)                 # or @pbc.jit(target="cpu") on a function
+    y = fast(x)                           # traced and compiled on first call per
+                                          # input signature, then cached
+    torch.compile(model, backend="pbc")   # PyTorch 2.x
+
+Inference only: parameters are read when a signature is first compiled, and
+in-place ops are assumed not to mutate the caller's tensors. An ATen op pbc
+cannot compile runs eagerly between compiled segments, with a warning.
+"""
+
+import torch
+
+from .aten import Unsupported
+from .libpbc import CompileError
+from .runtime import Plan
+
+__all__ = ["jit", "Compiled", "CompileError", "Unsupported", "backend"]
+
+
+class Compiled:
+    """A callable compiled per input signature (shapes, dtypes, non-tensor
+    arguments)."""
+
+    def __init__(self, fn, target="cpu", chip=None, opt_level=3, disable=None):
+        self.fn, self.target, self.chip = fn, target, chip
+        self.opt_level, self.disable = opt_level, disable
+        self.plans = {}
+        if isinstance(fn, torch.nn.Module):
+            fn.eval()
+
+    @staticmethod
+    def _key(args):
+        return tuple((tuple(a.shape), a.dtype) if isinstance(a, torch.Tensor) else ("py", a)
+                     for a in args)
+
+    def plan(self, *args):
+        key = self._key(args)
+        p = self.plans.get(key)
+        if p is None:
+            fn = self.fn
+            p = Plan(lambda *a: fn(*a), args, self.target, self.chip, self.opt_level,
+                     self.disable)
+            self.plans[key] = p
+        return p
+
+    def __call__(self, *args):
+        return self.plan(*args)(*args)
+
+
+def jit(fn=None, *, target="cpu", chip=None, opt_level=3, disable=None):
+    """`pbc.jit(model_or_function)` or `@pbc.jit(target="cpu")`."""
+    def wrap(f):
+        return Compiled(f, target, chip, opt_level, disable)
+    return wrap(fn) if fn is not None else wrap
+
+
+def backend(gm, example_inputs, target="cpu"):
+    """A torch.compile backend: compiles the graph Dynamo hands over."""
+    return Plan(gm, list(example_inputs), target)
+
+
+def _register_dynamo_backend():
+    try:
+        from torch._dynamo import register_backend
+    except ImportError:  # PyTorch 1.x: no torch.compile
+        return False
+    register_backend(name="pbc")(backend)
+    return True
+
+
+HAS_TORCH_COMPILE = _register_dynamo_backend()

@@ -1,0 +1,451 @@
+"""ATen ops -> MLIR, one small lowering per op (see emit.py for the layout
+rules). A lowering raises Unsupported when it cannot handle a case; the
+runtime then runs that op eagerly and warns."""
+
+import math
+
+import torch
+
+from .emit import F32, NHWC, Val
+
+
+class Unsupported(Exception):
+    pass
+
+
+class Const:
+    """A tensor known when compiling (a parameter, or folded from them)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+
+LOWERINGS = {}
+
+
+def lowers(*names):
+    def reg(fn):
+        for n in names:
+            LOWERINGS[n] = fn
+        return fn
+    return reg
+
+
+def op_name(target):
+    """'add.Tensor' for torch.ops.aten.add.Tensor; None for non-ATen."""
+    s = str(target)
+    return s[5:] if s.startswith("aten.") else None
+
+
+def find_lowering(target):
+    name = op_name(target)
+    if name is None:
+        return None
+    return LOWERINGS.get(name) or LOWERINGS.get(name.split(".")[0])
+
+
+def ints(v, n=2):
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * n if len(v) == 1 else v
+
+
+# ---------------------------------------------------------------- elementwise
+
+def _binary(ctx, a, b, fn):
+    a, b = ctx.operand(a), ctx.operand(b)
+    if not isinstance(a, Val) and not isinstance(b, Val):
+        raise Unsupported("scalar-only arithmetic")
+    return ctx.f.elementwise([a, b], fn)
+
+
+@lowers("add.Tensor", "add_.Tensor", "add.Scalar")
+def _add(ctx, a, b, alpha=1):
+    return _binary(ctx, a, b, lambda e, x, y: e.add(x, e.mul(y, float(alpha)) if alpha != 1 else y))
+
+
+@lowers("sub.Tensor", "sub_.Tensor", "sub.Scalar")
+def _sub(ctx, a, b, alpha=1):
+    return _binary(ctx, a, b, lambda e, x, y: e.sub(x, e.mul(y, float(alpha)) if alpha != 1 else y))
+
+
+@lowers("rsub.Scalar", "rsub.Tensor")
+def _rsub(ctx, a, b, alpha=1):
+    return _sub(ctx, b, a, alpha)
+
+
+@lowers("mul.Tensor", "mul_.Tensor", "mul.Scalar")
+def _mul(ctx, a, b):
+    return _binary(ctx, a, b, lambda e, x, y: e.mul(x, y))
+
+
+@lowers("div.Tensor", "div_.Tensor", "div.Scalar")
+def _div(ctx, a, b):
+    return _binary(ctx, a, b, lambda e, x, y: e.div(x, y))
+
+
+def _unary(fn):
+    def lower(ctx, x, *args, **kw):
+        return ctx.f.elementwise([ctx.tensor(x)], lambda e, v: fn(e, v, *args, **kw))
+    return lower
+
+
+def _gelu(e, x, approximate="none"):
+    if approximate == "tanh":
+        inner = e.mul(e.add(x, e.mul(0.044715, e.mul(x, e.mul(x, x)))), math.sqrt(2 / math.pi))
+        return e.mul(e.mul(0.5, x), e.add(1.0, e.math("tanh", inner)))
+    return e.mul(e.mul(0.5, x), e.add(1.0, e.math("erf", e.mul(x, 1 / math.sqrt(2)))))
+
+
+def _clamp(e, x, lo=None, hi=None):
+    if lo is not None:
+        x = e.max(x, float(lo))
+    if hi is not None:
+        x = e.min(x, float(hi))
+    return x
+
+
+for _names, _fn in [
+        (("relu", "relu_"), lambda e, x: e.max(x, 0.0)),
+        (("sigmoid", "sigmoid_"), lambda e, x: e.sigmoid(x)),
+        (("silu", "silu_"), lambda e, x: e.mul(x, e.sigmoid(x))),
+        (("tanh", "tanh_"), lambda e, x: e.math("tanh", x)),
+        (("gelu", "gelu_"), _gelu),
+        (("hardtanh", "hardtanh_", "clamp", "clamp_"), _clamp),
+        (("hardsigmoid", "hardsigmoid_"), lambda e, x: e.min(e.max(e.add(e.div(x, 6.0), 0.5), 0.0), 1.0)),
+        (("hardswish", "hardswish_"), lambda e, x: e.mul(x, e.min(e.max(e.add(e.div(x, 6.0), 0.5), 0.0), 1.0))),
+        (("exp",), lambda e, x: e.math("exp", x)),
+        (("log",), lambda e, x: e.math("log", x)),
+        (("sqrt",), lambda e, x: e.math("sqrt", x)),
+        (("rsqrt",), lambda e, x: e.math("rsqrt", x)),
+        (("erf",), lambda e, x: e.math("erf", x)),
+        (("abs",), lambda e, x: e.math("absf", x)),
+        (("neg",), lambda e, x: e.neg(x)),
+        (("reciprocal",), lambda e, x: e.div(1.0, x)),
+        (("pow.Tensor_Scalar",), lambda e, x, p: e.mul(x, x) if p == 2 else e.math("powf", x + ", " + e.const(float(p)))),
+]:
+    lowers(*_names)(_unary(_fn))
+
+
+@lowers("clone", "detach", "alias", "contiguous", "lift_fresh_copy", "lift_fresh")
+def _identity(ctx, x, *args, **kw):
+    return ctx.tensor(x)
+
+
+@lowers("_to_copy")
+def _to_copy(ctx, x, dtype=None, **kw):
+    v = ctx.tensor(x)
+    if dtype not in (None, torch.float32):
+        raise Unsupported("conversion to %s" % dtype)
+    return v
+
+
+@lowers("dropout", "native_dropout")
+def _dropout(ctx, x, p, train):
+    if train:
+        raise Unsupported("dropout in training mode")
+    return ctx.tensor(x)
+
+
+# ---------------------------------------------------------------- views
+
+def _resolve_shape(shape, numel):
+    shape = list(shape)
+    if -1 in shape:
+        i = shape.index(-1)
+        rest = math.prod(s for j, s in enumerate(shape) if j != i)
+        shape[i] = numel // rest
+    return shape
+
+
+@lowers("view", "_unsafe_view", "reshape", "_reshape_alias")
+def _view(ctx, x, shape, *stride):
+    v = ctx.tensor(x)
+    return ctx.f.reshape(v, _resolve_shape(shape, math.prod(v.shape)))
+
+
+@lowers("flatten.using_ints")
+def _flatten(ctx, x, start=0, end=-1):
+    v = ctx.tensor(x)
+    r = len(v.shape)
+    start, end = start % r, end % r
+    shape = v.shape[:start] + (math.prod(v.shape[start:end + 1]),) + v.shape[end + 1:]
+    return ctx.f.reshape(v, shape)
+
+
+@lowers("unsqueeze")
+def _unsqueeze(ctx, x, dim):
+    v = ctx.tensor(x)
+    dim = dim % (len(v.shape) + 1)
+    return ctx.f.reshape(v, v.shape[:dim] + (1,) + v.shape[dim:])
+
+
+@lowers("squeeze.dim", "squeeze.default", "squeeze")
+def _squeeze(ctx, x, dim=None):
+    v = ctx.tensor(x)
+    dims = range(len(v.shape)) if dim is None else [dim % max(1, len(v.shape))]
+    shape = [s for i, s in enumerate(v.shape) if not (i in dims and s == 1)]
+    return ctx.f.reshape(v, shape)
+
+
+@lowers("permute")
+def _permute(ctx, x, dims):
+    """Free: only the logical order changes (see emit.Val)."""
+    v = ctx.tensor(x)
+    dims = [d % len(v.shape) for d in dims]
+    return Val(v.ssa, [v.shape[d] for d in dims], v.elem, [dims.index(p) for p in v.perm])
+
+
+@lowers("transpose.int", "transpose")
+def _transpose(ctx, x, a, b):
+    v = ctx.tensor(x)
+    dims = list(range(len(v.shape)))
+    dims[a], dims[b] = dims[b], dims[a]
+    return _permute(ctx, v, dims)
+
+
+@lowers("t")
+def _t(ctx, x):
+    v = ctx.tensor(x)
+    return v if len(v.shape) < 2 else _transpose(ctx, v, 0, 1)
+
+
+@lowers("expand")
+def _expand(ctx, x, size, implicit=False):
+    v = ctx.tensor(x)
+    off = len(size) - len(v.shape)
+    shape = [v.shape[i - off] if s == -1 else s for i, s in enumerate(size)]
+    if tuple(shape) == v.shape:
+        return v
+    return ctx.f.elementwise([v], lambda e, a: a, shape=shape)
+
+
+@lowers("slice.Tensor")
+def _slice(ctx, x, dim=0, start=None, end=None, step=1):
+    v = ctx.tensor(x)
+    n = v.shape[dim]
+    start = 0 if start is None else (start + n if start < 0 else min(start, n))
+    end = n if end is None else (end + n if end < 0 else min(end, n))
+    size = max(0, (end - start + step - 1) // step)
+    if start == 0 and size == n and step == 1:
+        return v
+    return ctx.f.slice(v, dim % len(v.shape), start, size, step)
+
+
+@lowers("select.int")
+def _select(ctx, x, dim, index):
+    v = ctx.tensor(x)
+    dim %= len(v.shape)
+    s = ctx.f.slice(v, dim, index % v.shape[dim], 1)
+    return ctx.f.reshape(s, v.shape[:dim] + v.shape[dim + 1:])
+
+
+@lowers("split.Tensor", "split_with_sizes")
+def _split(ctx, x, sizes, dim=0):
+    v = ctx.tensor(x)
+    dim %= len(v.shape)
+    n = v.shape[dim]
+    if isinstance(sizes, int):
+        sizes = [min(sizes, n - i) for i in range(0, n, sizes)]
+    out, off = [], 0
+    for s in sizes:
+        out.append(ctx.f.slice(v, dim, off, s))
+        off += s
+    return tuple(out)
+
+
+@lowers("cat")
+def _cat(ctx, tensors, dim=0):
+    vals = [ctx.tensor(t) for t in tensors]
+    return ctx.f.concat(vals, dim % len(vals[0].shape))
+
+
+# ---------------------------------------------------------------- contractions
+
+@lowers("mm")
+def _mm(ctx, a, b):
+    return ctx.f.matmul(ctx.tensor(a), ctx.tensor(b))
+
+
+@lowers("bmm")
+def _bmm(ctx, a, b):
+    return ctx.f.matmul(ctx.tensor(a), ctx.tensor(b), batch=True)
+
+
+@lowers("addmm")
+def _addmm(ctx, bias, a, b, beta=1, alpha=1):
+    m = ctx.f.matmul(ctx.tensor(a), ctx.tensor(b))
+    return ctx.f.elementwise([m, ctx.tensor(bias)],
+                             lambda e, x, y: e.add(e.mul(x, float(alpha)) if alpha != 1 else x,
+                                                   e.mul(y, float(beta)) if beta != 1 else y))
+
+
+@lowers("convolution")
+def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_padding,
+                 groups):
+    v = ctx.tensor(x)
+    if transposed:
+        raise Unsupported("transposed convolution")
+    if len(v.shape) != 4:
+        raise Unsupported("%d-D convolution" % (len(v.shape) - 2))
+    if not isinstance(w, Const):
+        raise Unsupported("convolution with a weight computed at run time")
+    wt = w.tensor
+    f_, cg, kh, kw = wt.shape
+    c = v.shape[1]
+    depthwise = groups > 1
+    if groups == 1:
+        hwcf = wt.permute(2, 3, 1, 0)
+    elif groups == c == f_ and cg == 1:
+        hwcf = wt.permute(2, 3, 0, 1).reshape(kh, kw, c)
+    else:
+        raise Unsupported("grouped convolution (groups=%d)" % groups)
+    out = ctx.f.conv2d(v, ctx.bind(hwcf), ints(stride), ints(padding), ints(dilation),
+                       depthwise)
+    if bias is not None:
+        out = ctx.f.elementwise([out, ctx.bind(ctx.const_tensor(bias).reshape(-1, 1, 1))],
+                                lambda e, a, b: e.add(a, b))
+    return out
+
+
+# ---------------------------------------------------------------- normalization
+
+@lowers("native_batch_norm", "_native_batch_norm_legit_no_training")
+def _batch_norm(ctx, x, w, b, mean, var, *rest):
+    training = rest[0] if len(rest) == 3 else False
+    eps = rest[-1]
+    if training:
+        raise Unsupported("batch norm in training mode")
+    v = ctx.tensor(x)
+    try:
+        mean_t, var_t = ctx.const_tensor(mean), ctx.const_tensor(var)
+    except Unsupported:
+        raise Unsupported("batch norm with statistics computed at run time")
+    scale = torch.rsqrt(var_t + eps)
+    if w is not None:
+        scale = scale * ctx.const_tensor(w)
+    shift = -mean_t * scale
+    if b is not None:
+        shift = shift + ctx.const_tensor(b)
+    tail = (1,) * (len(v.shape) - 2)
+    out = ctx.f.elementwise([v, ctx.bind(scale.reshape(-1, *tail)),
+                             ctx.bind(shift.reshape(-1, *tail))],
+                            lambda e, a, s, t: e.add(e.mul(a, s), t))
+    return (out, None, None)
+
+
+@lowers("native_layer_norm")
+def _layer_norm(ctx, x, shape, w, b, eps):
+    v = ctx.tensor(x)
+    dims = list(range(len(v.shape) - len(shape), len(v.shape)))
+    f = ctx.f
+    mean = f.mean(v, dims, True)
+    centered = f.elementwise([v, mean], lambda e, a, m: e.sub(a, m))
+    var = f.mean(f.elementwise([centered], lambda e, a: e.mul(a, a)), dims, True)
+    rstd = f.elementwise([var], lambda e, a: e.math("rsqrt", e.add(a, float(eps))))
+    ops = [centered, rstd] + [ctx.tensor(t) for t in (w, b) if t is not None]
+
+    def body(e, c, r, *wb):
+        y = e.mul(c, r)
+        if w is not None:
+            y = e.mul(y, wb[0])
+        if b is not None:
+            y = e.add(y, wb[-1])
+        return y
+
+    return (f.elementwise(ops, body), mean, rstd)
+
+
+@lowers("_softmax", "softmax.int")
+def _softmax(ctx, x, dim, half_to_float=False, **kw):
+    return ctx.f.softmax(ctx.tensor(x), dim)
+
+
+# ---------------------------------------------------------------- pooling, reductions
+
+def _pool_out(n, k, s, p, ceil):
+    num = n + 2 * p - k
+    return (-(-num // s) if ceil else num // s) + 1
+
+
+@lowers("max_pool2d_with_indices", "max_pool2d")
+def _max_pool(ctx, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    v = ctx.tensor(x)
+    k, p = ints(kernel), ints(padding)
+    s = ints(stride) if stride else k
+    if ints(dilation) != [1, 1]:
+        raise Unsupported("dilated max pooling")
+    if ceil_mode and any(_pool_out(v.shape[2 + i], k[i], s[i], p[i], True) !=
+                         _pool_out(v.shape[2 + i], k[i], s[i], p[i], False) for i in range(2)):
+        raise Unsupported("max pooling with ceil_mode changing the output size")
+    out = ctx.f.pool2d(v, k, s, p, "max")
+    return (out, None) if "indices" in ctx.op else out
+
+
+@lowers("avg_pool2d")
+def _avg_pool(ctx, x, kernel, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+              divisor_override=None):
+    v = ctx.tensor(x)
+    k, p = ints(kernel), ints(padding)
+    s = ints(stride) if stride else k
+    if ceil_mode or divisor_override or (any(p) and not count_include_pad):
+        raise Unsupported("average pooling with ceil_mode/divisor_override/excluded padding")
+    out = ctx.f.pool2d(v, k, s, p, "sum")
+    return ctx.f.elementwise([out], lambda e, a: e.mul(a, 1.0 / (k[0] * k[1])))
+
+
+@lowers("_adaptive_avg_pool2d", "adaptive_avg_pool2d")
+def _adaptive_avg_pool(ctx, x, size):
+    v = ctx.tensor(x)
+    oh, ow = ints(size)
+    h, w = v.shape[-2:]
+    if (oh, ow) == (1, 1):
+        return ctx.f.mean(v, [-2, -1], True)
+    if h % oh or w % ow or len(v.shape) != 4:
+        raise Unsupported("adaptive pooling with uneven windows")
+    return _avg_pool(ctx, v, [h // oh, w // ow])
+
+
+@lowers("mean.dim")
+def _mean(ctx, x, dims, keepdim=False, dtype=None):
+    v = ctx.tensor(x)
+    return ctx.f.mean(v, dims if dims else range(len(v.shape)), keepdim)
+
+
+@lowers("sum.dim_IntList")
+def _sum(ctx, x, dims, keepdim=False, dtype=None):
+    v = ctx.tensor(x)
+    return ctx.f.reduce(v, dims if dims else range(len(v.shape)), keepdim)
+
+
+@lowers("amax")
+def _amax(ctx, x, dims=(), keepdim=False):
+    v = ctx.tensor(x)
+    return ctx.f.reduce(v, dims if dims else range(len(v.shape)), keepdim, "max")
+
+
+# ---------------------------------------------------------------- other
+
+@lowers("embedding")
+def _embedding(ctx, weight, indices, *rest):
+    idx = ctx.tensor(indices)
+    if idx.elem not in ("i64", "i32"):
+        raise Unsupported("embedding indices of type %s" % idx.elem)
+    return ctx.f.gather_rows(ctx.tensor(weight), idx)
+
+
+@lowers("scaled_dot_product_attention", "_scaled_dot_product_attention")
+def _sdpa(ctx, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kw):
+    if attn_mask is not None or is_causal or dropout_p:
+        raise Unsupported("attention with a mask, causality or dropout")
+    q, k, v = ctx.tensor(q), ctx.tensor(k), ctx.tensor(v)
+    lead = q.shape[:-2]
+    b = math.prod(lead)
+    f = ctx.f
+    q3 = f.reshape(q, (b,) + q.shape[-2:])
+    k3 = f.reshape(k, (b,) + k.shape[-2:])
+    v3 = f.reshape(v, (b,) + v.shape[-2:])
+    kt = _transpose(ctx, k3, 1, 2)
+    s = scale if scale is not None else 1 / math.sqrt(q.shape[-1])
+    scores = f.elementwise([f.matmul(q3, kt, batch=True)], lambda e, a: e.mul(a, s))
+    out = f.matmul(f.softmax(scores, 2), v3, batch=True)
+    return f.reshape(out, lead + out.shape[-2:])

@@ -1,0 +1,303 @@
+"""From a PyTorch callable to a plan of compiled segments and eager ops.
+
+capture(): torch.fx's make_fx records the ATen graph on the example inputs;
+in-place ops become functional, ops on parameters only are folded once, and
+every node's example value is recorded (shapes, dtypes).
+Plan: the supported nodes, in order, form segments, each one function in a
+single MLIR module compiled by libpbc; an op without a lowering (or a case
+its lowering rejects) runs eagerly between segments, with a warning naming it.
+"""
+
+import ctypes
+import operator
+import warnings
+
+import torch
+import torch.fx
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from . import aten, emit
+from .libpbc import Program, descriptor
+
+
+class _Recorder(torch.fx.Interpreter):
+    """Runs the graph once, keeping each node's value."""
+
+    def __init__(self, gm):
+        super().__init__(gm)
+        self.values = {}
+
+    def run_node(self, n):
+        v = super().run_node(n)
+        self.values[n] = v
+        return v
+
+
+def _functionalize_inplace(graph):
+    """`y = relu_(x)`: later readers of x read y (the ops become functional)."""
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    for n in graph.nodes:
+        name = aten.op_name(n.target) if n.op == "call_function" else None
+        base = name.split(".")[0] if name else ""
+        if not base.endswith("_") or base.startswith("_") or not n.args:
+            continue
+        x = n.args[0]
+        if not isinstance(x, torch.fx.Node):
+            continue
+        for u in list(x.users):
+            if u is not n and order[u] > order[n]:
+                u.replace_input_with(x, n)
+
+
+def capture(fn, example_inputs):
+    gm = make_fx(fn)(*example_inputs)
+    _functionalize_inplace(gm.graph)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    rec = _Recorder(gm)
+    with torch.no_grad():
+        rec.run(*example_inputs)
+    return gm, rec.values
+
+
+class _Segment:
+    def __init__(self, index):
+        self.name = "pbc_segment%d" % index
+        self.nodes = []
+        self.inputs = []   # per function argument: ("node", node) or ("fixed", tensor)
+        self.outputs = []  # nodes whose values leave the segment
+        self.out_types = []  # (shape, torch dtype) per output
+        self.entry = None
+        self.fixed_descriptors = {}
+
+
+class _Ctx:
+    """What a lowering sees: the function, the op, and how to get operands."""
+
+    def __init__(self, f, seg, vals, consts, op):
+        self.f, self.seg, self.vals, self.consts, self.op = f, seg, vals, consts, op
+        self.bound = {}
+
+    def bind(self, tensor):
+        t = tensor.detach().contiguous()
+        elem = emit.elem_of(t.dtype)
+        if elem is None:
+            raise aten.Unsupported("constant of type %s" % t.dtype)
+        v = self.f.arg(tuple(t.shape), elem)
+        self.seg.inputs.append(("fixed", t))
+        return v
+
+    def tensor(self, x):
+        if isinstance(x, emit.Val):
+            return x
+        if isinstance(x, aten.Const):
+            key = id(x.tensor)
+            if key not in self.bound:
+                self.bound[key] = self.bind(x.tensor)
+            return self.bound[key]
+        raise aten.Unsupported("operand %r is not a tensor" % (x,))
+
+    def operand(self, x):
+        if isinstance(x, (int, float)) and not isinstance(x, bool):
+            return float(x)
+        return self.tensor(x)
+
+    def const_tensor(self, x):
+        if isinstance(x, aten.Const):
+            return x.tensor
+        raise aten.Unsupported("operand computed at run time where a constant is needed")
+
+
+class Plan:
+    """A traced callable, compiled for one input signature."""
+
+    def __init__(self, fn, example_inputs, target="cpu", chip=None, opt_level=3, disable=None):
+        self.gm, values = capture(fn, example_inputs)
+        graph = self.gm.graph
+        self.placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+        self.output_node = next(n for n in graph.nodes if n.op == "output")
+        self.consts = self._fold_constants(values)
+        self.values = values
+        self.fallbacks = []
+        self.steps = self._partition()
+        self._compile(target, chip, opt_level, disable)
+        self.values = None  # example values are not needed any more
+
+    # ------------------------------------------------------------ planning
+
+    def _fold_constants(self, values):
+        consts = {}
+        for n in self.gm.graph.nodes:
+            if n.op == "get_attr":
+                consts[n] = values[n]
+            elif n.op == "call_function" and n.all_input_nodes and all(
+                    a in consts for a in n.all_input_nodes) and isinstance(values[n], torch.Tensor):
+                consts[n] = values[n]
+        return consts
+
+    def _resolve(self, ctx, x, vals):
+        if isinstance(x, torch.fx.Node):
+            if x in self.consts:
+                return aten.Const(self.consts[x])
+            if x not in vals:
+                raise KeyError(x)
+            return vals[x]
+        if isinstance(x, (list, tuple)):
+            return type(x)(self._resolve(ctx, a, vals) for a in x)
+        return x
+
+    def _lower(self, ctx, n, vals):
+        """The node's value(s) in the function being emitted."""
+        if n.target is operator.getitem:
+            tup = vals.get(n.args[0])
+            if not isinstance(tup, tuple) or tup[n.args[1]] is None:
+                raise aten.Unsupported("this result of %s" % n.args[0].target)
+            return tup[n.args[1]]
+        low = aten.find_lowering(n.target)
+        if low is None:
+            raise aten.Unsupported("no lowering")
+        args = self._resolve(ctx, n.args, vals)
+        kwargs = {k: self._resolve(ctx, v, vals) for k, v in n.kwargs.items()}
+        return low(ctx, *args, **kwargs)
+
+    def _supported(self, n):
+        """Dry run: lower the node alone, its tensor operands as arguments."""
+        seg = _Segment(0)
+        f = emit.Function("probe")
+        ctx = _Ctx(f, seg, {}, self.consts, aten.op_name(n.target) or "")
+        vals = {}
+        for a in n.all_input_nodes:
+            if a in self.consts:
+                continue
+            v = self.values.get(a)
+            if isinstance(v, (tuple, list)):
+                vals[a] = tuple(self._probe_arg(f, x) for x in v)
+            else:
+                vals[a] = self._probe_arg(f, v)
+        try:
+            out = self._lower(ctx, n, vals)
+        except aten.Unsupported as e:
+            return str(e)
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            return "cannot lower these arguments (%s)" % e
+        for o in (out if isinstance(out, tuple) else (out,)):
+            if o is not None and o.elem is None:
+                return "result type"
+        return None
+
+    @staticmethod
+    def _probe_arg(f, v):
+        if not isinstance(v, torch.Tensor):
+            return None
+        elem = emit.elem_of(v.dtype)
+        if elem is None:
+            raise aten.Unsupported("tensor of type %s" % v.dtype)
+        return f.arg(tuple(v.shape), elem)
+
+    def _partition(self):
+        steps, seg = [], None
+        for n in self.gm.graph.nodes:
+            if n.op != "call_function" or n in self.consts:
+                continue
+            if n.target is operator.getitem:
+                # Part of the segment computing the tuple, else plain Python.
+                if seg is not None and n.args[0] in seg.nodes and \
+                        self._supported(n) is None:
+                    seg.nodes.append(n)
+                else:
+                    steps.append(n)
+                    seg = None
+                continue
+            try:
+                why = self._supported(n)
+            except aten.Unsupported as e:
+                why = str(e)
+            if why is None and isinstance(self.values[n], torch.Tensor) and \
+                    emit.elem_of(self.values[n].dtype) is None:
+                why = "result of type %s" % self.values[n].dtype
+            if why is None:
+                if seg is None:
+                    seg = _Segment(len([s for s in steps if isinstance(s, _Segment)]))
+                    steps.append(seg)
+                seg.nodes.append(n)
+            else:
+                name = aten.op_name(n.target) or str(n.target)
+                self.fallbacks.append((name, why))
+                warnings.warn("pbc: aten.%s is not compiled (%s); it runs eagerly" % (name, why),
+                              stacklevel=4)
+                steps.append(n)
+                seg = None
+        return steps
+
+    # ------------------------------------------------------------ compiling
+
+    def _emit_segment(self, seg):
+        f = emit.Function(seg.name)
+        inside = set(seg.nodes)
+        ctx = _Ctx(f, seg, {}, self.consts, "")
+        vals = {}
+        for n in seg.nodes:
+            for a in n.all_input_nodes:
+                if a in inside or a in vals or a in self.consts:
+                    continue
+                v = self.values[a]
+                vals[a] = f.arg(tuple(v.shape), emit.elem_of(v.dtype))
+                seg.inputs.append(("node", a))
+            ctx.op = aten.op_name(n.target) or ""
+            vals[n] = self._lower(ctx, n, vals)
+        results = []
+        for n in seg.nodes:
+            if isinstance(vals[n], emit.Val) and any(u not in inside for u in n.users):
+                seg.outputs.append(n)
+                results.append(f.logical(vals[n]))
+                seg.out_types.append((tuple(results[-1].shape), self.values[n].dtype))
+        return f.text(results)
+
+    def _compile(self, target, chip, opt_level, disable):
+        segs = [s for s in self.steps if isinstance(s, _Segment)]
+        self.program = None
+        if not segs:
+            return
+        text = emit.module([self._emit_segment(s) for s in segs])
+        self.mlir = text
+        self.program = Program(text, "<torch graph>", target, chip, opt_level, disable)
+        for s in segs:
+            s.entry = self.program.entries[s.name]
+            for i, (kind, t) in enumerate(s.inputs):
+                if kind == "fixed":
+                    s.fixed_descriptors[i] = descriptor(t.data_ptr(), tuple(t.shape))
+
+    # ------------------------------------------------------------ running
+
+    def __call__(self, *inputs):
+        env = dict(zip(self.placeholders, inputs))
+        env.update(self.consts)
+        with torch.no_grad():
+            for step in self.steps:
+                if isinstance(step, _Segment):
+                    self._run_segment(step, env)
+                else:
+                    args = torch.fx.node.map_arg(step.args, lambda a: env[a])
+                    kwargs = torch.fx.node.map_arg(step.kwargs, lambda a: env[a])
+                    env[step] = step.target(*args, **kwargs)
+        return torch.fx.node.map_arg(self.output_node.args[0], lambda a: env[a])
+
+    @staticmethod
+    def _run_segment(seg, env):
+        keep, ptrs = [], []
+        for i, (kind, x) in enumerate(seg.inputs):
+            if kind == "fixed":
+                d = seg.fixed_descriptors[i]
+            else:
+                t = env[x].contiguous()
+                keep.append(t)
+                d = descriptor(t.data_ptr(), tuple(t.shape))
+            keep.append(d)
+            ptrs.append(ctypes.addressof(d))
+        for n, (shape, dtype) in zip(seg.outputs, seg.out_types):
+            t = torch.empty(shape, dtype=dtype)
+            env[n] = t
+            d = descriptor(t.data_ptr(), shape)
+            keep.append(d)
+            ptrs.append(ctypes.addressof(d))
+        seg.entry.function(*ptrs)
