@@ -1,0 +1,11 @@
+#!/bin/bash
+# Runs a bridge test under Bazel (cwd: the runfiles root) with Debian's
+# python3 and torch, libpbc and the cpu plugin from this build, and a fresh
+# compile cache.
+set -euo pipefail
+export PBC_LIBPBC="$PWD/tools/libpbc/libpbc.so"
+export PBC_PLUGIN_DIR="$PWD/targets/cpu"
+export PBC_CACHE_DIR="${TEST_TMPDIR:-/tmp}/pbc-cache"
+export PYTHONPATH="$PWD/tools/torch"
+export OPENBLAS_NUM_THREADS=1
+exec /usr/bin/python3 "$@"

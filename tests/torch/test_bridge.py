@@ -1,0 +1,105 @@
+"""The bridge's behaviour: the decorator, a plan per input signature, the
+eager fallback for ops without a lowering (warned, by name), the lowerings
+of the ops real models use (each against eager PyTorch on fresh random
+inputs), and the torch.compile backend where PyTorch has torch.compile."""
+
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+import pbc
+from common import close, seed
+
+
+def test_decorator_and_signatures():
+    @pbc.jit(target="cpu")
+    def f(x, w):
+        return torch.relu(x @ w) * 2.0 - x.sum(dim=1, keepdim=True)
+
+    for shape in [(5, 7), (9, 7), (5, 7)]:
+        x, w = torch.randn(*shape), torch.randn(7, 7)
+        close(f(x, w), torch.relu(x @ w) * 2.0 - x.sum(dim=1, keepdim=True), "decorator %s" % (shape,))
+    assert len(f.plans) == 2, "one plan per input signature, got %d" % len(f.plans)
+
+
+def test_fallback():
+    """cumsum has no lowering: it runs eagerly between two compiled segments."""
+    def f(x):
+        y = torch.tanh(x) + 1.0
+        z = torch.cumsum(y, dim=1)
+        return torch.sigmoid(z) * x
+
+    fast = pbc.jit(f)
+    x = torch.randn(4, 33)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = fast(x)
+    assert any("aten.cumsum" in str(m.message) for m in w), [str(m.message) for m in w]
+    plan = fast.plan(x)
+    assert [name for name, _ in plan.fallbacks] == ["cumsum.default"], plan.fallbacks
+    segments = [s for s in plan.steps if hasattr(s, "entry")]
+    assert len(segments) == 2, "expected two compiled segments, got %d" % len(segments)
+    close(got, f(x), "fallback")
+
+
+class Blocks(torch.nn.Module):
+    """The op families of the lowerings, one small model."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=True)
+        self.dw = torch.nn.Conv2d(8, 8, 3, padding=2, dilation=2, groups=8, bias=False)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.ln = torch.nn.LayerNorm(8)
+        self.emb = torch.nn.Embedding(50, 8)
+        with torch.no_grad():
+            self.bn.running_mean.uniform_(-0.5, 0.5)
+            self.bn.running_var.uniform_(0.5, 1.5)
+
+    def forward(self, x, idx):
+        y = F.relu6(self.bn(self.dw(self.conv(x))))
+        a = F.max_pool2d(y, 3, 2, 1)
+        b = F.avg_pool2d(y, 2)
+        c = F.adaptive_avg_pool2d(y, (3, 3))
+        feats = torch.cat([a.flatten(1), b.flatten(1), c.flatten(1)], dim=1)
+        t = self.emb(idx) + feats[:, :8].unsqueeze(1)            # (1, 5, 8)
+        t = self.ln(F.gelu(t)) * torch.sigmoid(t) + F.silu(t)
+        q, k, v = t, t.transpose(1, 2), t.permute(0, 2, 1)
+        att = torch.softmax(torch.bmm(q, k) / 3.0, dim=-1)
+        out = torch.bmm(att, v.transpose(1, 2)).squeeze(0)
+        return torch.tanh(out[1:4]).exp(), feats.mean(dim=1), out.t().contiguous()
+
+
+def test_op_families():
+    m = Blocks().eval()
+    x, idx = torch.randn(1, 3, 17, 17), torch.randint(0, 50, (1, 5))
+    fast = pbc.jit(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fast(x, idx)
+    assert not fast.plan(x, idx).fallbacks
+    with torch.no_grad():
+        want = m(x, idx)
+    for i, (g, w) in enumerate(zip(got, want)):
+        close(g, w, "op families, output %d" % i)
+
+
+def test_torch_compile_backend():
+    if not pbc.HAS_TORCH_COMPILE:
+        print("SKIP torch.compile backend: PyTorch %s has no torch.compile "
+              "(Debian's 1.13); the decorator covers the same path" % torch.__version__)
+        return
+    m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+    fast = torch.compile(m.eval(), backend="pbc")
+    x = torch.randn(3, 32)
+    close(fast(x), m(x), "torch.compile backend")
+
+
+if __name__ == "__main__":
+    seed()
+    for name, fn in list(globals().items()):
+        if name.startswith("test_"):
+            print("--", name)
+            fn()
+    print("PASS")
