@@ -281,6 +281,15 @@ bool pbcMemrefIsRoot(MlirValue memref) {
   return pbcOpIsA(def, "memref.alloc") || pbcOpIsA(def, "memref.alloca");
 }
 
+int pbcVectorLanes(int vectorBits, int elemBits, long long trip) {
+  if (elemBits <= 0 || trip <= 0)
+    return 0;
+  for (int lanes = vectorBits / elemBits; lanes >= 2; lanes /= 2)
+    if (trip % lanes == 0)
+      return lanes;
+  return 0;
+}
+
 int pbcElementBits(MlirType t) {
   if (mlirTypeIsAShaped(t))
     t = mlirShapedTypeGetElementType(t);

@@ -79,7 +79,7 @@ static void packNest(MlirOperation outerSite, const State *st, int *packed) {
   int nDone = 0;
   for (int i = 0; i < a->n; ++i) {
     const PbcAccess *x = &a->acc[i];
-    if (x->isWrite || writtenIn(a, x->memref) || !pbcMemrefIsRoot(x->memref))
+    if (x->isWrite || writtenIn(a, x->memref) || !pbcMemrefIsRoot(pbcMemrefBase(x->memref)))
       continue;
     bool seen = false;
     for (int d = 0; d < nDone; ++d)

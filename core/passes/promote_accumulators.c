@@ -37,7 +37,9 @@ static MlirWalkResult gather(MlirOperation op, void *data) {
   Accesses *a = data;
   PbcAccess acc;
   if (pbcAccessGet(op, &acc)) {
-    if (a->n == MAX_ACC || !pbcMemrefIsRoot(acc.memref))
+    /* Views are fine when no other memref of the loop may alias them
+     * (checked after the walk): legality compares accesses per memref. */
+    if (a->n == MAX_ACC || !pbcMemrefIsRoot(pbcMemrefBase(acc.memref)))
       a->ok = false;
     else
       a->acc[a->n++] = acc;
@@ -62,6 +64,11 @@ static MlirOperation promoteLoop(MlirOperation loop) {
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op) && a->ok;
        op = mlirOperationGetNextInBlock(op))
     mlirOperationWalk(op, gather, a, MlirWalkPreOrder);
+  for (int i = 0; a->ok && i < a->n; ++i)
+    for (int j = 0; j < i; ++j)
+      if (!mlirValueEqual(a->acc[i].memref, a->acc[j].memref) &&
+          pbcMemrefsMayAlias(a->acc[i].memref, a->acc[j].memref))
+        a->ok = false;
   MlirOperation loads[MAX_ACC], stores[MAX_ACC];
   int n = 0;
   for (int s = 0; a->ok && s < a->n; ++s) {

@@ -108,14 +108,14 @@ static bool analyzeNest(MlirOperation root, const State *st, Nest *n) {
   }
   if (bits < 8)
     return false;
-  n->lanes = st->vectorBits / bits;
+  n->lanes = pbcVectorLanes(st->vectorBits, bits, n->trip[n->J]);
   n->elemBytes = bits / 8;
   n->I = -1;
   if (n->J > 0 && n->parallel[n->J - 1] &&
       pbcAccessStrideAlong(o, n->band[n->J - 1]) != PBC_STRIDE_INVARIANT)
     n->I = n->J - 1;
   n->gemm = n->I >= 0 && n->J == n->n - 2;
-  return n->lanes > 1 && n->trip[n->J] % n->lanes == 0;
+  return n->lanes > 1;
 }
 
 /* Register tile: maximise FMAs per load within the registers, full tiles. */

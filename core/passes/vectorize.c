@@ -7,7 +7,8 @@
  * depend on the loop.
  * Policy (C, here): loops marked `pbc.vectorize` by the tiler, and the
  * innermost loop of every other nest, if legal, with a constant trip count
- * that is a multiple of the lanes (vector-bits / widest element). */
+ * that is a multiple of the lanes (vector-bits / widest element, halved
+ * until they divide the trip count: see pbcVectorLanes). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,9 +285,9 @@ static bool tryVectorize(MlirOperation loop, const State *st) {
   p->loop = loop;
   p->ok = true;
   analyze(p, pbcLoopBody(loop));
-  int lanes = p->maxBits ? st->vectorBits / p->maxBits : 0;
+  int lanes = pbcVectorLanes(st->vectorBits, p->maxBits, trip);
   bool done = false;
-  if (p->ok && p->nOps > 0 && accessesIndependent(p) && lanes > 1 && trip > 0 && trip % lanes == 0) {
+  if (p->ok && p->nOps > 0 && accessesIndependent(p) && lanes > 1) {
     widen(p, lanes);
     done = true;
   }

@@ -92,5 +92,9 @@ bool pbcNestKindIs(MlirOperation op, const char *kind);
 int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int max);
 /* Element bit width of a memref or vector/scalar type (0 if unknown). */
 int pbcElementBits(MlirType t);
+/* Vector lanes for a loop of `trip` iterations over elements of elemBits:
+ * the widest power of two up to vectorBits/elemBits that divides the trip
+ * (24 floats on 512-bit vectors: 8 lanes), or 0 if not even 2 does. */
+int pbcVectorLanes(int vectorBits, int elemBits, long long trip);
 
 #endif

@@ -50,7 +50,11 @@ def _functionalize_inplace(graph):
 
 
 def capture(fn, example_inputs):
-    gm = make_fx(fn)(*example_inputs)
+    # With autograd on, modules take their composite paths (e.g. not
+    # TransformerEncoderLayer's fused inference kernel), which lower to ATen
+    # ops pbc knows.
+    with torch.enable_grad():
+        gm = make_fx(fn)(*example_inputs)
     _functionalize_inplace(gm.graph)
     gm.graph.eliminate_dead_code()
     gm.recompile()
@@ -111,16 +115,22 @@ class _Ctx:
 class Plan:
     """A traced callable, compiled for one input signature."""
 
-    def __init__(self, fn, example_inputs, target="cpu", chip=None, opt_level=3, disable=None):
+    def __init__(self, fn, example_inputs, target="cpu", chip=None, opt_level=3, disable=None,
+                 per_op=False):
+        """per_op: one compiled segment per op, for profile()."""
+        self.per_op = per_op
         self.gm, values = capture(fn, example_inputs)
         graph = self.gm.graph
         self.placeholders = [n for n in graph.nodes if n.op == "placeholder"]
         self.output_node = next(n for n in graph.nodes if n.op == "output")
         self.consts = self._fold_constants(values)
         self.values = values
+        self._fold_batch_norms()
         self.fallbacks = []
         self.steps = self._partition()
         self._compile(target, chip, opt_level, disable)
+        self.shapes = {n: tuple(v.shape) for n, v in self.values.items()
+                       if isinstance(v, torch.Tensor)}
         self.values = None  # example values are not needed any more
 
     # ------------------------------------------------------------ planning
@@ -134,6 +144,49 @@ class Plan:
                     a in consts for a in n.all_input_nodes) and isinstance(values[n], torch.Tensor):
                 consts[n] = values[n]
         return consts
+
+    def _fold_batch_norms(self):
+        """conv -> batch norm (inference, constant statistics): scale the
+        convolution's weights and bias instead (one pass over the data less)."""
+        graph = self.gm.graph
+        for bn in list(graph.nodes):
+            name = aten.op_name(bn.target) if bn.op == "call_function" else None
+            if name not in ("native_batch_norm.default",
+                            "_native_batch_norm_legit_no_training.default"):
+                continue
+            conv = bn.args[0]
+            args = list(bn.args)
+            training = args[5] if name.startswith("native") else False
+            if training or not isinstance(conv, torch.fx.Node) or \
+                    aten.op_name(conv.target) != "convolution.default" or len(conv.users) != 1 \
+                    or conv.args[6] or any(a is not None and a not in self.consts
+                                           for a in args[1:5]) or conv.args[1] not in self.consts:
+                continue
+            if any(u.target is not operator.getitem or u.args[1] != 0 for u in bn.users):
+                continue
+            w = self.consts[conv.args[1]]
+            b = self.consts[conv.args[2]] if conv.args[2] is not None else torch.zeros(w.shape[0])
+            mean, var = self.consts[args[3]], self.consts[args[4]]
+            scale = torch.rsqrt(var + args[-1])
+            if args[1] is not None:
+                scale = scale * self.consts[args[1]]
+            shift = -mean * scale + (self.consts[args[2]] if args[2] is not None else 0)
+            new_w = (w * scale.reshape(-1, *([1] * (w.dim() - 1)))).contiguous()
+            new_b = (b * scale + shift).contiguous()
+            with graph.inserting_before(conv):
+                nodes = []
+                for t in (new_w, new_b):
+                    attr = "_pbc_folded%d" % len(self.consts)
+                    self.gm.register_buffer(attr, t)
+                    n = graph.get_attr(attr)
+                    self.consts[n] = self.values[n] = t
+                    nodes.append(n)
+            conv.args = (conv.args[0], nodes[0], nodes[1]) + tuple(conv.args[3:])
+            for u in list(bn.users):
+                u.replace_all_uses_with(conv)
+                graph.erase_node(u)
+            graph.erase_node(bn)
+        graph.eliminate_dead_code()
 
     def _resolve(self, ctx, x, vals):
         if isinstance(x, torch.fx.Node):
@@ -216,7 +269,7 @@ class Plan:
                     emit.elem_of(self.values[n].dtype) is None:
                 why = "result of type %s" % self.values[n].dtype
             if why is None:
-                if seg is None:
+                if seg is None or self.per_op:
                     seg = _Segment(len([s for s in steps if isinstance(s, _Segment)]))
                     steps.append(seg)
                 seg.nodes.append(n)
@@ -255,17 +308,19 @@ class Plan:
 
     def _compile(self, target, chip, opt_level, disable):
         segs = [s for s in self.steps if isinstance(s, _Segment)]
-        self.program = None
-        if not segs:
-            return
-        text = emit.module([self._emit_segment(s) for s in segs])
-        self.mlir = text
-        self.program = Program(text, "<torch graph>", target, chip, opt_level, disable)
-        for s in segs:
-            s.entry = self.program.entries[s.name]
-            for i, (kind, t) in enumerate(s.inputs):
-                if kind == "fixed":
-                    s.fixed_descriptors[i] = descriptor(t.data_ptr(), tuple(t.shape))
+        self.programs, self.mlir = [], []
+        # One module per 64 segments: pbc takes at most 64 entry points.
+        for i in range(0, len(segs), 64):
+            group = segs[i:i + 64]
+            text = emit.module([self._emit_segment(s) for s in group])
+            self.mlir.append(text)
+            program = Program(text, "<torch graph>", target, chip, opt_level, disable)
+            self.programs.append(program)
+            for s in group:
+                s.entry = program.entries[s.name]
+                for j, (kind, t) in enumerate(s.inputs):
+                    if kind == "fixed":
+                        s.fixed_descriptors[j] = descriptor(t.data_ptr(), tuple(t.shape))
 
     # ------------------------------------------------------------ running
 
@@ -281,6 +336,36 @@ class Plan:
                     kwargs = torch.fx.node.map_arg(step.kwargs, lambda a: env[a])
                     env[step] = step.target(*args, **kwargs)
         return torch.fx.node.map_arg(self.output_node.args[0], lambda a: env[a])
+
+    def profile(self, *inputs, runs=10):
+        """Median milliseconds of each step over `runs` calls, slowest first:
+        [(ms, description)]. Most useful with per_op=True."""
+        import statistics
+        import time
+        times = {id(s): [] for s in self.steps}
+        for _ in range(runs):
+            env = dict(zip(self.placeholders, inputs))
+            env.update(self.consts)
+            with torch.no_grad():
+                for step in self.steps:
+                    t = time.perf_counter()
+                    if isinstance(step, _Segment):
+                        self._run_segment(step, env)
+                    else:
+                        args = torch.fx.node.map_arg(step.args, lambda a: env[a])
+                        kwargs = torch.fx.node.map_arg(step.kwargs, lambda a: env[a])
+                        env[step] = step.target(*args, **kwargs)
+                    times[id(step)].append((time.perf_counter() - t) * 1e3)
+        rows = []
+        for step in self.steps:
+            if isinstance(step, _Segment):
+                what = "pbc: " + " ".join(
+                    "%s%s" % (aten.op_name(n.target) or "getitem",
+                              list(self.shapes.get(n, ()))) for n in step.nodes)
+            else:
+                what = "eager: %s" % step.target
+            rows.append((statistics.median(times[id(step)]), what))
+        return sorted(rows, reverse=True)
 
     @staticmethod
     def _run_segment(seg, env):
