@@ -273,6 +273,9 @@ def _bmm(ctx, a, b):
 
 @lowers("addmm")
 def _addmm(ctx, bias, a, b, beta=1, alpha=1):
+    bias_v = ctx.tensor(bias)
+    if alpha == 1 and beta == 1 and len(bias_v.shape) == 1:
+        return ctx.f.matmul(ctx.tensor(a), ctx.tensor(b), bias=bias_v)
     m = ctx.f.matmul(ctx.tensor(a), ctx.tensor(b))
     return ctx.f.elementwise([m, ctx.tensor(bias)],
                              lambda e, x, y: e.add(e.mul(x, float(alpha)) if alpha != 1 else x,
@@ -299,12 +302,8 @@ def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_
         hwcf = wt.permute(2, 3, 0, 1).reshape(kh, kw, c)
     else:
         raise Unsupported("grouped convolution (groups=%d)" % groups)
-    out = ctx.f.conv2d(v, ctx.bind(hwcf), ints(stride), ints(padding), ints(dilation),
-                       depthwise)
-    if bias is not None:
-        out = ctx.f.elementwise([out, ctx.bind(ctx.const_tensor(bias).reshape(-1, 1, 1))],
-                                lambda e, a, b: e.add(a, b))
-    return out
+    return ctx.f.conv2d(v, ctx.bind(hwcf), ints(stride), ints(padding), ints(dilation),
+                        depthwise, ctx.tensor(bias) if bias is not None else None)
 
 
 # ---------------------------------------------------------------- normalization

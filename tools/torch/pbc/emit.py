@@ -279,10 +279,19 @@ class Function:
         s = self.reduce(v, dims, keepdim)
         return self.elementwise([s], lambda b, x: b.mul(x, 1.0 / n))
 
-    def matmul(self, a, b, batch=False):
+    def broadcast_rows(self, vec, phys):
+        """A tensor of physical shape phys whose last dim is vec (bias)."""
+        vec = self.logical(vec)
+        n = len(phys)
+        return self.generic(phys, [(vec, ["d%d" % (n - 1)])], ["d%d" % i for i in range(n)],
+                            ["parallel"] * n, lambda b, a: a[0])
+
+    def matmul(self, a, b, batch=False, bias=None):
+        """bias (the last dim's vector) initializes the accumulators: no
+        separate pass over the result."""
         a, b = self.logical(a), self.logical(b)
         shape = (a.shape[0], a.shape[1], b.shape[2]) if batch else (a.shape[0], b.shape[1])
-        init = self.filled(shape, 0.0)
+        init = self.broadcast_rows(bias, shape) if bias is not None else self.filled(shape, 0.0)
         r = self.fresh()
         self.emit("%s = linalg.%s ins(%s, %s : %s, %s) outs(%s : %s) -> %s" % (
             r, "batch_matmul" if batch else "matmul", a.ssa, b.ssa, a.type, b.type, init,
@@ -306,8 +315,9 @@ class Function:
         out.shape = tuple(out_phys[out.perm.index(i)] for i in range(len(v.shape)))
         return out
 
-    def conv2d(self, x, w_hwcf, stride, padding, dilation, depthwise):
-        """x: logical NCHW; w: HWCF (or HWC for depthwise) as a logical Val."""
+    def conv2d(self, x, w_hwcf, stride, padding, dilation, depthwise, bias=None):
+        """x: logical NCHW; w: HWCF (or HWC for depthwise) as a logical Val;
+        bias (F) initializes the accumulators."""
         x = self.transpose_to(x, NHWC)
         x = self.pad(x, [0, padding[0], padding[1], 0], [0, padding[0], padding[1], 0], 0.0)
         n, c, h, wd = x.shape
@@ -316,7 +326,8 @@ class Function:
         oh = (h - dilation[0] * (kh - 1) - 1) // stride[0] + 1
         ow = (wd - dilation[1] * (kw - 1) - 1) // stride[1] + 1
         out = Val(None, (n, f, oh, ow), F32, NHWC)
-        init = self.filled(out.phys, 0.0)
+        init = self.broadcast_rows(bias, out.phys) if bias is not None else \
+            self.filled(out.phys, 0.0)
         r = self.fresh()
         self.emit("%s = linalg.%s {dilations = dense<[%d, %d]> : tensor<2xi64>, "
                   "strides = dense<[%d, %d]> : tensor<2xi64>} ins(%s, %s : %s, %s) "
