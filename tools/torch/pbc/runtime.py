@@ -329,13 +329,16 @@ class Plan:
         env.update(self.consts)
         with torch.no_grad():
             for step in self.steps:
-                if isinstance(step, _Segment):
-                    self._run_segment(step, env)
-                else:
-                    args = torch.fx.node.map_arg(step.args, lambda a: env[a])
-                    kwargs = torch.fx.node.map_arg(step.kwargs, lambda a: env[a])
-                    env[step] = step.target(*args, **kwargs)
+                self._run_step(step, env)
         return torch.fx.node.map_arg(self.output_node.args[0], lambda a: env[a])
+
+    def _run_step(self, step, env):
+        if isinstance(step, _Segment):
+            self._run_segment(step, env)
+        else:
+            args = torch.fx.node.map_arg(step.args, lambda a: env[a])
+            kwargs = torch.fx.node.map_arg(step.kwargs, lambda a: env[a])
+            env[step] = step.target(*args, **kwargs)
 
     def profile(self, *inputs, runs=10):
         """Median milliseconds of each step over `runs` calls, slowest first:
@@ -349,12 +352,7 @@ class Plan:
             with torch.no_grad():
                 for step in self.steps:
                     t = time.perf_counter()
-                    if isinstance(step, _Segment):
-                        self._run_segment(step, env)
-                    else:
-                        args = torch.fx.node.map_arg(step.args, lambda a: env[a])
-                        kwargs = torch.fx.node.map_arg(step.kwargs, lambda a: env[a])
-                        env[step] = step.target(*args, **kwargs)
+                    self._run_step(step, env)
                     times[id(step)].append((time.perf_counter() - t) * 1e3)
         rows = []
         for step in self.steps:
