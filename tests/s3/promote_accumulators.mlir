@@ -34,3 +34,32 @@ func.func @may_alias(%x: memref<4xf32>, %o: memref<4xf32>) {
   }
   return
 }
+// Views of distinct buffers (a collapse_shape of a local buffer, as a
+// reshape between two matmuls leaves it): the accumulator is promoted.
+// CHECK-LABEL: func.func @through_view
+// CHECK: affine.for %{{.*}} = 0 to 8 iter_args(
+func.func @through_view(%o: memref<4xf32>) {
+  %buf = memref.alloc() : memref<2x4xf32>
+  %v = memref.collapse_shape %buf [[0, 1]] : memref<2x4xf32> into memref<8xf32>
+  affine.for %i = 0 to 8 {
+    %a = affine.load %v[%i] : memref<8xf32>
+    %c = affine.load %o[0] : memref<4xf32>
+    %s = arith.addf %c, %a : f32
+    affine.store %s, %o[0] : memref<4xf32>
+  }
+  return
+}
+// Must not: the accumulator's buffer is also read through a view of itself.
+// CHECK-LABEL: func.func @view_of_accumulator
+// CHECK-NOT: iter_args
+func.func @view_of_accumulator() {
+  %buf = memref.alloc() : memref<2x4xf32>
+  %v = memref.collapse_shape %buf [[0, 1]] : memref<2x4xf32> into memref<8xf32>
+  affine.for %i = 0 to 8 {
+    %a = affine.load %v[%i] : memref<8xf32>
+    %c = affine.load %buf[0, 0] : memref<2x4xf32>
+    %s = arith.addf %c, %a : f32
+    affine.store %s, %buf[0, 0] : memref<2x4xf32>
+  }
+  return
+}

@@ -4,7 +4,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +32,17 @@ struct PbcProgram {
 
 /* --- messages ------------------------------------------------------------ */
 
-static char *message(const char *fmt, const char *arg) {
-  PbcStrBuf b = {0};
-  pbcStrBufPrintf(&b, fmt, arg);
-  return b.data;
+static char *message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *message(const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *m = malloc((size_t)(n > 0 ? n : 0) + 1);
+  vsnprintf(m, (size_t)(n > 0 ? n : 0) + 1, fmt, ap2);
+  va_end(ap2);
+  va_end(ap);
+  return m;
 }
 
 static void setError(char **error, char *msg) {
@@ -281,7 +288,7 @@ PbcProgram *pbcProgramCompile(const char *text, const char *name,
                               const PbcCompileOptions *options, char **error) {
   PbcCompileOptions o = options ? *options : (PbcCompileOptions){.optLevel = -1};
   if (!text) {
-    setError(error, message("libpbc: %s", "no program text"));
+    setError(error, message("libpbc: no program text"));
     return NULL;
   }
   StderrCapture cap;
@@ -356,7 +363,7 @@ PbcProgram *pbcProgramCompile(const char *text, const char *name,
   if (rc != PBC_EXIT_OK) {
     if (!diag[0]) {
       free(diag);
-      diag = message("libpbc: compilation failed (exit %s)", rc == 70 ? "70, crash" : "1");
+      diag = message("libpbc: compilation failed (exit status %d)", rc);
     }
     setError(error, diag);
   } else {
@@ -423,7 +430,7 @@ void *pbcProgramEntryFunction(const PbcProgram *p, int e) {
 
 bool pbcProgramInvoke(const PbcProgram *p, int e, void **descriptors, char **error) {
   if (e < 0 || e >= p->numEntries) {
-    setError(error, message("libpbc: no entry point %s", "with that index"));
+    setError(error, message("libpbc: no entry point %d (the program has %d)", e, p->numEntries));
     return false;
   }
   p->packed[e](descriptors);

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from .emit import F32, NHWC, Val
+from .emit import Val
 
 
 class Unsupported(Exception):
@@ -308,6 +308,17 @@ def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_
 
 # ---------------------------------------------------------------- normalization
 
+def batch_norm_scale_shift(w, b, mean, var, eps):
+    """Inference batch norm as y = x * scale + shift, per channel."""
+    scale = torch.rsqrt(var + eps)
+    if w is not None:
+        scale = scale * w
+    shift = -mean * scale
+    if b is not None:
+        shift = shift + b
+    return scale, shift
+
+
 @lowers("native_batch_norm", "_native_batch_norm_legit_no_training")
 def _batch_norm(ctx, x, w, b, mean, var, *rest):
     training = rest[0] if len(rest) == 3 else False
@@ -315,16 +326,11 @@ def _batch_norm(ctx, x, w, b, mean, var, *rest):
     if training:
         raise Unsupported("batch norm in training mode")
     v = ctx.tensor(x)
+    const = lambda t: ctx.const_tensor(t) if t is not None else None
     try:
-        mean_t, var_t = ctx.const_tensor(mean), ctx.const_tensor(var)
+        scale, shift = batch_norm_scale_shift(const(w), const(b), const(mean), const(var), eps)
     except Unsupported:
         raise Unsupported("batch norm with statistics computed at run time")
-    scale = torch.rsqrt(var_t + eps)
-    if w is not None:
-        scale = scale * ctx.const_tensor(w)
-    shift = -mean_t * scale
-    if b is not None:
-        shift = shift + ctx.const_tensor(b)
     tail = (1,) * (len(v.shape) - 2)
     out = ctx.f.elementwise([v, ctx.bind(scale.reshape(-1, *tail)),
                              ctx.bind(shift.reshape(-1, *tail))],

@@ -47,7 +47,6 @@ def library():
         raise OSError("libpbc.so not found: build it with tools/build.sh or set PBC_LIBPBC")
     lib = ctypes.CDLL(os.path.abspath(path))
     P, S, I = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
-    err = ctypes.POINTER(ctypes.c_char_p)
     sigs = {
         "pbcProgramCompile": (P, [S, S, ctypes.POINTER(_Options), ctypes.POINTER(P)]),
         "pbcProgramDestroy": (None, [P]),
@@ -65,7 +64,6 @@ def library():
     for name, (res, args) in sigs.items():
         f = getattr(lib, name)
         f.restype, f.argtypes = res, args
-    del err
     _lib = lib
     return lib
 

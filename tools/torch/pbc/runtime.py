@@ -78,8 +78,8 @@ class _Segment:
 class _Ctx:
     """What a lowering sees: the function, the op, and how to get operands."""
 
-    def __init__(self, f, seg, vals, consts, op):
-        self.f, self.seg, self.vals, self.consts, self.op = f, seg, vals, consts, op
+    def __init__(self, f, seg, op):
+        self.f, self.seg, self.op = f, seg, op
         self.bound = {}
 
     def bind(self, tensor):
@@ -166,11 +166,9 @@ class Plan:
                 continue
             w = self.consts[conv.args[1]]
             b = self.consts[conv.args[2]] if conv.args[2] is not None else torch.zeros(w.shape[0])
-            mean, var = self.consts[args[3]], self.consts[args[4]]
-            scale = torch.rsqrt(var + args[-1])
-            if args[1] is not None:
-                scale = scale * self.consts[args[1]]
-            shift = -mean * scale + (self.consts[args[2]] if args[2] is not None else 0)
+            const = lambda a: self.consts[a] if a is not None else None
+            scale, shift = aten.batch_norm_scale_shift(const(args[1]), const(args[2]),
+                                                       const(args[3]), const(args[4]), args[-1])
             new_w = (w * scale.reshape(-1, *([1] * (w.dim() - 1)))).contiguous()
             new_b = (b * scale + shift).contiguous()
             with graph.inserting_before(conv):
@@ -188,7 +186,7 @@ class Plan:
             graph.erase_node(bn)
         graph.eliminate_dead_code()
 
-    def _resolve(self, ctx, x, vals):
+    def _resolve(self, x, vals):
         if isinstance(x, torch.fx.Node):
             if x in self.consts:
                 return aten.Const(self.consts[x])
@@ -196,7 +194,7 @@ class Plan:
                 raise KeyError(x)
             return vals[x]
         if isinstance(x, (list, tuple)):
-            return type(x)(self._resolve(ctx, a, vals) for a in x)
+            return type(x)(self._resolve(a, vals) for a in x)
         return x
 
     def _lower(self, ctx, n, vals):
@@ -209,33 +207,33 @@ class Plan:
         low = aten.find_lowering(n.target)
         if low is None:
             raise aten.Unsupported("no lowering")
-        args = self._resolve(ctx, n.args, vals)
-        kwargs = {k: self._resolve(ctx, v, vals) for k, v in n.kwargs.items()}
+        args = self._resolve(n.args, vals)
+        kwargs = {k: self._resolve(v, vals) for k, v in n.kwargs.items()}
         return low(ctx, *args, **kwargs)
 
     def _supported(self, n):
-        """Dry run: lower the node alone, its tensor operands as arguments."""
-        seg = _Segment(0)
+        """None if the node lowers (a dry run: the node alone, its tensor
+        operands as arguments, its result of a type pbc handles), else why not."""
+        result = self.values.get(n)
+        if isinstance(result, torch.Tensor) and emit.elem_of(result.dtype) is None:
+            return "result of type %s" % result.dtype
         f = emit.Function("probe")
-        ctx = _Ctx(f, seg, {}, self.consts, aten.op_name(n.target) or "")
+        ctx = _Ctx(f, _Segment(0), aten.op_name(n.target) or "")
         vals = {}
-        for a in n.all_input_nodes:
-            if a in self.consts:
-                continue
-            v = self.values.get(a)
-            if isinstance(v, (tuple, list)):
-                vals[a] = tuple(self._probe_arg(f, x) for x in v)
-            else:
-                vals[a] = self._probe_arg(f, v)
         try:
-            out = self._lower(ctx, n, vals)
+            for a in n.all_input_nodes:
+                if a in self.consts:
+                    continue
+                v = self.values.get(a)
+                if isinstance(v, (tuple, list)):
+                    vals[a] = tuple(self._probe_arg(f, x) for x in v)
+                else:
+                    vals[a] = self._probe_arg(f, v)
+            self._lower(ctx, n, vals)
         except aten.Unsupported as e:
             return str(e)
         except (KeyError, TypeError, ValueError, IndexError) as e:
             return "cannot lower these arguments (%s)" % e
-        for o in (out if isinstance(out, tuple) else (out,)):
-            if o is not None and o.elem is None:
-                return "result type"
         return None
 
     @staticmethod
@@ -261,13 +259,7 @@ class Plan:
                     steps.append(n)
                     seg = None
                 continue
-            try:
-                why = self._supported(n)
-            except aten.Unsupported as e:
-                why = str(e)
-            if why is None and isinstance(self.values[n], torch.Tensor) and \
-                    emit.elem_of(self.values[n].dtype) is None:
-                why = "result of type %s" % self.values[n].dtype
+            why = self._supported(n)
             if why is None:
                 if seg is None or self.per_op:
                     seg = _Segment(len([s for s in steps if isinstance(s, _Segment)]))
@@ -287,7 +279,7 @@ class Plan:
     def _emit_segment(self, seg):
         f = emit.Function(seg.name)
         inside = set(seg.nodes)
-        ctx = _Ctx(f, seg, {}, self.consts, "")
+        ctx = _Ctx(f, seg, "")
         vals = {}
         for n in seg.nodes:
             for a in n.all_input_nodes:
