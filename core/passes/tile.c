@@ -149,6 +149,45 @@ static long long divisorTile(long long trip, long long unit, long long bound) {
   return best;
 }
 
+/* Convolution-shaped nests (several reduction loops after J, e.g. kh, kw, c):
+ * every output pixel reads the whole weight block of its J range. Tile J by
+ * NC so one block (reduction size x NC) stays in half of L2, and run the NC
+ * tiles outermost: each block is read from memory once and reused, from L2,
+ * by every pixel (a deep layer's 2-9 MB of weights otherwise stream from L3
+ * once per pixel row). The tile loop is parallel if J was, and a pack site:
+ * the block is copied into a buffer whose rows are NC wide, so the micro
+ * kernel reads it sequentially instead of one cache line per input channel
+ * at a stride of the full channel count (which also aliases in L1). */
+static void tileOutputChannels(Nest *n, const State *st, int nr, bool jParallel,
+                               MlirOperation *jLoop) {
+  long long blockBytes = n->elemBytes;
+  for (int l = n->J + 1; l < n->n; ++l)
+    blockBytes *= n->trip[l];
+  long long nc = divisorTile(n->trip[n->J], nr, (st->l2 / 2) / blockBytes);
+  if (nc >= n->trip[n->J])
+    return;
+  unsigned size = (unsigned)nc;
+  MlirOperation t[2];
+  if (!pbcExtAffineTile(&n->band[n->J], 1, &size, t))
+    return;
+  /* [outer..., jT, j, reductions] -> [jT, outer..., j, reductions] */
+  MlirOperation outer[PBC_MAX_BAND];
+  unsigned perm[PBC_MAX_BAND];
+  for (int l = 0; l < n->J; ++l) {
+    outer[l] = n->band[l];
+    perm[l] = (unsigned)l + 1;
+  }
+  outer[n->J] = t[0];
+  perm[n->J] = 0;
+  if (pbcExtAffinePermute(outer, n->J + 1, perm)) /* the caller tags the new root */
+    mlirOperationRemoveAttributeByName(n->band[0], str("pbc.kind"));
+  if (jParallel)
+    pbcOpSetUnitAttr(t[0], "pbc.parallel");
+  pbcOpSetUnitAttr(t[0], "pbc.pack_site"); /* the weight block, once per tile */
+  n->band[n->J] = t[1];
+  *jLoop = t[1];
+}
+
 static MlirOperation rootOf(MlirOperation op) {
   for (;;) {
     MlirOperation parent = mlirOperationGetParentOperation(op);
@@ -197,6 +236,8 @@ static void tileNest(MlirOperation root, const State *st) {
       pbcOpSetUnitAttr(t[0], "pbc.parallel");
     if (parallelBefore[J])
       pbcOpSetUnitAttr(t[1], "pbc.parallel");
+  } else if (n.I >= 0 && n.J < n.n - 1) {
+    tileOutputChannels(&n, st, nr, parallelBefore[n.J], &jLoop);
   }
   for (int l = 0; l < n.n; ++l)
     if (parallelBefore[l] && l != n.I && l != n.J && !(n.gemm && l > n.I))

@@ -1,8 +1,13 @@
 /* pbc-unroll-jam: register tiling. Loops the tiler marked `pbc.unroll_jam`
  * (the point loops of a register tile) are unrolled by their trip count and
  * their copies jammed into the innermost loops (MLIR's loopUnrollJamByFactor),
- * so the innermost (reduction) loop computes the whole register tile. Outer marks first, so a tile of
- * MR x NV vectors becomes MR * NV independent chains in the reduction loop. */
+ * so the innermost (reduction) loop computes the whole register tile: MR x NV
+ * vectors become MR * NV independent chains in the reduction loop. Inner
+ * marks first: J's copies are jammed before I's, so the reduction body reads
+ * "for each row i: broadcast a_i, one FMA per vector of B". Each broadcast
+ * then dies after NV uses and the body needs MR*NV + NV + 1 registers (the
+ * tiler's budget); jamming I first orders it B-vector-major, every broadcast
+ * stays live across all NV vectors, and 14 x 2 tiles spill. */
 #include <stdlib.h>
 
 #include "pbc-ext/affine.h"
@@ -33,7 +38,7 @@ static bool run(MlirOperation func, void *state) {
   const State *st = state;
   Marked *m = calloc(1, sizeof(Marked));
   mlirOperationWalk(func, collect, m, MlirWalkPreOrder);
-  for (int i = 0; i < m->n; ++i) {
+  for (int i = m->n - 1; i >= 0; --i) { /* pre-order collected: inner last */
     MlirOperation loop = m->loops[i];
     mlirOperationRemoveAttributeByName(loop, str("pbc.unroll_jam"));
     long long trip = pbcExtAffineConstantTripCount(loop);

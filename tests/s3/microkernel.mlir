@@ -1,6 +1,7 @@
 // The register-level chain on a GEMM: pbc-register-tile splits MR x NR
 // tiles (jr outside ir), pbc-vectorize widens j by 16 lanes (outer-loop
-// vectorization over k), pbc-unroll-jam jams the 4 x 4 tile into the k loop,
+// vectorization over k), pbc-unroll-jam jams the 4 x 4 tile into the k loop
+// (rows outer, vectors inner),
 // and pbc-promote-accumulators keeps the 16 accumulators in iter_args: the k
 // loop has no store, C is loaded and stored once per tile.
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=1 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-register-tile;pbc-vectorize{vector-bits=512};pbc-unroll-jam;func.func(canonicalize);pbc-promote-accumulators' | FileCheck %s
@@ -9,9 +10,16 @@
 // CHECK-NEXT: affine.for %{{.*}} step 4 {
 // CHECK-COUNT-16: affine.vector_load %arg2
 // CHECK-NEXT: %{{.*}}:16 = affine.for %{{.*}} iter_args
+// Rows outer, vectors inner: row i's element meets all 4 vectors of B before
+// row i+1 is read (live registers MR*NV + NV + 1, not MR*NV + MR + NV).
+// CHECK-NEXT: affine.load %arg0[%[[I:arg[0-9]+]], %[[K:arg[0-9]+]]]
+// CHECK-NOT: affine.load %arg0[%[[I]] + 1
+// CHECK: affine.vector_load %arg1[%[[K]], %{{.*}} + 48]
 // CHECK-NOT: affine.vector_store
 // CHECK-NOT: affine.store
-// CHECK: vector.broadcast
+// CHECK: affine.load %arg0[%[[I]] + 1, %[[K]]]
+// CHECK-NOT: affine.vector_store
+// CHECK-NOT: affine.store
 // CHECK: affine.yield %{{.*}} : vector<16xf32>
 // CHECK-NEXT: }
 // CHECK-COUNT-16: affine.vector_store %{{.*}}, %arg2

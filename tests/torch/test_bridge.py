@@ -90,20 +90,20 @@ def test_torch_compile_backend():
         print("SKIP torch.compile backend: PyTorch %s has no torch.compile "
               "(Debian's 1.13); the decorator covers the same path" % torch.__version__)
         return
-    import torch._dynamo
-    assert torch._dynamo.lookup_backend("pbc") is pbc.backend
+    import torch._dynamo as dynamo
+    assert dynamo.lookup_backend("pbc") is pbc.backend
     plans = []
 
     def recording(gm, example_inputs):  # pbc.backend, remembering its plans
         plans.append(pbc.backend(gm, example_inputs))
         return plans[-1]
 
-    torch._dynamo.reset()
-    torch._dynamo.register_backend(name="pbc_recording")(recording)
+    dynamo.reset()
+    dynamo.register_backend(name="pbc_recording")(recording)
     m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
     x = torch.randn(3, 32)
     for backend in ("pbc", "pbc_recording"):
-        torch._dynamo.reset()
+        dynamo.reset()
         fast = torch.compile(m.eval(), backend=backend)
         close(fast(x), m(x), "torch.compile(backend=%r)" % backend)
     # Dynamo handed pbc the whole graph and pbc compiled all of it.

@@ -1,0 +1,72 @@
+// pbc-tile on a convolution-shaped nest (reductions kh, kw, c after the
+// output-channel loop f): the weight block of one f tile (3*3*256 x NC f32)
+// must fit half of L2 (512 KiB), so f is tiled by NC = 32, the tile loop runs
+// outermost (each block read once, reused by every pixel from L2), parallel
+// and a pack site (the block is copied into a contiguous buffer); the point
+// loops keep their register tile (14 pixels x 32 channels).
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432}' | FileCheck %s
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack' | FileCheck %s --check-prefix=PACK
+// CHECK-LABEL: func.func @conv
+// CHECK: affine.for %[[FT:.*]] = 0 to 256 step 32 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 1 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 14 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 14 {
+// CHECK-NEXT: affine.for %{{.*}} = #{{.*}}(%[[FT]]) to #{{.*}}(%[[FT]]) {
+// CHECK: } {pbc.register_tile = 32 : i64, pbc.vectorize}
+// CHECK-NEXT: } {pbc.register_tile = 14 : i64}
+// CHECK: } {pbc.kind = "matmul", pbc.pack_site, pbc.parallel}
+// PACK-LABEL: func.func @conv
+// PACK: affine.for %{{.*}} = 0 to 256 step 32 {
+// PACK: memref.alloc() : memref<3x3x256x32xf32>
+// PACK: } {pbc.copy}
+// PACK-NOT: memref.alloc
+// A small weight block (3*3*64 x 64 = 144 KiB) is not tiled.
+// CHECK-LABEL: func.func @small_conv
+// CHECK-NOT: pbc.pack_site
+// CHECK: } {pbc.kind = "matmul"
+func.func @conv(%x: memref<1x16x16x256xf32>, %w: memref<3x3x256x256xf32>, %y: memref<1x14x14x256xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %oh = 0 to 14 {
+      affine.for %ow = 0 to 14 {
+        affine.for %f = 0 to 256 {
+          affine.for %kh = 0 to 3 {
+            affine.for %kw = 0 to 3 {
+              affine.for %c = 0 to 256 {
+                %a = affine.load %x[%n, %oh + %kh, %ow + %kw, %c] : memref<1x16x16x256xf32>
+                %b = affine.load %w[%kh, %kw, %c, %f] : memref<3x3x256x256xf32>
+                %o = affine.load %y[%n, %oh, %ow, %f] : memref<1x14x14x256xf32>
+                %p = arith.mulf %a, %b : f32
+                %s = arith.addf %o, %p : f32
+                affine.store %s, %y[%n, %oh, %ow, %f] : memref<1x14x14x256xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @small_conv(%x: memref<1x16x16x64xf32>, %w: memref<3x3x64x64xf32>, %y: memref<1x14x14x64xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %oh = 0 to 14 {
+      affine.for %ow = 0 to 14 {
+        affine.for %f = 0 to 64 {
+          affine.for %kh = 0 to 3 {
+            affine.for %kw = 0 to 3 {
+              affine.for %c = 0 to 64 {
+                %a = affine.load %x[%n, %oh + %kh, %ow + %kw, %c] : memref<1x16x16x64xf32>
+                %b = affine.load %w[%kh, %kw, %c, %f] : memref<3x3x64x64xf32>
+                %o = affine.load %y[%n, %oh, %ow, %f] : memref<1x14x14x64xf32>
+                %p = arith.mulf %a, %b : f32
+                %s = arith.addf %o, %p : f32
+                affine.store %s, %y[%n, %oh, %ow, %f] : memref<1x14x14x64xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
