@@ -76,26 +76,61 @@ void pbcSessionDestroy(PbcSession *s) {
   free(s);
 }
 
-/* True if the text's first op is a `module` (after blank and comment lines). */
-static bool startsWithModule(const char *t) {
+/* Skips blank and `//` comment lines. */
+static const char *skipBlank(const char *t) {
   for (;;) {
     while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')
       ++t;
     if (t[0] != '/' || t[1] != '/')
-      break;
+      return t;
     while (*t && *t != '\n')
       ++t;
   }
-  return strncmp(t, "module", 6) == 0 && !(isalnum((unsigned char)t[6]) || t[6] == '_');
+}
+
+/* Skips one top-level alias definition (`#map = affine_map<...>` or
+ * `!t = ...`): to the end of the line on which its brackets close (the `>`
+ * of an affine map's `->` closes nothing). */
+static const char *skipAlias(const char *t) {
+  int depth = 0;
+  bool inString = false;
+  for (; *t; ++t) {
+    if (inString) {
+      if (*t == '\\' && t[1])
+        ++t;
+      else if (*t == '"')
+        inString = false;
+    } else if (*t == '"') {
+      inString = true;
+    } else if (strchr("<([{", *t)) {
+      ++depth;
+    } else if (strchr(">)]}", *t) && depth > 0 && !(*t == '>' && t[-1] == '-')) {
+      --depth;
+    } else if (*t == '\n' && depth == 0) {
+      return t + 1;
+    }
+  }
+  return t;
+}
+
+/* Where the first top-level op starts: after blank lines, comments and
+ * alias definitions (which must stay outside any op). */
+static const char *firstOp(const char *t) {
+  for (t = skipBlank(t); *t == '#' || *t == '!'; t = skipBlank(t))
+    t = skipAlias(t);
+  return t;
 }
 
 MlirModule pbcSessionParseText(PbcSession *s, const char *text, const char *sourceName) {
   /* MLIR parses one named top-level op from a string; a program of several
-   * ops is wrapped into a module on its first line, so lines stay right. */
+   * ops is wrapped into a module that opens on the line of its first op
+   * (after the alias definitions), so lines stay right. */
   PbcStrBuf wrapped = {0};
-  if (!startsWithModule(text)) {
+  const char *op0 = firstOp(text);
+  if (!(strncmp(op0, "module", 6) == 0 && !(isalnum((unsigned char)op0[6]) || op0[6] == '_'))) {
+    pbcStrBufAppend(&wrapped, text, (size_t)(op0 - text));
     pbcStrBufPuts(&wrapped, "module {");
-    pbcStrBufPuts(&wrapped, text);
+    pbcStrBufPuts(&wrapped, op0);
     pbcStrBufPuts(&wrapped, "\n}\n");
   }
   MlirOperation op = mlirOperationCreateParse(

@@ -18,7 +18,7 @@ import statistics
 import sys
 import time
 
-os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")
+os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"  # Debian's OpenBLAS misdetects this CPU
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 HERE = os.path.dirname(os.path.abspath(__file__))
