@@ -114,3 +114,17 @@ MlirOperation pbcExtAffineForAddIterArgs(MlirOperation forOp, int n,
     return wrap(static_cast<Operation *>(nullptr));
   return wrap(result->getOperation());
 }
+
+bool pbcExtAffineVectorizeReduction(MlirOperation forOp, int64_t lanes) {
+  auto loop = dyn_cast<AffineForOp>(unwrap(forOp));
+  SmallVector<LoopReduction> reductions;
+  if (!loop || loop.getNumIterOperands() == 0 || !isLoopParallel(loop, &reductions) ||
+      reductions.size() != loop.getNumIterOperands())
+    return false;
+  VectorizationStrategy strategy;
+  strategy.vectorSizes.push_back(lanes);
+  strategy.loopToVectorDim[loop] = 0;
+  strategy.reductionLoops[loop] = reductions;
+  std::vector<SmallVector<AffineForOp, 2>> loops = {{loop}};
+  return succeeded(vectorizeAffineLoopNest(loops, strategy));
+}

@@ -26,6 +26,9 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
                      "Split the register tiles pbc-tile chose", pbcCreateRegisterTilePass);
   pbcPassRegistryAdd(reg, "pbc-vectorize", "func.func",
                      "Contiguity-driven loop vectorization", pbcCreateVectorizePass);
+  pbcPassRegistryAdd(reg, "pbc-vectorize-reductions", "func.func",
+                     "Vector accumulators for innermost reduction loops",
+                     pbcCreateVectorizeReductionsPass);
   pbcPassRegistryAdd(reg, "pbc-unroll-jam", "func.func",
                      "Unroll-and-jam the register-tile loops", pbcCreateUnrollJamPass);
   pbcPassRegistryAdd(reg, "pbc-promote-accumulators", "func.func",

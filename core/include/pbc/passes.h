@@ -17,6 +17,7 @@ MlirPass pbcCreateFusePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateVectorizePass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateVectorizeReductionsPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateRegisterTilePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateUnrollJamPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreatePromoteAccumulatorsPass(const char *options, char *err, size_t errLen);

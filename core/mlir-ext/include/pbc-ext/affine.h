@@ -32,6 +32,11 @@ bool pbcExtAffineTile(MlirOperation *band, int n, const unsigned *sizes,
  * band[i] moves to position perm[i]. Returns false (and changes nothing) if
  * dependences forbid the permutation. */
 bool pbcExtAffinePermute(MlirOperation *band, int n, const unsigned *perm);
+/* mlir::affine::vectorizeAffineLoopNest on one loop whose iter_args are all
+ * reductions MLIR recognizes (isLoopParallel's LoopReduction list), by
+ * `lanes`: a vector accumulator and a vector.reduction after the loop.
+ * Returns false (IR unchanged) if it does not apply. */
+bool pbcExtAffineVectorizeReduction(MlirOperation forOp, int64_t lanes);
 /* mlir::loopUnrollJamByFactor. */
 bool pbcExtAffineUnrollJam(MlirOperation forOp, uint64_t factor);
 /* mlir::affineDataCopyGenerate on the body of `forOp` for `memref` only,

@@ -1,0 +1,52 @@
+// pbc-vectorize-reductions: an innermost row reduction (accumulator in
+// iter_args, the row read contiguously) gets a 16-lane vector accumulator and
+// one horizontal reduction after the loop; a column reduction (strided
+// loads: a gather) and a loop that stores stay scalar.
+// RUN: pbc-opt %s -p 'pbc-vectorize-reductions{vector-bits=512}' | FileCheck %s
+// CHECK-LABEL: func.func @row_sum
+// CHECK: affine.for %{{.*}} = 0 to 768 step 16 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf32>)
+// CHECK: vector.transfer_read %arg0
+// CHECK: vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
+func.func @row_sum(%x: memref<128x768xf32>, %s: memref<128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 128 {
+    %r = affine.for %j = 0 to 768 iter_args(%acc = %zero) -> (f32) {
+      %v = affine.load %x[%i, %j] : memref<128x768xf32>
+      %a = arith.addf %acc, %v : f32
+      affine.yield %a : f32
+    }
+    affine.store %r, %s[%i] : memref<128xf32>
+  }
+  return
+}
+// CHECK-LABEL: func.func @column_sum
+// CHECK-NOT: vector
+// CHECK: affine.for %{{.*}} = 0 to 128 iter_args
+func.func @column_sum(%x: memref<128x768xf32>, %s: memref<768xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %j = 0 to 768 {
+    %r = affine.for %i = 0 to 128 iter_args(%acc = %zero) -> (f32) {
+      %v = affine.load %x[%i, %j] : memref<128x768xf32>
+      %a = arith.addf %acc, %v : f32
+      affine.yield %a : f32
+    }
+    affine.store %r, %s[%j] : memref<768xf32>
+  }
+  return
+}
+// CHECK-LABEL: func.func @stores
+// CHECK-NOT: vector
+// CHECK: affine.for %{{.*}} = 0 to 768 iter_args
+func.func @stores(%x: memref<128x768xf32>, %y: memref<128x768xf32>, %s: memref<128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 128 {
+    %r = affine.for %j = 0 to 768 iter_args(%acc = %zero) -> (f32) {
+      %v = affine.load %x[%i, %j] : memref<128x768xf32>
+      %a = arith.addf %acc, %v : f32
+      affine.store %a, %y[%i, %j] : memref<128x768xf32>
+      affine.yield %a : f32
+    }
+    affine.store %r, %s[%i] : memref<128xf32>
+  }
+  return
+}
