@@ -343,3 +343,21 @@ int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int
       roots[n++] = op;
   return n;
 }
+
+typedef struct {
+  MlirOperation *loops;
+  int n, max;
+} LoopList;
+
+static MlirWalkResult appendLoop(MlirOperation op, void *data) {
+  LoopList *l = data;
+  if (pbcOpIsA(op, "affine.for") && l->n < l->max)
+    l->loops[l->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max) {
+  LoopList l = {loops, 0, max};
+  mlirOperationWalk(root, appendLoop, &l, MlirWalkPostOrder);
+  return l.n;
+}

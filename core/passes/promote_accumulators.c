@@ -132,27 +132,16 @@ static MlirOperation promoteLoop(MlirOperation loop) {
   return newLoop;
 }
 
-typedef struct {
-  MlirOperation loops[4096];
-  int n;
-} Loops;
-
-static MlirWalkResult collect(MlirOperation op, void *data) {
-  Loops *l = data;
-  if (pbcOpIsA(op, "affine.for") && l->n < 4096)
-    l->loops[l->n++] = op;
-  return MlirWalkResultAdvance;
-}
+enum { kMaxLoops = 4096 };
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  Loops *l = calloc(1, sizeof(Loops));
-  /* Post-order: inner loops first; a promoted loop is replaced, but only
-   * after its own turn, and its ancestors stay valid. */
-  mlirOperationWalk(func, collect, l, MlirWalkPostOrder);
-  for (int i = 0; i < l->n; ++i)
-    promoteLoop(l->loops[i]);
-  free(l);
+  MlirOperation *loops = calloc(kMaxLoops, sizeof(MlirOperation));
+  /* Inner first: a promoted loop is replaced only after its own turn. */
+  int n = pbcLoopsInnerFirst(func, loops, kMaxLoops);
+  for (int i = 0; i < n; ++i)
+    promoteLoop(loops[i]);
+  free(loops);
   return true;
 }
 

@@ -22,17 +22,7 @@ typedef struct {
   int vectorBits;
 } State;
 
-typedef struct {
-  MlirOperation loops[4096];
-  int n;
-} Loops;
-
-static MlirWalkResult collect(MlirOperation op, void *data) {
-  Loops *l = data;
-  if (pbcOpIsA(op, "affine.for") && l->n < 4096)
-    l->loops[l->n++] = op;
-  return MlirWalkResultAdvance;
-}
+enum { kMaxLoops = 4096 };
 
 /* Lanes for the loop, or 0 if it is not a candidate. */
 static int candidateLanes(MlirOperation loop, const State *st) {
@@ -67,14 +57,14 @@ static int candidateLanes(MlirOperation loop, const State *st) {
 }
 
 static bool run(MlirOperation func, void *state) {
-  Loops *l = calloc(1, sizeof(Loops));
-  mlirOperationWalk(func, collect, l, MlirWalkPostOrder);
-  for (int i = 0; i < l->n; ++i) {
-    int lanes = candidateLanes(l->loops[i], state);
+  MlirOperation *loops = calloc(kMaxLoops, sizeof(MlirOperation));
+  int n = pbcLoopsInnerFirst(func, loops, kMaxLoops);
+  for (int i = 0; i < n; ++i) {
+    int lanes = candidateLanes(loops[i], state);
     if (lanes)
-      pbcExtAffineVectorizeReduction(l->loops[i], lanes);
+      pbcExtAffineVectorizeReduction(loops[i], lanes);
   }
-  free(l);
+  free(loops);
   return true;
 }
 

@@ -90,6 +90,10 @@ bool pbcNestKindIs(MlirOperation op, const char *kind);
 /* The root affine.for nests of a function's body, in order (of that kind
  * only, if kind is not NULL); returns how many (at most max). */
 int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int max);
+/* Every affine.for under `root`, inner loops first (post-order: a pass may
+ * replace a loop when its turn comes; its ancestors come later and stay
+ * valid). Returns how many (at most max). */
+int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max);
 /* Element bit width of a memref or vector/scalar type (0 if unknown). */
 int pbcElementBits(MlirType t);
 /* Vector lanes for a loop of `trip` iterations over elements of elemBits:
