@@ -145,6 +145,11 @@ bool pbcPassOptionGet(const char *options, const char *key, char *out,
   return g.found;
 }
 
+long long pbcPassOptionInt(const char *options, const char *key, long long fallback) {
+  char v[32];
+  return pbcPassOptionGet(options, key, v, sizeof(v)) ? atoll(v) : fallback;
+}
+
 typedef struct {
   const char *const *known;
   char *err;

@@ -135,9 +135,6 @@ MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen)
   static const char *const known[] = {"min-trip", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  State st = {2};
-  char v[32];
-  if (pbcPassOptionGet(options, "min-trip", v, sizeof(v)))
-    st.minTrip = atoll(v);
+  State st = {pbcPassOptionInt(options, "min-trip", 2)};
   return pbcCPassCreate(&kSpec, &st);
 }

@@ -39,6 +39,7 @@ typedef struct {
   int n, I, J;     /* indices in band; I = -1 if none */
   int lanes, elemBytes;
   bool gemm;       /* band ends with I, J, K */
+  long long reduction; /* iterations of the reduction loops after J */
 } Nest;
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -109,6 +110,9 @@ static bool analyzeNest(MlirOperation root, const State *st, Nest *n) {
   if (bits < 8)
     return false;
   n->lanes = pbcVectorLanes(st->vectorBits, bits, n->trip[n->J]);
+  n->reduction = 1;
+  for (int l = n->J + 1; l < n->n; ++l)
+    n->reduction *= n->trip[l];
   n->elemBytes = bits / 8;
   n->I = -1;
   if (n->J > 0 && n->parallel[n->J - 1] &&
@@ -129,13 +133,10 @@ static void chooseRegisterTile(const Nest *n, const State *st, int *mr, int *nv)
   *mr = 1;
   *nv = 0;
   long long tripI = n->I >= 0 ? n->trip[n->I] : 1;
-  long long reduction = 1;
-  for (int l = n->J + 1; l < n->n; ++l)
-    reduction *= n->trip[l];
   for (int v = 1; v <= 4; ++v) {
     if (n->trip[n->J] % ((long long)v * n->lanes))
       continue;
-    long long panelBytes = reduction * v * n->lanes * n->elemBytes;
+    long long panelBytes = n->reduction * v * n->lanes * n->elemBytes;
     double jLoadCost = !n->gemm && panelBytes > st->l1 ? 2.0 : 1.0;
     for (int m = 1; m <= 16; ++m) {
       if (tripI % m || m * v + v + 1 > st->vectorRegisters)
@@ -170,9 +171,7 @@ static long long divisorTile(long long trip, long long unit, long long bound) {
  * at a stride of the full channel count (which also aliases in L1). */
 static void tileOutputChannels(Nest *n, const State *st, int nr, bool jParallel,
                                MlirOperation *jLoop) {
-  long long blockBytes = n->elemBytes;
-  for (int l = n->J + 1; l < n->n; ++l)
-    blockBytes *= n->trip[l];
+  long long blockBytes = n->reduction * n->elemBytes;
   long long nc = divisorTile(n->trip[n->J], nr, (st->l2 / 2) / blockBytes);
   if (nc >= n->trip[n->J])
     return;

@@ -60,9 +60,6 @@ MlirPass pbcCreateUnrollJamPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"max-factor", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  State st = {32};
-  char v[32];
-  if (pbcPassOptionGet(options, "max-factor", v, sizeof(v)))
-    st.maxFactor = atoll(v);
+  State st = {pbcPassOptionInt(options, "max-factor", 32)};
   return pbcCPassCreate(&kSpec, &st);
 }

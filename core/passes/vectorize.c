@@ -344,9 +344,6 @@ MlirPass pbcCreateVectorizePass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"vector-bits", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  State st = {256};
-  char v[32];
-  if (pbcPassOptionGet(options, "vector-bits", v, sizeof(v)))
-    st.vectorBits = atoi(v);
+  State st = {(int)pbcPassOptionInt(options, "vector-bits", 256)};
   return pbcCPassCreate(&kSpec, &st);
 }

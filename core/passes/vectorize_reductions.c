@@ -52,8 +52,8 @@ static int candidateLanes(MlirOperation loop, const State *st) {
       return 0;
     }
   }
-  int lanes = pbcVectorLanes(st->vectorBits, bits, trip);
-  return lanes > 1 && trip % lanes == 0 ? lanes : 0;
+  int lanes = pbcVectorLanes(st->vectorBits, bits, trip); /* divides trip */
+  return lanes > 1 ? lanes : 0;
 }
 
 static bool run(MlirOperation func, void *state) {
@@ -76,9 +76,6 @@ MlirPass pbcCreateVectorizeReductionsPass(const char *options, char *err, size_t
   static const char *const known[] = {"vector-bits", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  State st = {256};
-  char v[32];
-  if (pbcPassOptionGet(options, "vector-bits", v, sizeof(v)))
-    st.vectorBits = atoi(v);
+  State st = {(int)pbcPassOptionInt(options, "vector-bits", 256)};
   return pbcCPassCreate(&kSpec, &st);
 }

@@ -37,6 +37,8 @@ MlirPass pbcCPassCreate(const PbcCPassSpec *spec, const void *initialState);
  * into out (NUL-terminated) if present. */
 bool pbcPassOptionGet(const char *options, const char *key, char *out,
                       size_t outLen);
+/* The integer value of `key`, or `fallback` if the key is absent. */
+long long pbcPassOptionInt(const char *options, const char *key, long long fallback);
 /* Returns false and writes a message into err if `options` names a key that is
  * not in the NULL-terminated list `known`. */
 bool pbcPassOptionsCheck(const char *options, const char *const *known,
