@@ -50,3 +50,30 @@ func.func @tiny(%a: memref<2xf32>) {
   } {pbc.kind = "pointwise"}
   return
 }
+// A copy nest outside every parallel loop (pbc-pack's B block, inside the
+// sequential kc loop) is spread over the cores when it copies >= 16K elements
+// (192 x 48 vectors of 16 here); a small one (16 x 4 x 16 elements) stays
+// serial.
+// CHECK-LABEL: func.func @serial_copies
+// CHECK: affine.for %{{.*}} = 0 to 2 {
+// CHECK-NEXT: affine.parallel (%{{.*}}) = (0) to (192) {
+// CHECK: } {pbc.copy}
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 16 {
+// CHECK: } {pbc.copy}
+func.func @serial_copies(%b: memref<192x768xf32>, %p: memref<192x768xf32>, %s: memref<16x64xf32>, %q: memref<16x64xf32>) {
+  affine.for %kc = 0 to 2 {
+    affine.for %k = 0 to 192 {
+      affine.for %j = 0 to 768 step 16 {
+        %v = affine.vector_load %b[%k, %j] : memref<192x768xf32>, vector<16xf32>
+        affine.vector_store %v, %p[%k, %j] : memref<192x768xf32>, vector<16xf32>
+      }
+    } {pbc.copy}
+    affine.for %k = 0 to 16 {
+      affine.for %j = 0 to 64 step 16 {
+        %v = affine.vector_load %s[%k, %j] : memref<16x64xf32>, vector<16xf32>
+        affine.vector_store %v, %q[%k, %j] : memref<16x64xf32>, vector<16xf32>
+      }
+    } {pbc.copy}
+  }
+  return
+}
