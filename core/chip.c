@@ -71,6 +71,20 @@ bool pbcChipParse(const char *text, PbcChip *chip, char *err, size_t errLen) {
   return true;
 }
 
+bool pbcChipSet(PbcChip *chip, const char *key, const char *value) {
+  int i = findKey(chip, key);
+  if (i < 0) {
+    if (chip->numKeys == PBC_CHIP_MAX_KEYS)
+      return false;
+    i = chip->numKeys++;
+    chip->keys[i] = strdup(key);
+  } else {
+    free(chip->values[i]);
+  }
+  chip->values[i] = strdup(value);
+  return true;
+}
+
 void pbcChipDestroy(PbcChip *chip) {
   for (int i = 0; i < chip->numKeys; ++i) {
     free(chip->keys[i]);

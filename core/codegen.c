@@ -51,6 +51,47 @@ static LLVMTargetMachineRef createTargetMachine(const PbcTargetPlugin *plugin,
   return tm;
 }
 
+/* LLVM's C API makes target machines that place llvm.global_ctors/dtors in
+ * .ctors/.dtors sections, which lld and glibc do not run; GPU host code loads
+ * its kernels from a constructor. The functions move to .init_array and
+ * .fini_array arrays kept alive through llvm.used (ordering by priority is
+ * not needed: pbc's constructors are independent). */
+static void useInitArray(LLVMModuleRef mod, const char *listName, const char *section) {
+  LLVMValueRef list = LLVMGetNamedGlobal(mod, listName);
+  if (!list || !LLVMGetInitializer(list))
+    return;
+  LLVMValueRef init = LLVMGetInitializer(list);
+  int n = LLVMGetNumOperands(init);
+  if (n <= 0)
+    return;
+  LLVMContextRef ctx = LLVMGetModuleContext(mod);
+  LLVMTypeRef ptr = LLVMPointerTypeInContext(ctx, 0);
+  LLVMValueRef *fns = calloc((size_t)n, sizeof(LLVMValueRef));
+  for (int i = 0; i < n; ++i)
+    fns[i] = LLVMGetOperand(LLVMGetOperand(init, (unsigned)i), 1);
+  LLVMValueRef arr = LLVMAddGlobal(mod, LLVMArrayType2(ptr, (uint64_t)n), "");
+  LLVMSetInitializer(arr, LLVMConstArray2(ptr, fns, (uint64_t)n));
+  LLVMSetLinkage(arr, LLVMPrivateLinkage);
+  LLVMSetSection(arr, section);
+  LLVMSetAlignment(arr, 8);
+  LLVMDeleteGlobal(list);
+  /* llvm.used keeps the otherwise unreferenced array. */
+  LLVMValueRef used = LLVMGetNamedGlobal(mod, "llvm.used");
+  int nUsed = used && LLVMGetInitializer(used) ? LLVMGetNumOperands(LLVMGetInitializer(used)) : 0;
+  LLVMValueRef *elems = calloc((size_t)nUsed + 1, sizeof(LLVMValueRef));
+  for (int i = 0; i < nUsed; ++i)
+    elems[i] = LLVMGetOperand(LLVMGetInitializer(used), (unsigned)i);
+  elems[nUsed] = arr;
+  if (used)
+    LLVMDeleteGlobal(used);
+  used = LLVMAddGlobal(mod, LLVMArrayType2(ptr, (uint64_t)nUsed + 1), "llvm.used");
+  LLVMSetInitializer(used, LLVMConstArray2(ptr, elems, (uint64_t)nUsed + 1));
+  LLVMSetLinkage(used, LLVMAppendingLinkage);
+  LLVMSetSection(used, "llvm.metadata");
+  free(elems);
+  free(fns);
+}
+
 bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
                 int optLevel, PbcCodegenKind kind, PbcStrBuf *out) {
   pbcCrashContextSetPhase("translation to LLVM IR");
@@ -61,6 +102,8 @@ bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip
     LLVMContextDispose(llctx);
     return false;
   }
+  useInitArray(llmod, "llvm.global_ctors", ".init_array");
+  useInitArray(llmod, "llvm.global_dtors", ".fini_array");
   char *triple = NULL;
   LLVMTargetMachineRef tm = createTargetMachine(plugin, chip, optLevel, &triple);
   bool ok = tm != NULL;

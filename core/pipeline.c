@@ -97,7 +97,8 @@ bool pbcPipelineParse(const char *text, const char *source, const char *stage,
       group = dupRange(b + 1, close);
       for (b = close + 1; b < e && isspace((unsigned char)*b); ++b)
         ;
-      if (env && groupDisabled(env->disabledGroups, group)) {
+      if (env && (groupDisabled(env->disabledGroups, group) ||
+                  groupDisabled(env->replacedGroups, group))) {
         free(group);
         continue;
       }
@@ -129,7 +130,9 @@ bool pbcPipelineParse(const char *text, const char *source, const char *stage,
       if (ext) {
         char src[256];
         snprintf(src, sizeof(src), "<target %s>:%s", pl->name, point);
-        ok = pbcPipelineParse(ext, src, stage, env, out) && ok;
+        PbcPipelineEnv targetEnv = *env;
+        targetEnv.replacedGroups = NULL; /* the target's own entries stay */
+        ok = pbcPipelineParse(ext, src, stage, &targetEnv, out) && ok;
       }
       free(group);
       pbcStrBufDestroy(&sub);

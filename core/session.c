@@ -33,11 +33,14 @@ PbcSession *pbcSessionCreate(const PbcSessionOptions *opts) {
   s->opts = *opts;
   registerEverything(s);
 
-  /* -O0 turns off every optimization group; --disable turns off some. */
+  /* -O0 turns off every optimization group; --disable turns off some. A
+   * chip's s3-replaced-groups are core S3 groups its target replaces with
+   * its own passes at extension points (e.g. CPU cache tiling on a GPU). */
   char disabled[512];
   snprintf(disabled, sizeof(disabled), "%s",
            opts->optLevel == 0 ? "*" : (opts->disabledGroups ? opts->disabledGroups : ""));
-  PbcPipelineEnv env = {&s->registry, opts->chip, opts->plugin, disabled};
+  const char *replaced = opts->chip ? pbcChipGet(opts->chip, "s3-replaced-groups") : NULL;
+  PbcPipelineEnv env = {&s->registry, opts->chip, opts->plugin, disabled, replaced};
   const char *texts[PBC_NUM_STAGES] = {
       pbc_pipeline_s1, opts->reference ? pbc_pipeline_reference : pbc_pipeline_s2,
       opts->reference ? "" : pbc_pipeline_s3,

@@ -1,6 +1,8 @@
 /* pbc-parallelize: makes the outermost parallel loop of each root nest an
- * affine.parallel (one level: the outer band saturates the cores, nested
- * OpenMP regions only add overhead), keeping the nest's pbc.kind.
+ * affine.parallel (one level by default: the outer band saturates the cores,
+ * nested OpenMP regions only add overhead; `band=N` parallelizes up to N
+ * consecutive parallel loops, which GPU targets map to grid and block
+ * dimensions), keeping the nest's pbc.kind.
  * Policy (here, in C): descend from the root along the loop that holds the
  * work (copy nests, marked pbc.copy by pbc-pack, are stepped over) until a
  * loop is parallel; skip loops with fewer iterations than `min-trip`
@@ -19,6 +21,7 @@
 
 typedef struct {
   long long minTrip;
+  long long band; /* parallel loops per nest: 1 on CPUs, up to 3 on GPUs */
 } State;
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -40,17 +43,24 @@ static MlirOperation workLoopIn(MlirOperation loop) {
 static void parallelizeNest(MlirOperation root, const State *st) {
   MlirAttribute kind = mlirOperationGetAttributeByName(
       root, mlirStringRefCreateFromCString("pbc.kind"));
-  for (MlirOperation loop = root; !mlirOperationIsNull(loop); loop = workLoopIn(loop)) {
-    if (!pbcOpHasAttr(loop, "pbc.parallel") && !pbcExtAffineIsLoopParallel(loop))
-      continue;
+  long long done = 0;
+  for (MlirOperation loop = root; !mlirOperationIsNull(loop) && done < st->band;
+       loop = workLoopIn(loop)) {
+    bool parallel = pbcOpHasAttr(loop, "pbc.parallel") || pbcExtAffineIsLoopParallel(loop);
     long long trip = pbcExtAffineConstantTripCount(loop);
-    if (trip >= 0 && trip < st->minTrip)
+    if (!parallel || (trip >= 0 && trip < st->minTrip)) {
+      if (done)
+        return; /* a band is consecutive loops */
       continue;
+    }
     bool isRoot = loop.ptr == root.ptr;
     MlirOperation par = pbcExtAffineParallelize(loop);
-    if (isRoot && !mlirOperationIsNull(par) && !mlirAttributeIsNull(kind))
+    if (mlirOperationIsNull(par))
+      return;
+    if (isRoot && !mlirAttributeIsNull(kind))
       mlirOperationSetAttributeByName(par, mlirStringRefCreateFromCString("pbc.kind"), kind);
-    return;
+    ++done;
+    loop = par;
   }
 }
 
@@ -132,9 +142,9 @@ static const PbcCPassSpec kSpec = {
     "Outermost parallel loop of each nest -> affine.parallel", run, sizeof(State)};
 
 MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"min-trip", NULL};
+  static const char *const known[] = {"min-trip", "band", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  State st = {pbcPassOptionInt(options, "min-trip", 2)};
+  State st = {pbcPassOptionInt(options, "min-trip", 2), pbcPassOptionInt(options, "band", 1)};
   return pbcCPassCreate(&kSpec, &st);
 }

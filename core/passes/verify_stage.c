@@ -8,7 +8,8 @@
 |*   s3  s1 + no linalg.* op + every root affine.for/affine.parallel has      *|
 |*       pbc.kind (S3 passes must keep or propagate it).                      *|
 |*   s4  no affine.* op.                                                      *|
-|*   s5  only builtin.module, llvm.* and omp.* ops and gpu.binary.            *|
+|*   s5  only builtin.module, llvm.* and omp.* ops, gpu.binary and the       *|
+|*       gpu.launch_func ops that call into it.                               *|
 |* A root loop is an affine.for/affine.parallel not nested in another one     *|
 |* (the same definition pbc-classify-nests tags).                             *|
 \*===----------------------------------------------------------------------===*/
@@ -147,13 +148,15 @@ static bool checkOp(Checker *c, MlirOperation op) {
     return true;
   default:
     /* omp ops on LLVM types translate directly to LLVM IR (OpenMP runtime
-     * calls), like llvm ops. */
+     * calls), like llvm ops; so do gpu.launch_func ops of a gpu.binary
+     * (runtime calls with the embedded device code). */
     if (pbcOpIsA(op, "builtin.module") || pbcOpIsA(op, "gpu.binary") ||
+        pbcOpIsA(op, "gpu.launch_func") ||
         dialectIs(op, "llvm") || dialectIs(op, "omp"))
       return true;
     return fail(c, op,
-                "remains after S5 (expected only llvm and omp dialect ops "
-                "and gpu.binary)");
+                "remains after S5 (expected only llvm and omp dialect ops, "
+                "gpu.binary and gpu.launch_func)");
   }
 }
 

@@ -2,7 +2,7 @@
 
 // After S5 only the llvm dialect (and gpu.binary) may remain.
 
-// CHECK: error: stage s5 contract violated: 'func.func' remains after S5 (expected only llvm and omp dialect ops and gpu.binary)
+// CHECK: error: stage s5 contract violated: 'func.func' remains after S5 (expected only llvm and omp dialect ops, gpu.binary and gpu.launch_func)
 llvm.func @ok() {
   llvm.return
 }

@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/Dialect/GPU.h"
 #include "pbc/codegen.h"
 #include "pbc/diag.h"
 #include "pbc/entry_sig.h"
@@ -41,7 +43,8 @@ static const char kUsage[] =
     "                       parallelization (see pipelines/s3.pipeline)\n"
     "output:\n"
     "  --emit=KIND          s1|s2|s3|s4|s5 (IR after that stage), llvm (LLVM IR),\n"
-    "                       asm, obj, lib (shared library + C header)\n"
+    "                       asm, obj, lib (shared library + C header),\n"
+    "                       device (GPU targets: the kernels' PTX or GCN assembly)\n"
     "                       (default: obj, unless --run is given)\n"
     "  -o FILE              output file (default: stdout for IR and asm,\n"
     "                       INPUT.o for obj, libINPUT.so for lib)\n"
@@ -65,7 +68,7 @@ static const char kUsage[] =
 
 typedef enum {
   EMIT_NONE, EMIT_S1, EMIT_S2, EMIT_S3, EMIT_S4, EMIT_S5,
-  EMIT_LLVM, EMIT_ASM, EMIT_OBJ, EMIT_LIB
+  EMIT_LLVM, EMIT_ASM, EMIT_OBJ, EMIT_LIB, EMIT_DEVICE
 } EmitKind;
 
 typedef struct Options {
@@ -99,8 +102,8 @@ static bool startsWith(const char *s, const char *p) { return strncmp(s, p, strl
 
 static int parseEmit(const char *v, EmitKind *out) {
   static const char *const names[] = {"", "s1", "s2", "s3", "s4", "s5",
-                                      "llvm", "asm", "obj", "lib"};
-  for (int i = 1; i < 10; ++i)
+                                      "llvm", "asm", "obj", "lib", "device"};
+  for (int i = 1; i < 11; ++i)
     if (strcmp(v, names[i]) == 0) {
       *out = (EmitKind)i;
       return 0;
@@ -371,6 +374,34 @@ static int runAll(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSigs) {
   return rc;
 }
 
+/* --emit=device: the device code (PTX, GCN assembly) of every gpu.binary. */
+static MlirWalkResult collectDeviceCode(MlirOperation op, void *data) {
+  PbcStrBuf *b = data;
+  MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
+  if (name.length != 10 || strncmp(name.data, "gpu.binary", 10) != 0)
+    return MlirWalkResultAdvance;
+  MlirAttribute objects =
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("objects"));
+  MlirAttribute sym =
+      mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("sym_name"));
+  MlirStringRef symName = mlirStringAttrGetValue(sym);
+  for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(objects); ++i) {
+    MlirAttribute obj = mlirArrayAttrGetElement(objects, i);
+    if (!mlirAttributeIsAGPUObjectAttr(obj))
+      continue;
+    MlirStringRef code = mlirGPUObjectAttrGetObject(obj);
+    /* One module per binary; the marker line lets tools split them. */
+    char marker[300];
+    snprintf(marker, sizeof(marker), "// pbc: gpu.binary @%.*s\n", (int)symName.length,
+             symName.data);
+    pbcStrBufPuts(b, marker);
+    pbcStrBufAppend(b, code.data, code.length);
+    if (code.length && code.data[code.length - 1] != '\n')
+      pbcStrBufPuts(b, "\n");
+  }
+  return MlirWalkResultSkip;
+}
+
 /* Everything that touches MLIR/LLVM: runs in the isolated child. */
 static int compileJob(void *arg) {
   Job *j = arg;
@@ -411,6 +442,12 @@ static int compileJob(void *arg) {
     pbcStrBufDestroy(&b);
   } else if (o->emit == EMIT_LIB) {
     rc = emitLibrary(j, m, sigs, numSigs);
+  } else if (o->emit == EMIT_DEVICE) {
+    PbcStrBuf b = {0};
+    mlirOperationWalk(mlirModuleGetOperation(m), collectDeviceCode, &b, MlirWalkPreOrder);
+    if (!writeOutput(o->output, b.data, b.len))
+      rc = PBC_EXIT_ERROR;
+    pbcStrBufDestroy(&b);
   }
   double codegenMs = nowMs() - t0;
   if (o->timing) {
@@ -450,6 +487,13 @@ int main(int argc, char **argv) {
   if (o.targetInfo) {
     pbcPrintTargetInfo(j.plugin, &j.chip, stdout);
     return PBC_EXIT_OK;
+  }
+  if (o.emit == EMIT_DEVICE) {
+    /* Device code as text: the chip's binary format becomes its assembly. */
+    if (!pbcChipGet(&j.chip, "device-binary-format"))
+      return usageError("target '%s' generates no device code (--emit=device is for GPU "
+                        "targets)", j.plugin->table->name);
+    pbcChipSet(&j.chip, "device-binary-format", "isa");
   }
   if (!o.input)
     return usageError("%s", "no input file (use '-' for stdin)");

@@ -23,6 +23,8 @@ typedef struct PbcChip {
 /* Parses text; on error writes "LINE: message" into err and returns false. */
 bool pbcChipParse(const char *text, PbcChip *chip, char *err, size_t errLen);
 void pbcChipDestroy(PbcChip *chip);
+/* Sets (or overrides) key; false if the description is full. */
+bool pbcChipSet(PbcChip *chip, const char *key, const char *value);
 
 /* Borrowed value of key, or NULL. */
 const char *pbcChipGet(const PbcChip *chip, const char *key);

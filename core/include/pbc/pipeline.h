@@ -46,6 +46,9 @@ typedef struct PbcPipelineEnv {
   const PbcChip *chip;             /* for ${key}; may be NULL */
   const PbcTargetPlugin *plugin;   /* for @target: points; may be NULL */
   const char *disabledGroups;      /* comma list; "*" disables all groups */
+  const char *replacedGroups;      /* comma list: groups whose entries the
+                                      target replaces (its own extension-point
+                                      entries are kept); may be NULL */
 } PbcPipelineEnv;
 
 /* Parses text into entries, skipping disabled groups. Errors are printed as

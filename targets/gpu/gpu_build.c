@@ -1,0 +1,184 @@
+/* Generic construction of arith/scf/gpu ops (see gpu_build.h). */
+#include "gpu_build.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Dialect/GPU.h"
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static MlirNamedAttribute named(MlirContext ctx, const char *name, MlirAttribute a) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, str(name)), a);
+}
+
+static MlirOperation insert(MlirOperation before, MlirOperationState *st) {
+  MlirOperation op = mlirOperationCreate(st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
+  return op;
+}
+
+MlirValue pbcGpuConstIndex(MlirOperation before, int64_t v) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirContext ctx = mlirLocationGetContext(loc);
+  MlirType index = mlirIndexTypeGet(ctx);
+  MlirNamedAttribute value = named(ctx, "value", mlirIntegerAttrGet(index, v));
+  MlirOperationState st = mlirOperationStateGet(str("arith.constant"), loc);
+  mlirOperationStateAddAttributes(&st, 1, &value);
+  mlirOperationStateAddResults(&st, 1, &index);
+  return mlirOperationGetResult(insert(before, &st), 0);
+}
+
+MlirValue pbcGpuArith(MlirOperation before, const char *name, MlirValue a, MlirValue b) {
+  char full[64] = "arith.";
+  for (int i = 0; name[i] && i < 50; ++i)
+    full[6 + i] = name[i], full[7 + i] = 0;
+  MlirOperationState st = mlirOperationStateGet(str(full), mlirOperationGetLocation(before));
+  MlirValue ops[2] = {a, b};
+  MlirType t = mlirValueGetType(a);
+  mlirOperationStateAddOperands(&st, 2, ops);
+  mlirOperationStateAddResults(&st, 1, &t);
+  return mlirOperationGetResult(insert(before, &st), 0);
+}
+
+MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirContext ctx = mlirLocationGetContext(loc);
+  MlirType i1 = mlirIntegerTypeGet(ctx, 1);
+  MlirNamedAttribute pred = named(ctx, "predicate",
+                                  mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 2 /* slt */));
+  MlirOperationState st = mlirOperationStateGet(str("arith.cmpi"), loc);
+  MlirValue ops[2] = {a, b};
+  mlirOperationStateAddOperands(&st, 2, ops);
+  mlirOperationStateAddAttributes(&st, 1, &pred);
+  mlirOperationStateAddResults(&st, 1, &i1);
+  return mlirOperationGetResult(insert(before, &st), 0);
+}
+
+int64_t pbcGpuConstantOf(MlirValue v) {
+  if (!mlirValueIsAOpResult(v))
+    return -1;
+  MlirOperation def = mlirOpResultGetOwner(v);
+  MlirIdentifier name = mlirOperationGetName(def);
+  MlirStringRef n = mlirIdentifierStr(name);
+  if (n.length != 14 || __builtin_memcmp(n.data, "arith.constant", 14) != 0)
+    return -1;
+  MlirAttribute a = mlirOperationGetAttributeByName(def, str("value"));
+  return mlirAttributeIsAInteger(a) ? mlirIntegerAttrGetValueInt(a) : -1;
+}
+
+MlirBlock pbcGpuBody(MlirOperation op, int region) {
+  return mlirRegionGetFirstBlock(mlirOperationGetRegion(op, region));
+}
+
+MlirOperation pbcGpuBuildParallel(MlirOperation before, int n, const MlirValue *lbs,
+                                  const MlirValue *ubs, const MlirValue *steps) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirContext ctx = mlirLocationGetContext(loc);
+  MlirType index = mlirIndexTypeGet(ctx);
+  MlirType argTypes[8];
+  MlirLocation argLocs[8];
+  MlirValue operands[24];
+  for (int i = 0; i < n; ++i) {
+    argTypes[i] = index;
+    argLocs[i] = loc;
+    operands[i] = lbs[i];
+    operands[n + i] = ubs[i];
+    operands[2 * n + i] = steps[i];
+  }
+  int32_t segments[4] = {n, n, n, 0};
+  MlirNamedAttribute seg = named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 4, segments));
+  MlirRegion region = mlirRegionCreate();
+  MlirBlock body = mlirBlockCreate(n, argTypes, argLocs);
+  mlirRegionAppendOwnedBlock(region, body);
+  MlirOperationState rst = mlirOperationStateGet(str("scf.reduce"), loc);
+  mlirBlockAppendOwnedOperation(body, mlirOperationCreate(&rst));
+  MlirOperationState st = mlirOperationStateGet(str("scf.parallel"), loc);
+  mlirOperationStateAddOperands(&st, 3 * n, operands);
+  mlirOperationStateAddAttributes(&st, 1, &seg);
+  mlirOperationStateAddOwnedRegions(&st, 1, &region);
+  return insert(before, &st);
+}
+
+MlirOperation pbcGpuBuildIf(MlirOperation before, MlirValue cond) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirRegion regions[2] = {mlirRegionCreate(), mlirRegionCreate()};
+  MlirBlock then = mlirBlockCreate(0, NULL, NULL);
+  mlirRegionAppendOwnedBlock(regions[0], then);
+  MlirOperationState yst = mlirOperationStateGet(str("scf.yield"), loc);
+  mlirBlockAppendOwnedOperation(then, mlirOperationCreate(&yst));
+  MlirOperationState st = mlirOperationStateGet(str("scf.if"), loc);
+  mlirOperationStateAddOperands(&st, 1, &cond);
+  mlirOperationStateAddOwnedRegions(&st, 2, regions);
+  return insert(before, &st);
+}
+
+/* gpu-to-llvm lowers only the async forms of gpu.alloc/dealloc/memcpy: each
+ * gets a stream of its own (gpu.wait async) and is waited for (gpu.wait), so
+ * host code stays synchronous. */
+static MlirValue streamBegin(MlirOperation before) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirType token = mlirGPUAsyncTokenTypeGet(mlirLocationGetContext(loc));
+  MlirOperationState st = mlirOperationStateGet(str("gpu.wait"), loc);
+  mlirOperationStateAddResults(&st, 1, &token);
+  return mlirOperationGetResult(insert(before, &st), 0);
+}
+
+static void streamEnd(MlirOperation before, MlirValue done) {
+  MlirOperationState st = mlirOperationStateGet(str("gpu.wait"), mlirOperationGetLocation(before));
+  mlirOperationStateAddOperands(&st, 1, &done);
+  insert(before, &st);
+}
+
+MlirValue pbcGpuAlloc(MlirOperation before, MlirType type, MlirValue like) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirContext ctx = mlirLocationGetContext(loc);
+  MlirValue operands[9];
+  int n = 0;
+  for (intptr_t d = 0; d < mlirShapedTypeGetRank(type) && n < 8; ++d) {
+    if (!mlirShapedTypeIsDynamicDim(type, d))
+      continue;
+    MlirValue idx = pbcGpuConstIndex(before, d);
+    MlirOperationState dst = mlirOperationStateGet(str("memref.dim"), loc);
+    MlirValue ops[2] = {like, idx};
+    MlirType index = mlirIndexTypeGet(ctx);
+    mlirOperationStateAddOperands(&dst, 2, ops);
+    mlirOperationStateAddResults(&dst, 1, &index);
+    operands[1 + n++] = mlirOperationGetResult(insert(before, &dst), 0);
+  }
+  operands[0] = streamBegin(before);
+  int32_t segments[3] = {1, n, 0};
+  MlirNamedAttribute seg = named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 3, segments));
+  MlirType results[2] = {type, mlirGPUAsyncTokenTypeGet(ctx)};
+  MlirOperationState st = mlirOperationStateGet(str("gpu.alloc"), loc);
+  mlirOperationStateAddOperands(&st, 1 + n, operands);
+  mlirOperationStateAddAttributes(&st, 1, &seg);
+  mlirOperationStateAddResults(&st, 2, results);
+  MlirOperation alloc = insert(before, &st);
+  streamEnd(before, mlirOperationGetResult(alloc, 1));
+  return mlirOperationGetResult(alloc, 0);
+}
+
+static void asyncOp(MlirOperation before, const char *name, int n, const MlirValue *args) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirType token = mlirGPUAsyncTokenTypeGet(mlirLocationGetContext(loc));
+  MlirValue ops[3] = {streamBegin(before)};
+  for (int i = 0; i < n; ++i)
+    ops[1 + i] = args[i];
+  MlirOperationState st = mlirOperationStateGet(str(name), loc);
+  mlirOperationStateAddOperands(&st, 1 + n, ops);
+  mlirOperationStateAddResults(&st, 1, &token);
+  streamEnd(before, mlirOperationGetResult(insert(before, &st), 0));
+}
+
+void pbcGpuDealloc(MlirOperation before, MlirValue buffer) {
+  asyncOp(before, "gpu.dealloc", 1, &buffer);
+}
+
+void pbcGpuMemcpy(MlirOperation before, MlirValue dst, MlirValue src) {
+  MlirValue args[2] = {dst, src};
+  asyncOp(before, "gpu.memcpy", 2, args);
+}
+
+MlirAttribute pbcGpuParseAttr(MlirOperation op, const char *text) {
+  return mlirAttributeParseGet(mlirOperationGetContext(op), str(text));
+}

@@ -1,0 +1,39 @@
+/*===- gpu_build.h - Generic construction of the ops GPU passes create ----===*\
+|* MLIR's C API builds ops generically; these fill in operands, attributes   *|
+|* and regions for the few arith/scf/gpu ops the GPU-generic passes insert.  *|
+|* Every builder inserts its op before `before`.                             *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_GPU_BUILD_H
+#define PBC_GPU_BUILD_H
+
+#include <stdint.h>
+
+#include "mlir-c/IR.h"
+
+MlirValue pbcGpuConstIndex(MlirOperation before, int64_t v);
+/* arith.NAME a, b (addi, muli, andi, ...). */
+MlirValue pbcGpuArith(MlirOperation before, const char *name, MlirValue a, MlirValue b);
+/* arith.cmpi slt a, b. */
+MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b);
+/* The constant an index value holds, or -1 if it is not an arith.constant. */
+int64_t pbcGpuConstantOf(MlirValue v);
+
+/* scf.parallel over n dims with an empty body (just scf.reduce); the body
+ * block's arguments are the induction variables. */
+MlirOperation pbcGpuBuildParallel(MlirOperation before, int n, const MlirValue *lbs,
+                                  const MlirValue *ubs, const MlirValue *steps);
+/* scf.if cond without results and without else; returns the op. */
+MlirOperation pbcGpuBuildIf(MlirOperation before, MlirValue cond);
+/* The first block of region i of op. */
+MlirBlock pbcGpuBody(MlirOperation op, int region);
+
+/* gpu.alloc of a memref of `type` (dynamic sizes taken from `like` with
+ * memref.dim), gpu.dealloc, gpu.memcpy dst <- src. */
+MlirValue pbcGpuAlloc(MlirOperation before, MlirType type, MlirValue like);
+void pbcGpuDealloc(MlirOperation before, MlirValue buffer);
+void pbcGpuMemcpy(MlirOperation before, MlirValue dst, MlirValue src);
+
+/* Parses attribute text (e.g. a #gpu.loop_dim_map) in op's context. */
+MlirAttribute pbcGpuParseAttr(MlirOperation op, const char *text);
+
+#endif

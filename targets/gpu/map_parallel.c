@@ -1,0 +1,179 @@
+/* pbc-gpu-map-parallel: each top-level parallel loop of a host function
+ * becomes a grid of thread blocks (upstream convert-parallel-loops-to-gpu
+ * then makes it a gpu.launch); nests with no parallel loop run as one thread.
+ *
+ * Policy: the innermost dimensions map to threads x, y, z (the innermost
+ * loop is the contiguous one after S2/S3, so consecutive threads touch
+ * consecutive addresses: coalesced). Each mapped dimension gets a power-of-two
+ * thread count no larger than its trip count, innermost first, until the
+ * block holds `threads` threads; dimensions beyond three stay loops inside the
+ * kernel. A dimension whose trip count the block size does not divide is
+ * guarded (scf.if), so any shape is covered exactly once. */
+#include <stdio.h>
+
+#include "gpu_build.h"
+#include "gpu_passes.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "pbc/c_pass.h"
+
+typedef struct {
+  long long threads;
+} State;
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static MlirAttribute mappingAttr(MlirOperation op, const char *const *procs, int n) {
+  MlirAttribute elems[8];
+  for (int i = 0; i < n; ++i) {
+    char text[160];
+    snprintf(text, sizeof(text),
+             "#gpu.loop_dim_map<processor = %s, map = (d0) -> (d0), bound = (d0) -> (d0)>",
+             procs[i]);
+    elems[i] = pbcGpuParseAttr(op, text);
+  }
+  return mlirArrayAttrGet(mlirOperationGetContext(op), n, elems);
+}
+
+static long long ceilPow2(long long v) {
+  long long p = 1;
+  while (p < v)
+    p *= 2;
+  return p;
+}
+
+/* Moves every op of `from` but its terminator before `before`. */
+static void moveBody(MlirBlock from, MlirOperation before) {
+  MlirOperation term = mlirBlockGetTerminator(from);
+  for (MlirOperation op = mlirBlockGetFirstOperation(from); op.ptr != term.ptr;) {
+    MlirOperation next = mlirOperationGetNextInBlock(op);
+    mlirOperationMoveBefore(op, before);
+    op = next;
+  }
+}
+
+/* Replaces a top-level scf.parallel by blocks x threads with guards. */
+static void mapLoop(MlirOperation par, long long budget) {
+  int n = (int)(mlirOperationGetNumOperands(par) / 3);
+  if (n < 1 || n > 8 || mlirOperationGetNumResults(par) > 0)
+    return;
+  static const char *const blockIds[] = {"block_x", "block_y", "block_z"};
+  static const char *const threadIds[] = {"thread_x", "thread_y", "thread_z"};
+  MlirValue lb[8], ub[8], step[8], outerStep[8], zero[8], tcount[8], one[8];
+  long long threads[8];
+  const char *outerProc[8], *innerProc[8];
+  for (int d = n - 1; d >= 0; --d) {
+    lb[d] = mlirOperationGetOperand(par, d);
+    ub[d] = mlirOperationGetOperand(par, n + d);
+    step[d] = mlirOperationGetOperand(par, 2 * n + d);
+    int rank = n - 1 - d; /* 0 for the innermost dimension */
+    long long l = pbcGpuConstantOf(lb[d]), u = pbcGpuConstantOf(ub[d]),
+              s = pbcGpuConstantOf(step[d]);
+    long long trip = l >= 0 && u >= 0 && s > 0 ? (u - l + s - 1) / s : -1;
+    long long t = 1;
+    if (rank < 3) {
+      t = trip > 0 ? ceilPow2(trip) : budget;
+      if (t > budget)
+        t = budget;
+      budget /= t;
+    }
+    threads[d] = t;
+    outerProc[d] = rank < 3 ? blockIds[rank] : "sequential";
+    innerProc[d] = rank < 3 ? threadIds[rank] : "sequential";
+  }
+  for (int d = 0; d < n; ++d) {
+    zero[d] = pbcGpuConstIndex(par, 0);
+    one[d] = pbcGpuConstIndex(par, 1);
+    tcount[d] = pbcGpuConstIndex(par, threads[d]);
+    outerStep[d] = threads[d] == 1 ? step[d] : pbcGpuArith(par, "muli", step[d], tcount[d]);
+  }
+  MlirOperation outer = pbcGpuBuildParallel(par, n, lb, ub, outerStep);
+  MlirBlock ob = pbcGpuBody(outer, 0);
+  MlirOperation oterm = mlirBlockGetTerminator(ob);
+  MlirOperation inner = pbcGpuBuildParallel(oterm, n, zero, tcount, one);
+  MlirBlock ib = pbcGpuBody(inner, 0);
+  MlirOperation at = mlirBlockGetTerminator(ib);
+  MlirValue iv[8], guard = {NULL};
+  for (int d = 0; d < n; ++d) {
+    MlirValue t = mlirBlockGetArgument(ib, d);
+    if (pbcGpuConstantOf(step[d]) != 1)
+      t = pbcGpuArith(at, "muli", t, step[d]);
+    iv[d] = pbcGpuArith(at, "addi", mlirBlockGetArgument(ob, d), t);
+    long long l = pbcGpuConstantOf(lb[d]), u = pbcGpuConstantOf(ub[d]),
+              s = pbcGpuConstantOf(step[d]);
+    bool exact = l >= 0 && u >= 0 && s > 0 && ((u - l + s - 1) / s) % threads[d] == 0;
+    if (!exact) {
+      MlirValue in = pbcGpuLessThan(at, iv[d], ub[d]);
+      guard = mlirValueIsNull(guard) ? in : pbcGpuArith(at, "andi", guard, in);
+    }
+  }
+  MlirOperation dest = at;
+  if (!mlirValueIsNull(guard))
+    dest = mlirBlockGetTerminator(pbcGpuBody(pbcGpuBuildIf(at, guard), 0));
+  MlirBlock body = pbcGpuBody(par, 0);
+  for (int d = 0; d < n; ++d)
+    mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(body, d), iv[d]);
+  moveBody(body, dest);
+  mlirOperationSetAttributeByName(outer, str("mapping"), mappingAttr(outer, outerProc, n));
+  mlirOperationSetAttributeByName(inner, str("mapping"), mappingAttr(inner, innerProc, n));
+  mlirOperationDestroy(par);
+}
+
+/* A nest with no parallel loop: one block of one thread runs it. */
+static void wrapSerial(MlirOperation nest) {
+  MlirValue zero = pbcGpuConstIndex(nest, 0), one = pbcGpuConstIndex(nest, 1);
+  MlirOperation outer = pbcGpuBuildParallel(nest, 1, &zero, &one, &one);
+  static const char *const block[] = {"block_x"};
+  mlirOperationSetAttributeByName(outer, str("mapping"), mappingAttr(outer, block, 1));
+  mlirOperationMoveBefore(nest, mlirBlockGetTerminator(pbcGpuBody(outer, 0)));
+}
+
+static bool touchesMemory(MlirOperation op) {
+  return pbcOpIsA(op, "memref.load") || pbcOpIsA(op, "memref.store") ||
+         pbcOpIsA(op, "vector.load") || pbcOpIsA(op, "vector.store") ||
+         pbcOpIsA(op, "vector.transfer_read") || pbcOpIsA(op, "vector.transfer_write");
+}
+
+static bool run(MlirOperation func, void *state) {
+  const State *st = state;
+  MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  if (mlirBlockIsNull(entry))
+    return true;
+  MlirOperation ops[1024];
+  int n = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(entry); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    if (n < 1024)
+      ops[n++] = op;
+  bool ok = true;
+  for (int i = 0; i < n; ++i) {
+    MlirOperation op = ops[i];
+    if (pbcOpIsA(op, "scf.parallel")) {
+      mapLoop(op, st->threads);
+    } else if ((pbcOpIsA(op, "scf.for") || pbcOpIsA(op, "scf.if")) &&
+               mlirOperationGetNumResults(op) == 0) {
+      wrapSerial(op);
+    } else if (touchesMemory(op) || mlirOperationGetNumRegions(op) > 0) {
+      pbcEmitOpError(op, "host code would touch device memory here: only loop nests "
+                         "without results can run on the device");
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+static const PbcCPassSpec kSpec = {
+    "pbc-gpu-map-parallel", "func.func",
+    "Top-level parallel loops -> thread blocks x threads (guarded); serial nests -> one thread",
+    run, sizeof(State)};
+
+MlirPass pbcGpuCreateMapParallelPass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {"threads", NULL};
+  if (!pbcPassOptionsCheck(options, known, err, errLen))
+    return (MlirPass){NULL};
+  State st = {pbcPassOptionInt(options, "threads", 256)};
+  if (st.threads < 1 || st.threads > 1024) {
+    snprintf(err, errLen, "threads must be in 1..1024");
+    return (MlirPass){NULL};
+  }
+  return pbcCPassCreate(&kSpec, &st);
+}
