@@ -2,7 +2,8 @@
  * affine.parallel (one level by default: the outer band saturates the cores,
  * nested OpenMP regions only add overhead; `band=N` parallelizes up to N
  * consecutive parallel loops, which GPU targets map to grid and block
- * dimensions), keeping the nest's pbc.kind.
+ * dimensions; `hoist=1` first moves the parallel loops of a perfect band
+ * outermost where dependences allow), keeping the nest's pbc.kind.
  * Policy (here, in C): descend from the root along the loop that holds the
  * work (copy nests, marked pbc.copy by pbc-pack, are stepped over) until a
  * loop is parallel; skip loops with fewer iterations than `min-trip`
@@ -21,7 +22,8 @@
 
 typedef struct {
   long long minTrip;
-  long long band; /* parallel loops per nest: 1 on CPUs, up to 3 on GPUs */
+  long long band;   /* parallel loops per nest: 1 on CPUs, up to 3 on GPUs */
+  long long hoist;  /* 1: parallel loops first in their band where legal */
 } State;
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -40,7 +42,41 @@ static MlirOperation workLoopIn(MlirOperation loop) {
   return found;
 }
 
+/* Moves the parallel loops of root's perfect band outermost (in order), if
+ * dependences allow; a GPU maps them to the grid, and a reduction loop left
+ * outside would serialize the nest into one thread. Returns the new root. */
+static MlirOperation hoistParallelLoops(MlirOperation root) {
+  MlirOperation band[PBC_MAX_BAND];
+  int n = pbcLoopBand(root, band, PBC_MAX_BAND);
+  bool parallel[PBC_MAX_BAND], needed = false;
+  for (int i = 0; i < n; ++i) {
+    parallel[i] = pbcOpHasAttr(band[i], "pbc.parallel") || pbcExtAffineIsLoopParallel(band[i]);
+    for (int j = 0; j < i; ++j)
+      needed |= parallel[i] && !parallel[j];
+  }
+  if (!needed)
+    return root;
+  unsigned perm[PBC_MAX_BAND], pos = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = 0; i < n; ++i)
+      if (parallel[i] == (pass == 0))
+        perm[i] = pos++;
+  MlirAttribute kind = mlirOperationGetAttributeByName(root, str("pbc.kind"));
+  if (!pbcExtAffinePermute(band, n, perm))
+    return root;
+  for (int i = 0; i < n; ++i)
+    if (perm[i] == 0) {
+      mlirOperationRemoveAttributeByName(root, str("pbc.kind"));
+      if (!mlirAttributeIsNull(kind))
+        mlirOperationSetAttributeByName(band[i], str("pbc.kind"), kind);
+      return band[i];
+    }
+  return root;
+}
+
 static void parallelizeNest(MlirOperation root, const State *st) {
+  if (st->hoist)
+    root = hoistParallelLoops(root);
   MlirAttribute kind = mlirOperationGetAttributeByName(
       root, mlirStringRefCreateFromCString("pbc.kind"));
   long long done = 0;
@@ -142,9 +178,10 @@ static const PbcCPassSpec kSpec = {
     "Outermost parallel loop of each nest -> affine.parallel", run, sizeof(State)};
 
 MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"min-trip", "band", NULL};
+  static const char *const known[] = {"min-trip", "band", "hoist", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  State st = {pbcPassOptionInt(options, "min-trip", 2), pbcPassOptionInt(options, "band", 1)};
+  State st = {pbcPassOptionInt(options, "min-trip", 2), pbcPassOptionInt(options, "band", 1),
+              pbcPassOptionInt(options, "hoist", 0)};
   return pbcCPassCreate(&kSpec, &st);
 }

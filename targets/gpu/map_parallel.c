@@ -8,8 +8,11 @@
  * thread count no larger than its trip count, innermost first, until the
  * block holds `threads` threads; dimensions beyond three stay loops inside the
  * kernel. A dimension whose trip count the block size does not divide is
- * guarded (scf.if), so any shape is covered exactly once. */
+ * guarded (scf.if), so any shape is covered exactly once. Work outside
+ * parallel loops (serial nests, an accumulator loaded before its reduction
+ * loop and stored after it) runs as one thread of its own kernel. */
 #include <stdio.h>
+#include <string.h>
 
 #include "gpu_build.h"
 #include "gpu_passes.h"
@@ -118,19 +121,57 @@ static void mapLoop(MlirOperation par, long long budget) {
   mlirOperationDestroy(par);
 }
 
-/* A nest with no parallel loop: one block of one thread runs it. */
-static void wrapSerial(MlirOperation nest) {
-  MlirValue zero = pbcGpuConstIndex(nest, 0), one = pbcGpuConstIndex(nest, 1);
-  MlirOperation outer = pbcGpuBuildParallel(nest, 1, &zero, &one, &one);
+/* Ops from `first` to `last` (one block, in order) run as one thread:
+ * nests with no parallel loop, and what S3 left around them (an accumulator
+ * loaded before a reduction loop and stored after it). */
+static bool wrapSerial(MlirOperation first, MlirOperation last) {
+  MlirOperation end = mlirOperationGetNextInBlock(last);
+  /* Values defined inside must not be used after the region. */
+  for (MlirOperation op = first; op.ptr != end.ptr; op = mlirOperationGetNextInBlock(op))
+    for (intptr_t r = 0; r < mlirOperationGetNumResults(op); ++r)
+      for (MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(op, r));
+           !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u)) {
+        MlirOperation user = mlirOpOperandGetOwner(u);
+        while (!mlirOperationIsNull(user) &&
+               mlirOperationGetBlock(user).ptr != mlirOperationGetBlock(first).ptr)
+          user = mlirOperationGetParentOperation(user);
+        bool inside = false;
+        for (MlirOperation o = first; o.ptr != end.ptr; o = mlirOperationGetNextInBlock(o))
+          inside |= o.ptr == user.ptr;
+        if (!inside) {
+          pbcEmitOpError(op, "host code would use a value computed on the device");
+          return false;
+        }
+      }
+  MlirValue zero = pbcGpuConstIndex(first, 0), one = pbcGpuConstIndex(first, 1);
+  MlirOperation outer = pbcGpuBuildParallel(first, 1, &zero, &one, &one);
   static const char *const block[] = {"block_x"};
   mlirOperationSetAttributeByName(outer, str("mapping"), mappingAttr(outer, block, 1));
-  mlirOperationMoveBefore(nest, mlirBlockGetTerminator(pbcGpuBody(outer, 0)));
+  MlirOperation dest = mlirBlockGetTerminator(pbcGpuBody(outer, 0));
+  for (MlirOperation op = first; op.ptr != end.ptr;) {
+    MlirOperation next = mlirOperationGetNextInBlock(op);
+    mlirOperationMoveBefore(op, dest);
+    op = next;
+  }
+  return true;
 }
 
-static bool touchesMemory(MlirOperation op) {
-  return pbcOpIsA(op, "memref.load") || pbcOpIsA(op, "memref.store") ||
-         pbcOpIsA(op, "vector.load") || pbcOpIsA(op, "vector.store") ||
-         pbcOpIsA(op, "vector.transfer_read") || pbcOpIsA(op, "vector.transfer_write");
+static bool hasPrefix(MlirOperation op, const char *prefix) {
+  MlirStringRef n = mlirIdentifierStr(mlirOperationGetName(op));
+  size_t k = strlen(prefix);
+  return n.length > k && strncmp(n.data, prefix, k) == 0;
+}
+
+/* Device work that is not a parallel loop: loops, conditionals, accesses. */
+static bool isSerialWork(MlirOperation op) {
+  return pbcOpIsA(op, "scf.for") || pbcOpIsA(op, "scf.if") || pbcOpIsA(op, "scf.while") ||
+         pbcOpIsA(op, "memref.load") || pbcOpIsA(op, "memref.store") ||
+         hasPrefix(op, "vector.");
+}
+
+/* Ops without side effects that may sit between pieces of serial work. */
+static bool isPureScalar(MlirOperation op) {
+  return hasPrefix(op, "arith.") || hasPrefix(op, "math.") || hasPrefix(op, "index.");
 }
 
 static bool run(MlirOperation func, void *state) {
@@ -138,26 +179,32 @@ static bool run(MlirOperation func, void *state) {
   MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   if (mlirBlockIsNull(entry))
     return true;
-  MlirOperation ops[1024];
+  MlirOperation ops[4096];
   int n = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(entry); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op))
-    if (n < 1024)
+    if (n < 4096)
       ops[n++] = op;
   bool ok = true;
+  MlirOperation first = {NULL}, last = {NULL}; /* the current serial region */
   for (int i = 0; i < n; ++i) {
     MlirOperation op = ops[i];
-    if (pbcOpIsA(op, "scf.parallel")) {
-      mapLoop(op, st->threads);
-    } else if ((pbcOpIsA(op, "scf.for") || pbcOpIsA(op, "scf.if")) &&
-               mlirOperationGetNumResults(op) == 0) {
-      wrapSerial(op);
-    } else if (touchesMemory(op) || mlirOperationGetNumRegions(op) > 0) {
-      pbcEmitOpError(op, "host code would touch device memory here: only loop nests "
-                         "without results can run on the device");
-      ok = false;
+    if (isSerialWork(op)) {
+      if (!first.ptr)
+        first = op;
+      last = op;
+      continue;
     }
+    if (isPureScalar(op))
+      continue;
+    if (first.ptr)
+      ok = wrapSerial(first, last) && ok;
+    first.ptr = last.ptr = NULL;
+    if (pbcOpIsA(op, "scf.parallel"))
+      mapLoop(op, st->threads);
   }
+  if (first.ptr)
+    ok = wrapSerial(first, last) && ok;
   return ok;
 }
 

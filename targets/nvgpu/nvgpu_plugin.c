@@ -25,7 +25,7 @@ static const char *extensionPoint(const char *name) {
   /* The whole parallel band (up to three loops) becomes one affine.parallel:
    * S4 maps it to blocks x threads. Every parallel loop counts on a GPU. */
   if (strcmp(name, "s3-before-parallelize") == 0)
-    return "[parallelization] pbc-parallelize{min-trip=1 band=3}\n";
+    return "[parallelization] pbc-parallelize{min-trip=1 band=3 hoist=1}\n";
   return NULL;
 }
 

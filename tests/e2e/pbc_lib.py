@@ -43,6 +43,19 @@ class CallError(RuntimeError):
     pass
 
 
+class CompiledOnly(Exception):
+    """Raised by compile() in compile-only mode (a GPU target on a machine
+    without that GPU): the program compiled and its device code passed the
+    target's offline checks; nothing was run."""
+
+
+# Target selection for every compile() (set by harness from --target/--chip).
+TARGET_ARGS = []
+# None: run what compiles. Otherwise a function(pbc, src, workdir) that checks
+# the device code offline (raising CompileError) before CompiledOnly is raised.
+COMPILE_ONLY_CHECK = None
+
+
 # ---------------------------------------------------------------- bf16 helpers
 
 def f32_to_bf16(a):
@@ -218,7 +231,9 @@ def compile(mlir_path_or_text, pbc=None, extra_args=(), name="X", timeout=600):
     if _is_standin(pbc):
         cmd = [pbc, src, out]
     else:
-        cmd = [pbc, "--emit=lib", "-o", out, src] + list(extra_args)
+        # A test that names its own target (e.g. the template) keeps it.
+        target = [] if any(a.startswith("--target=") for a in extra_args) else TARGET_ARGS
+        cmd = [pbc, "--emit=lib", "-o", out, src] + target + list(extra_args)
     try:
         p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, timeout=timeout)
@@ -230,7 +245,66 @@ def compile(mlir_path_or_text, pbc=None, extra_args=(), name="X", timeout=600):
         text = p.stdout.decode(errors="replace").strip()
         raise CompileError("exit %d: %s\n%s" % (p.returncode, " ".join(cmd),
                                                  "\n".join(text.splitlines()[-30:])))
+    if COMPILE_ONLY_CHECK is not None and target:
+        try:
+            summary = COMPILE_ONLY_CHECK(pbc, src, workdir)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        raise CompiledOnly(summary)
     return Library(out, workdir)
+
+
+# ---------------------------------------------------------------- device code
+
+PTXAS_SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+
+
+def find_ptxas():
+    for d in os.environ.get("PATH", "").split(os.pathsep) + ["/usr/local/cuda/bin"]:
+        p = os.path.join(d, "ptxas")
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def split_device_code(text):
+    """`pbc --emit=device` output -> [(binary symbol, module text)]."""
+    parts = re.split(r"^// pbc: gpu\.binary @(\S+)\n", text, flags=re.M)
+    return list(zip(parts[1::2], parts[2::2]))
+
+
+def ptxas_check(chip):
+    """Compile-only check for nvgpu: every kernel module of the program is
+    accepted by ptxas for `chip` with no register spills (its -v report)."""
+    ptxas = find_ptxas()
+    if not ptxas:
+        raise CompileError("ptxas not found (PATH, /usr/local/cuda/bin)")
+
+    def check(pbc, src, workdir):
+        cmd = [pbc, "--emit=device", "-o", os.path.join(workdir, "device.ptx"), src] + TARGET_ARGS
+        p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode != 0:
+            raise CompileError("exit %d: %s\n%s" % (p.returncode, " ".join(cmd),
+                                                     p.stdout.decode(errors="replace")))
+        with open(os.path.join(workdir, "device.ptx")) as f:
+            modules = split_device_code(f.read())
+        if not modules:
+            raise CompileError("no device code in %s" % src)
+        for sym, ptx in modules:
+            path = os.path.join(workdir, sym + ".ptx")
+            with open(path, "w") as f:
+                f.write(ptx)
+            r = subprocess.run([ptxas, "-arch=" + chip, "-v", "-o", os.devnull, path],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            report = r.stdout.decode(errors="replace")
+            if r.returncode != 0:
+                raise CompileError("ptxas rejected @%s:\n%s" % (sym, report))
+            for st, ld in PTXAS_SPILLS.findall(report):
+                if int(st) or int(ld):
+                    raise CompileError("@%s spills registers (%s bytes stored, %s loaded):\n%s"
+                                       % (sym, st, ld, report))
+        return "%d kernel modules, ptxas -arch=%s: no spills" % (len(modules), chip)
+    return check
 
 
 # ---------------------------------------------------------------- signatures
