@@ -6,17 +6,19 @@ LIT_DATA = [
     "//tools/pbc-opt",
     "//targets/cpu:libpbc_target_cpu.so",
     "//plugins/template:libpbc_target_template.so",
+    "//targets/nvgpu:libpbc_target_nvgpu.so",
+    "//targets/nvgpu:libpbc_nvgpu_runtime.so",
     "//tests/plugins/fixtures",
     "//examples",
 ]
 
-def lit_tests(srcs, tags = []):
+def lit_tests(srcs, tags = ["cpu"]):
     for src in srcs:
         native.sh_test(
             name = src.rsplit(".", 1)[0],
             srcs = ["//tests:run_lit.sh"],
             args = ["$(rootpath %s)" % src],
             data = [src] + native.glob(["*/inputs/*"]) + LIT_DATA,
-            tags = ["cpu"] + tags,
+            tags = tags,
             size = "small",
         )

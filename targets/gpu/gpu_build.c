@@ -112,6 +112,53 @@ MlirOperation pbcGpuBuildIf(MlirOperation before, MlirValue cond) {
   return insert(before, &st);
 }
 
+MlirOperation pbcGpuBuildLaunch(MlirOperation before, const MlirValue grid[3],
+                                const MlirValue block[3]) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirContext ctx = mlirLocationGetContext(loc);
+  MlirType index = mlirIndexTypeGet(ctx);
+  MlirType types[12];
+  MlirLocation locs[12];
+  for (int i = 0; i < 12; ++i)
+    types[i] = index, locs[i] = loc;
+  MlirRegion region = mlirRegionCreate();
+  MlirBlock body = mlirBlockCreate(12, types, locs);
+  mlirRegionAppendOwnedBlock(region, body);
+  MlirOperationState tst = mlirOperationStateGet(str("gpu.terminator"), loc);
+  mlirBlockAppendOwnedOperation(body, mlirOperationCreate(&tst));
+  MlirValue ops[6] = {grid[0], grid[1], grid[2], block[0], block[1], block[2]};
+  int32_t segments[11] = {0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0};
+  MlirNamedAttribute attrs[2] = {
+      named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 11, segments)),
+      named(ctx, "workgroup_attributions", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 0)),
+  };
+  MlirOperationState st = mlirOperationStateGet(str("gpu.launch"), loc);
+  mlirOperationStateAddOperands(&st, 6, ops);
+  mlirOperationStateAddAttributes(&st, 2, attrs);
+  mlirOperationStateAddOwnedRegions(&st, 1, &region);
+  return insert(before, &st);
+}
+
+MlirOperation pbcGpuBuildFor(MlirOperation before, MlirValue lb, MlirValue ub, MlirValue step,
+                             MlirValue init) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirType types[2] = {mlirValueGetType(lb), mlirValueGetType(init)};
+  MlirLocation locs[2] = {loc, loc};
+  MlirRegion region = mlirRegionCreate();
+  MlirBlock body = mlirBlockCreate(2, types, locs);
+  mlirRegionAppendOwnedBlock(region, body);
+  MlirValue carried = mlirBlockGetArgument(body, 1);
+  MlirOperationState yst = mlirOperationStateGet(str("scf.yield"), loc);
+  mlirOperationStateAddOperands(&yst, 1, &carried);
+  mlirBlockAppendOwnedOperation(body, mlirOperationCreate(&yst));
+  MlirValue ops[4] = {lb, ub, step, init};
+  MlirOperationState st = mlirOperationStateGet(str("scf.for"), loc);
+  mlirOperationStateAddOperands(&st, 4, ops);
+  mlirOperationStateAddResults(&st, 1, &types[1]);
+  mlirOperationStateAddOwnedRegions(&st, 1, &region);
+  return insert(before, &st);
+}
+
 /* gpu-to-llvm lowers only the async forms of gpu.alloc/dealloc/memcpy: each
  * gets a stream of its own (gpu.wait async) and is waited for (gpu.wait), so
  * host code stays synchronous. */

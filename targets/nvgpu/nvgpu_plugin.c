@@ -22,6 +22,10 @@ static char runtimePath[4096];
 static const char *kRuntime[] = {runtimePath, NULL};
 
 static const char *extensionPoint(const char *name) {
+  /* Matmul-kind nests on f16 go to the tensor cores before any CPU-style
+   * tiling would see them. */
+  if (strcmp(name, "s3-before-tiling") == 0)
+    return "[matrix-units] pbc-gpu-map-matrix-units\n";
   /* The whole parallel band (up to three loops) becomes one affine.parallel:
    * S4 maps it to blocks x threads. Every parallel loop counts on a GPU. */
   if (strcmp(name, "s3-before-parallelize") == 0)

@@ -125,11 +125,16 @@ def dense_i64(v):
 
 # ---------------------------------------------------------------- contractions
 
-def matmul_case(ctx, dtype=F32, acc=None, extra_args=(), accumulate=False, kmax=48):
+def matmul_case(ctx, dtype=F32, acc=None, extra_args=(), accumulate=False, kmax=48,
+                fragments=False):
+    """fragments: M, N, K multiples of 16 (the shapes GPU matrix units take)."""
     rng = ctx.rng
     acc = acc or dtype
-    M, N = rshape(rng, 2, 1, 40)
-    K = int(rng.integers(1, kmax + 1))
+    if fragments:
+        M, N, K = (16 * int(v) for v in rng.integers(1, 5, size=3))
+    else:
+        M, N = rshape(rng, 2, 1, 40)
+        K = int(rng.integers(1, kmax + 1))
     ea, ec = elt(dtype), elt(acc)
     args = [("a", T((M, K), ea)), ("b", T((K, N), ea))]
     if accumulate:
@@ -189,19 +194,43 @@ def _(ctx):
     matmul_case(ctx, BF16, acc=F32, kmax=64)
 
 
+@test("matmul_f16_fragments")
+def _(ctx):
+    matmul_case(ctx, F16, fragments=True)
+
+
+@test("matmul_f16_acc_f32_fragments")
+def _(ctx):
+    matmul_case(ctx, F16, acc=F32, fragments=True)
+
+
+def batch_matmul_case(ctx, dtype=F32, acc=F32, fragments=False):
+    rng = ctx.rng
+    if fragments:
+        B = int(rng.integers(1, 4))
+        M, N, K = (16 * int(v) for v in rng.integers(1, 4, size=3))
+    else:
+        B, M, N, K = rshape(rng, 4, 1, 24)
+    ea, ec = elt(dtype), elt(acc)
+    body = fill("f", (B, M, N), ec)
+    body += ("  %%r = linalg.batch_matmul ins(%%a, %%b : %s, %s) outs(%%f : %s) -> %s\n"
+             % (T((B, M, K), ea), T((B, K, N), ea), T((B, M, N), ec), T((B, M, N), ec)))
+    text = func("bmm", [("a", T((B, M, K), ea)), ("b", T((B, K, N), ea))],
+                [("r", T((B, M, N), ec))], body)
+    a, a32 = ctx.rand((B, M, K), dtype)
+    b, b32 = ctx.rand((B, K, N), dtype)
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, np.einsum("bmk,bkn->bmn", a32.astype(np.float64), b32), acc, k=K)
+
+
 @test("batch_matmul")
 def _(ctx):
-    rng = ctx.rng
-    B, M, N, K = rshape(rng, 4, 1, 24)
-    body = fill("f", (B, M, N))
-    body += ("  %%r = linalg.batch_matmul ins(%%a, %%b : %s, %s) outs(%%f : %s) -> %s\n"
-             % (T((B, M, K)), T((B, K, N)), T((B, M, N)), T((B, M, N))))
-    text = func("bmm", [("a", T((B, M, K))), ("b", T((B, K, N)))],
-                [("r", T((B, M, N)))], body)
-    a, _ = ctx.rand((B, M, K))
-    b, _ = ctx.rand((B, K, N))
-    (r,) = ctx.run(text, [a, b])
-    assert_close(r, np.einsum("bmk,bkn->bmn", a.astype(np.float64), b), k=K)
+    batch_matmul_case(ctx)
+
+
+@test("batch_matmul_f16_acc_f32_fragments")
+def _(ctx):
+    batch_matmul_case(ctx, F16, F32, fragments=True)
 
 
 @test("matvec")
@@ -217,25 +246,42 @@ def _(ctx):
     assert_close(r, a.astype(np.float64) @ x, k=N)
 
 
-@test("matmul_transpose_b_generic")
-def _(ctx):
-    M, N, K = rshape(ctx.rng, 3, 1, 32)
+def matmul_transpose_b_case(ctx, dtype=F32, fragments=False):
+    """C[i,j] += A[i,k] * B[j,k] (attention's Q.K^T), accumulated in f32."""
+    if fragments:
+        M, N, K = (16 * int(v) for v in ctx.rng.integers(1, 5, size=3))
+    else:
+        M, N, K = rshape(ctx.rng, 3, 1, 32)
+    e = elt(dtype)
+    ext = "" if dtype == F32 else (
+        "    %%xf = arith.extf %%x : %s to f32\n    %%yf = arith.extf %%y : %s to f32\n" % (e, e))
+    x, y = ("%x", "%y") if dtype == F32 else ("%xf", "%yf")
     body = fill("f", (M, N))
     body += ("  %%r = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = %s}\n"
              "      ins(%%a, %%b : %s, %s) outs(%%f : %s) {\n"
-             "  ^bb0(%%x: f32, %%y: f32, %%acc: f32):\n"
-             "    %%m = arith.mulf %%x, %%y : f32\n"
+             "  ^bb0(%%x: %s, %%y: %s, %%acc: f32):\n%s"
+             "    %%m = arith.mulf %s, %s : f32\n"
              "    %%s = arith.addf %%acc, %%m : f32\n"
              "    linalg.yield %%s : f32\n"
              "  } -> %s\n"
              % (amap(3, ["d0", "d2"]), amap(3, ["d1", "d2"]), amap(3, ["d0", "d1"]),
                 iters(["parallel", "parallel", "reduction"]),
-                T((M, K)), T((N, K)), T((M, N)), T((M, N))))
-    text = func("mm_tb", [("a", T((M, K))), ("b", T((N, K)))], [("r", T((M, N)))], body)
-    a, _ = ctx.rand((M, K))
-    b, _ = ctx.rand((N, K))
+                T((M, K), e), T((N, K), e), T((M, N)), e, e, ext, x, y, T((M, N))))
+    text = func("mm_tb", [("a", T((M, K), e)), ("b", T((N, K), e))], [("r", T((M, N)))], body)
+    a, a32 = ctx.rand((M, K), dtype)
+    b, b32 = ctx.rand((N, K), dtype)
     (r,) = ctx.run(text, [a, b])
-    assert_close(r, a.astype(np.float64) @ b.T.astype(np.float64), k=K)
+    assert_close(r, a32.astype(np.float64) @ b32.T.astype(np.float64), k=K)
+
+
+@test("matmul_transpose_b_generic")
+def _(ctx):
+    matmul_transpose_b_case(ctx)
+
+
+@test("matmul_transpose_b_f16_fragments")
+def _(ctx):
+    matmul_transpose_b_case(ctx, F16, fragments=True)
 
 
 # ---------------------------------------------------------------- convolutions
