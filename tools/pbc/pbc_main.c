@@ -141,7 +141,7 @@ static int parseArgs(int argc, char **argv, Options *o) {
     } else if (startsWith(a, "--emit=")) {
       if (parseEmit(a + 7, &o->emit))
         return usageError("unknown --emit value '%s' (expected s1, s2, s3, s4, s5, "
-                          "llvm, asm, obj or lib)", a + 7);
+                          "llvm, asm, obj, lib or device)", a + 7);
     } else if (strcmp(a, "-o") == 0) {
       if (++i == argc)
         return usageError("%s needs a file name", "-o");
