@@ -12,3 +12,10 @@ for var in ("PATH", "PBC_PLUGIN_PATH", "PBC_TEST_FIXTURES", "PBC_EXAMPLES", "TMP
         config.environment[var] = os.environ[var]
 config.substitutions.append(("%fixtures", os.environ.get("PBC_TEST_FIXTURES", "")))
 config.substitutions.append(("%examples", os.environ.get("PBC_EXAMPLES", "")))
+# Tests that need the absence (or presence) of an NVIDIA driver.
+import ctypes
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

@@ -300,17 +300,21 @@ int pbcElementBits(MlirType t) {
   return 0;
 }
 
-MlirValue pbcMemrefBase(MlirValue memref) {
+bool pbcOpIsMemrefView(MlirOperation op) {
   static const char *const views[] = {"memref.subview",       "memref.reinterpret_cast",
                                       "memref.cast",          "memref.collapse_shape",
                                       "memref.expand_shape",  "memref.transpose",
-                                      "memref.view",          NULL};
+                                      "memref.view",          "memref.reshape", NULL};
+  for (int i = 0; views[i]; ++i)
+    if (pbcOpIsA(op, views[i]))
+      return true;
+  return false;
+}
+
+MlirValue pbcMemrefBase(MlirValue memref) {
   while (mlirValueIsAOpResult(memref)) {
     MlirOperation def = mlirOpResultGetOwner(memref);
-    bool isView = false;
-    for (int i = 0; views[i]; ++i)
-      isView |= pbcOpIsA(def, views[i]);
-    if (!isView || mlirOperationGetNumOperands(def) == 0)
+    if (!pbcOpIsMemrefView(def) || mlirOperationGetNumOperands(def) == 0)
       break;
     memref = mlirOperationGetOperand(def, 0);
   }

@@ -12,20 +12,10 @@
 #include "gpu_passes.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 
 #define MAX_USES 4096
-
-static bool isViewOp(MlirOperation op) {
-  static const char *const views[] = {"memref.subview",       "memref.reinterpret_cast",
-                                      "memref.cast",          "memref.collapse_shape",
-                                      "memref.expand_shape",  "memref.reshape",
-                                      "memref.view",          "memref.transpose", NULL};
-  for (int i = 0; views[i]; ++i)
-    if (pbcOpIsA(op, views[i]))
-      return true;
-  return false;
-}
 
 static bool isReadOnlyUse(MlirOperation op, intptr_t operandNo) {
   static const char *const reads[] = {"memref.load", "affine.load", "affine.vector_load",
@@ -44,7 +34,7 @@ static bool mayBeWritten(MlirValue buffer, int depth) {
   for (MlirOpOperand u = mlirValueGetFirstUse(buffer); !mlirOpOperandIsNull(u);
        u = mlirOpOperandGetNextUse(u)) {
     MlirOperation owner = mlirOpOperandGetOwner(u);
-    if (isViewOp(owner)) {
+    if (pbcOpIsMemrefView(owner)) {
       if (mayBeWritten(mlirOperationGetResult(owner, 0), depth + 1))
         return true;
     } else if (!isReadOnlyUse(owner, (intptr_t)mlirOpOperandGetOperandNumber(u))) {
@@ -128,17 +118,23 @@ static bool run(MlirOperation func, void *state) {
    * see the ops it inserts. */
   MlirOperation ops[1024];
   int n = 0;
-  for (MlirOperation op = first; !mlirOperationIsNull(op) && n < 1024;
-       op = mlirOperationGetNextInBlock(op))
+  for (MlirOperation op = first; !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
     if (pbcOpIsA(op, "memref.alloc") || pbcOpIsA(op, "memref.dealloc") ||
-        pbcOpIsA(op, "memref.get_global"))
+        pbcOpIsA(op, "memref.get_global")) {
+      if (n == 1024) {
+        pbcEmitOpError(op, "more than 1024 buffers in one function for the device");
+        return false;
+      }
       ops[n++] = op;
+    }
   for (int i = 0; i < n; ++i) {
     MlirOperation op = ops[i];
     if (pbcOpIsA(op, "memref.get_global")) {
       MlirOperation next = mlirOperationGetNextInBlock(op);
-      if (!mirror(next, mlirOperationGetResult(op, 0), false, &m, &uses))
+      if (!mirror(next, mlirOperationGetResult(op, 0), false, &m, &uses)) {
+        pbcEmitOpError(op, "too many buffers or uses for the device copies");
         return false;
+      }
     } else if (pbcOpIsA(op, "memref.alloc")) {
       MlirValue old = mlirOperationGetResult(op, 0);
       if (mlirOperationGetNumOperands(op) > 0) {

@@ -1,9 +1,12 @@
 /* Generic construction of arith/scf/gpu ops (see gpu_build.h). */
 #include "gpu_build.h"
 
+#include <stdio.h>
+
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Dialect/GPU.h"
+#include "pbc/c_pass.h"
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
@@ -29,9 +32,8 @@ MlirValue pbcGpuConstIndex(MlirOperation before, int64_t v) {
 }
 
 MlirValue pbcGpuArith(MlirOperation before, const char *name, MlirValue a, MlirValue b) {
-  char full[64] = "arith.";
-  for (int i = 0; name[i] && i < 50; ++i)
-    full[6 + i] = name[i], full[7 + i] = 0;
+  char full[64];
+  snprintf(full, sizeof(full), "arith.%s", name);
   MlirOperationState st = mlirOperationStateGet(str(full), mlirOperationGetLocation(before));
   MlirValue ops[2] = {a, b};
   MlirType t = mlirValueGetType(a);
@@ -55,13 +57,9 @@ MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b) {
 }
 
 int64_t pbcGpuConstantOf(MlirValue v) {
-  if (!mlirValueIsAOpResult(v))
+  if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
     return -1;
   MlirOperation def = mlirOpResultGetOwner(v);
-  MlirIdentifier name = mlirOperationGetName(def);
-  MlirStringRef n = mlirIdentifierStr(name);
-  if (n.length != 14 || __builtin_memcmp(n.data, "arith.constant", 14) != 0)
-    return -1;
   MlirAttribute a = mlirOperationGetAttributeByName(def, str("value"));
   return mlirAttributeIsAInteger(a) ? mlirIntegerAttrGetValueInt(a) : -1;
 }
@@ -224,6 +222,24 @@ void pbcGpuDealloc(MlirOperation before, MlirValue buffer) {
 void pbcGpuMemcpy(MlirOperation before, MlirValue dst, MlirValue src) {
   MlirValue args[2] = {dst, src};
   asyncOp(before, "gpu.memcpy", 2, args);
+}
+
+MlirNamedAttribute pbcGpuNamedIndex(MlirOperation at, const char *name, int64_t value) {
+  MlirContext ctx = mlirOperationGetContext(at);
+  return named(ctx, name, mlirIntegerAttrGet(mlirIndexTypeGet(ctx), value));
+}
+
+MlirNamedAttribute pbcGpuNamedUnit(MlirOperation at, const char *name) {
+  MlirContext ctx = mlirOperationGetContext(at);
+  return named(ctx, name, mlirUnitAttrGet(ctx));
+}
+
+void pbcGpuMoveRange(MlirOperation first, MlirOperation end, MlirOperation before) {
+  for (MlirOperation op = first; op.ptr != end.ptr;) {
+    MlirOperation next = mlirOperationGetNextInBlock(op);
+    mlirOperationMoveBefore(op, before);
+    op = next;
+  }
 }
 
 MlirAttribute pbcGpuParseAttr(MlirOperation op, const char *text) {

@@ -43,6 +43,14 @@ MlirValue pbcGpuAlloc(MlirOperation before, MlirType type, MlirValue like);
 void pbcGpuDealloc(MlirOperation before, MlirValue buffer);
 void pbcGpuMemcpy(MlirOperation before, MlirValue dst, MlirValue src);
 
+/* Named attributes in at's context: an index integer, a unit. */
+MlirNamedAttribute pbcGpuNamedIndex(MlirOperation at, const char *name, int64_t value);
+MlirNamedAttribute pbcGpuNamedUnit(MlirOperation at, const char *name);
+
+/* Moves the ops from `first` up to (not including) `end`, in order, before
+ * `before`. */
+void pbcGpuMoveRange(MlirOperation first, MlirOperation end, MlirOperation before);
+
 /* Parses attribute text (e.g. a #gpu.loop_dim_map) in op's context. */
 MlirAttribute pbcGpuParseAttr(MlirOperation op, const char *text);
 

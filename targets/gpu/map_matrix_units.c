@@ -15,6 +15,7 @@
 
 #include "gpu_build.h"
 #include "gpu_passes.h"
+#include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc-ext/affine.h"
@@ -61,6 +62,15 @@ static bool isRowMajor(MlirValue memref) {
          mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(t));
 }
 
+/* The fragments index from the tile origin: the loops must start at 0. */
+static bool startsAtZero(MlirOperation loop) {
+  MlirAttribute lb = mlirOperationGetAttributeByName(loop, str("lowerBoundMap"));
+  if (mlirAttributeIsNull(lb) || !mlirAttributeIsAAffineMap(lb))
+    return false;
+  MlirAffineMap map = mlirAffineMapAttrGetValue(lb);
+  return mlirAffineMapIsSingleConstant(map) && mlirAffineMapGetSingleConstantResult(map) == 0;
+}
+
 static bool match(MlirOperation root, Gemm *g) {
   g->root = root;
   g->depth = pbcLoopBand(root, g->band, 4);
@@ -69,19 +79,18 @@ static bool match(MlirOperation root, Gemm *g) {
   long long trips[4];
   for (int l = 0; l < g->depth; ++l) {
     trips[l] = pbcExtAffineConstantTripCount(g->band[l]);
-    if (trips[l] <= 0 || pbcLoopStep(g->band[l]) != 1)
+    if (trips[l] <= 0 || pbcLoopStep(g->band[l]) != 1 || !startsAtZero(g->band[l]))
       return false;
   }
   MlirOperation li = g->band[g->depth - 3], lj = g->band[g->depth - 2],
                 lk = g->band[g->depth - 1];
-  MlirValue loads[3];
   int nLoads = 0, nStores = 0, nMul = 0, nAdd = 0;
   MlirOperation mul = {NULL}, add = {NULL}, store = {NULL};
   MlirBlock body = pbcLoopBody(lk);
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    if (pbcOpIsA(op, "affine.load") && nLoads < 3)
-      loads[nLoads++] = mlirOperationGetResult(op, 0);
+    if (pbcOpIsA(op, "affine.load"))
+      ++nLoads;
     else if (pbcOpIsA(op, "affine.store"))
       store = op, ++nStores;
     else if (pbcOpIsA(op, "arith.mulf"))
@@ -126,7 +135,9 @@ static bool match(MlirOperation root, Gemm *g) {
     return false;
   g->batch = g->depth == 4 ? trips[0] : 1;
   g->m = trips[g->depth - 3], g->n = trips[g->depth - 2], g->k = trips[g->depth - 1];
-  return g->m % kFrag == 0 && g->n % kFrag == 0 && g->k % kFrag == 0;
+  /* Grid y and z hold at most 65535 blocks. */
+  return g->m % kFrag == 0 && g->n % kFrag == 0 && g->k % kFrag == 0 &&
+         g->m / kFrag <= 65535 && g->batch <= 65535;
 }
 
 static MlirType fragType(MlirOperation at, MlirType elem, const char *operand) {
@@ -143,23 +154,16 @@ static long long leadDim(MlirValue memref) {
 
 static MlirValue loadFrag(MlirOperation before, MlirValue memref, const MlirValue *idx, int n,
                           const char *operand, bool transpose) {
-  MlirContext ctx = mlirOperationGetContext(before);
   MlirValue ops[4] = {memref};
   for (int i = 0; i < n; ++i)
     ops[1 + i] = idx[i];
   MlirType t = fragType(before, mlirShapedTypeGetElementType(mlirValueGetType(memref)), operand);
-  MlirNamedAttribute ld = mlirNamedAttributeGet(
-      mlirIdentifierGet(ctx, str("leadDimension")),
-      mlirIntegerAttrGet(mlirIndexTypeGet(ctx), leadDim(memref)));
+  MlirNamedAttribute attrs[2] = {pbcGpuNamedIndex(before, "leadDimension", leadDim(memref)),
+                                 pbcGpuNamedUnit(before, "transpose")};
   MlirOperationState st =
       mlirOperationStateGet(str("gpu.subgroup_mma_load_matrix"), mlirOperationGetLocation(before));
   mlirOperationStateAddOperands(&st, 1 + n, ops);
-  mlirOperationStateAddAttributes(&st, 1, &ld);
-  if (transpose) {
-    MlirNamedAttribute tr = mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("transpose")),
-                                                  mlirUnitAttrGet(ctx));
-    mlirOperationStateAddAttributes(&st, 1, &tr);
-  }
+  mlirOperationStateAddAttributes(&st, transpose ? 2 : 1, attrs);
   mlirOperationStateAddResults(&st, 1, &t);
   MlirOperation op = mlirOperationCreate(&st);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
@@ -198,28 +202,20 @@ static void rewrite(const Gemm *g) {
   mlirOperationStateAddOperands(&cst, 3, ops);
   mlirOperationStateAddResults(&cst, 1, &accType);
   /* A transposed fragment is laid out column-major: the mma must know. */
-  MlirContext fctx = mlirOperationGetContext(yield);
-  if (g->aT) {
-    MlirNamedAttribute t = mlirNamedAttributeGet(mlirIdentifierGet(fctx, str("a_transpose")),
-                                                 mlirUnitAttrGet(fctx));
-    mlirOperationStateAddAttributes(&cst, 1, &t);
-  }
-  if (g->bT) {
-    MlirNamedAttribute t = mlirNamedAttributeGet(mlirIdentifierGet(fctx, str("b_transpose")),
-                                                 mlirUnitAttrGet(fctx));
-    mlirOperationStateAddAttributes(&cst, 1, &t);
-  }
+  MlirNamedAttribute aT = pbcGpuNamedUnit(yield, "a_transpose"),
+                     bT = pbcGpuNamedUnit(yield, "b_transpose");
+  if (g->aT)
+    mlirOperationStateAddAttributes(&cst, 1, &aT);
+  if (g->bT)
+    mlirOperationStateAddAttributes(&cst, 1, &bT);
   MlirOperation compute = mlirOperationCreate(&cst);
   mlirBlockInsertOwnedOperationBefore(fb, yield, compute);
   mlirOperationSetOperand(yield, 0, mlirOperationGetResult(compute, 0));
   /* Store the accumulator once, after the k loop. */
-  MlirContext ctx = mlirOperationGetContext(term);
   MlirValue sops[5] = {mlirOperationGetResult(loop, 0), g->c.memref};
   for (int i = 0; i < 2 + nb; ++i)
     sops[2 + i] = cIdx[1 - nb + i];
-  MlirNamedAttribute ld = mlirNamedAttributeGet(
-      mlirIdentifierGet(ctx, str("leadDimension")),
-      mlirIntegerAttrGet(mlirIndexTypeGet(ctx), leadDim(g->c.memref)));
+  MlirNamedAttribute ld = pbcGpuNamedIndex(term, "leadDimension", leadDim(g->c.memref));
   MlirOperationState sst =
       mlirOperationStateGet(str("gpu.subgroup_mma_store_matrix"), mlirOperationGetLocation(term));
   mlirOperationStateAddOperands(&sst, 4 + nb, sops);

@@ -44,25 +44,18 @@ static long long ceilPow2(long long v) {
   return p;
 }
 
-/* Moves every op of `from` but its terminator before `before`. */
-static void moveBody(MlirBlock from, MlirOperation before) {
-  MlirOperation term = mlirBlockGetTerminator(from);
-  for (MlirOperation op = mlirBlockGetFirstOperation(from); op.ptr != term.ptr;) {
-    MlirOperation next = mlirOperationGetNextInBlock(op);
-    mlirOperationMoveBefore(op, before);
-    op = next;
-  }
-}
-
 /* Replaces a top-level scf.parallel by blocks x threads with guards. */
-static void mapLoop(MlirOperation par, long long budget) {
+static bool mapLoop(MlirOperation par, long long budget) {
   int n = (int)(mlirOperationGetNumOperands(par) / 3);
-  if (n < 1 || n > 8 || mlirOperationGetNumResults(par) > 0)
-    return;
+  if (n < 1 || n > 8 || mlirOperationGetNumResults(par) > 0) {
+    pbcEmitOpError(par, "parallel loop with %d dimensions or with reductions: not mapped to "
+                        "the GPU", n);
+    return false;
+  }
   static const char *const blockIds[] = {"block_x", "block_y", "block_z"};
   static const char *const threadIds[] = {"thread_x", "thread_y", "thread_z"};
   MlirValue lb[8], ub[8], step[8], outerStep[8], zero[8], tcount[8], one[8];
-  long long threads[8];
+  long long threads[8], trips[8]; /* trips: -1 where not constant */
   const char *outerProc[8], *innerProc[8];
   for (int d = n - 1; d >= 0; --d) {
     lb[d] = mlirOperationGetOperand(par, d);
@@ -72,6 +65,7 @@ static void mapLoop(MlirOperation par, long long budget) {
     long long l = pbcGpuConstantOf(lb[d]), u = pbcGpuConstantOf(ub[d]),
               s = pbcGpuConstantOf(step[d]);
     long long trip = l >= 0 && u >= 0 && s > 0 ? (u - l + s - 1) / s : -1;
+    trips[d] = trip;
     long long t = 1;
     if (rank < 3) {
       t = trip > 0 ? ceilPow2(trip) : budget;
@@ -83,9 +77,10 @@ static void mapLoop(MlirOperation par, long long budget) {
     outerProc[d] = rank < 3 ? blockIds[rank] : "sequential";
     innerProc[d] = rank < 3 ? threadIds[rank] : "sequential";
   }
+  MlirValue c0 = pbcGpuConstIndex(par, 0), c1 = pbcGpuConstIndex(par, 1);
   for (int d = 0; d < n; ++d) {
-    zero[d] = pbcGpuConstIndex(par, 0);
-    one[d] = pbcGpuConstIndex(par, 1);
+    zero[d] = c0;
+    one[d] = c1;
     tcount[d] = pbcGpuConstIndex(par, threads[d]);
     outerStep[d] = threads[d] == 1 ? step[d] : pbcGpuArith(par, "muli", step[d], tcount[d]);
   }
@@ -101,10 +96,7 @@ static void mapLoop(MlirOperation par, long long budget) {
     if (pbcGpuConstantOf(step[d]) != 1)
       t = pbcGpuArith(at, "muli", t, step[d]);
     iv[d] = pbcGpuArith(at, "addi", mlirBlockGetArgument(ob, d), t);
-    long long l = pbcGpuConstantOf(lb[d]), u = pbcGpuConstantOf(ub[d]),
-              s = pbcGpuConstantOf(step[d]);
-    bool exact = l >= 0 && u >= 0 && s > 0 && ((u - l + s - 1) / s) % threads[d] == 0;
-    if (!exact) {
+    if (trips[d] < 0 || trips[d] % threads[d] != 0) {
       MlirValue in = pbcGpuLessThan(at, iv[d], ub[d]);
       guard = mlirValueIsNull(guard) ? in : pbcGpuArith(at, "andi", guard, in);
     }
@@ -115,10 +107,11 @@ static void mapLoop(MlirOperation par, long long budget) {
   MlirBlock body = pbcGpuBody(par, 0);
   for (int d = 0; d < n; ++d)
     mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(body, d), iv[d]);
-  moveBody(body, dest);
+  pbcGpuMoveRange(mlirBlockGetFirstOperation(body), mlirBlockGetTerminator(body), dest);
   mlirOperationSetAttributeByName(outer, str("mapping"), mappingAttr(outer, outerProc, n));
   mlirOperationSetAttributeByName(inner, str("mapping"), mappingAttr(inner, innerProc, n));
   mlirOperationDestroy(par);
+  return true;
 }
 
 /* Ops from `first` to `last` (one block, in order) run as one thread:
@@ -147,12 +140,7 @@ static bool wrapSerial(MlirOperation first, MlirOperation last) {
   MlirOperation outer = pbcGpuBuildParallel(first, 1, &zero, &one, &one);
   static const char *const block[] = {"block_x"};
   mlirOperationSetAttributeByName(outer, str("mapping"), mappingAttr(outer, block, 1));
-  MlirOperation dest = mlirBlockGetTerminator(pbcGpuBody(outer, 0));
-  for (MlirOperation op = first; op.ptr != end.ptr;) {
-    MlirOperation next = mlirOperationGetNextInBlock(op);
-    mlirOperationMoveBefore(op, dest);
-    op = next;
-  }
+  pbcGpuMoveRange(first, end, mlirBlockGetTerminator(pbcGpuBody(outer, 0)));
   return true;
 }
 
@@ -182,9 +170,13 @@ static bool run(MlirOperation func, void *state) {
   MlirOperation ops[4096];
   int n = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(entry); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op))
-    if (n < 4096)
-      ops[n++] = op;
+       op = mlirOperationGetNextInBlock(op)) {
+    if (n == 4096) {
+      pbcEmitOpError(op, "more than 4096 top-level ops in one function for the GPU mapping");
+      return false;
+    }
+    ops[n++] = op;
+  }
   bool ok = true;
   MlirOperation first = {NULL}, last = {NULL}; /* the current serial region */
   for (int i = 0; i < n; ++i) {
@@ -201,7 +193,7 @@ static bool run(MlirOperation func, void *state) {
       ok = wrapSerial(first, last) && ok;
     first.ptr = last.ptr = NULL;
     if (pbcOpIsA(op, "scf.parallel"))
-      mapLoop(op, st->threads);
+      ok = mapLoop(op, st->threads) && ok;
   }
   if (first.ptr)
     ok = wrapSerial(first, last) && ok;

@@ -108,7 +108,7 @@ def assert_close(got, ref, dtype=np.float32, k=1, what="output", rtol=None, atol
 def device_present(target):
     """Whether programs for `target` can run here (its driver loads)."""
     import ctypes
-    driver = {"nvgpu": "libcuda.so.1", "amdgpu": "libamdhip64.so"}.get(target)
+    driver = {"nvgpu": "libcuda.so.1"}.get(target)
     if driver is None:
         return True
     try:

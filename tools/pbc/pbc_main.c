@@ -11,6 +11,7 @@
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/Dialect/GPU.h"
+#include "pbc/c_pass.h"
 #include "pbc/codegen.h"
 #include "pbc/diag.h"
 #include "pbc/entry_sig.h"
@@ -377,8 +378,7 @@ static int runAll(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSigs) {
 /* --emit=device: the device code (PTX, GCN assembly) of every gpu.binary. */
 static MlirWalkResult collectDeviceCode(MlirOperation op, void *data) {
   PbcStrBuf *b = data;
-  MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
-  if (name.length != 10 || strncmp(name.data, "gpu.binary", 10) != 0)
+  if (!pbcOpIsA(op, "gpu.binary"))
     return MlirWalkResultAdvance;
   MlirAttribute objects =
       mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("objects"));

@@ -78,6 +78,9 @@ MlirOperation pbcOnlyLoopIn(MlirOperation forOp);
  * "root" buffer: distinct roots never alias under pbc's calling convention,
  * where outputs never alias inputs). */
 bool pbcMemrefIsRoot(MlirValue memref);
+/* True for ops that make a view of their first operand (subview, casts,
+ * reshapes, transpose): same elements, other indexing. */
+bool pbcOpIsMemrefView(MlirOperation op);
 /* The buffer a memref value views: follows view ops (subview, casts,
  * reshapes) to their source. */
 MlirValue pbcMemrefBase(MlirValue memref);
