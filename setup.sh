@@ -3,7 +3,7 @@
 set -euo pipefail
 PKGS=(libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22 libomp-22-dev
       bazel-bootstrap bazel-rules-java python3-numpy libdnnl-dev libopenblas-dev
-      python3-torch python3-torchvision)
+      python3-torch python3-torchvision rocm-device-libs)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,6 +8,8 @@ LIT_DATA = [
     "//plugins/template:libpbc_target_template.so",
     "//targets/nvgpu:libpbc_target_nvgpu.so",
     "//targets/nvgpu:libpbc_nvgpu_runtime.so",
+    "//targets/amdgpu:libpbc_target_amdgpu.so",
+    "//targets/amdgpu:libpbc_amdgpu_runtime.so",
     "//tests/plugins/fixtures",
     "//examples",
 ]

@@ -19,3 +19,9 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+# ... and of the HIP runtime (AMD).
+try:
+    ctypes.CDLL("libamdhip64.so")
+    config.available_features.add("hip-runtime")
+except OSError:
+    pass

@@ -31,15 +31,22 @@ MlirValue pbcGpuConstIndex(MlirOperation before, int64_t v) {
   return mlirOperationGetResult(insert(before, &st), 0);
 }
 
+MlirValue pbcGpuOp(MlirOperation before, const char *name, int n, const MlirValue *operands,
+                   MlirType result, int nAttrs, const MlirNamedAttribute *attrs) {
+  MlirOperationState st = mlirOperationStateGet(str(name), mlirOperationGetLocation(before));
+  mlirOperationStateAddOperands(&st, n, operands);
+  mlirOperationStateAddAttributes(&st, nAttrs, attrs);
+  if (!mlirTypeIsNull(result))
+    mlirOperationStateAddResults(&st, 1, &result);
+  MlirOperation op = insert(before, &st);
+  return mlirTypeIsNull(result) ? (MlirValue){NULL} : mlirOperationGetResult(op, 0);
+}
+
 MlirValue pbcGpuArith(MlirOperation before, const char *name, MlirValue a, MlirValue b) {
   char full[64];
   snprintf(full, sizeof(full), "arith.%s", name);
-  MlirOperationState st = mlirOperationStateGet(str(full), mlirOperationGetLocation(before));
   MlirValue ops[2] = {a, b};
-  MlirType t = mlirValueGetType(a);
-  mlirOperationStateAddOperands(&st, 2, ops);
-  mlirOperationStateAddResults(&st, 1, &t);
-  return mlirOperationGetResult(insert(before, &st), 0);
+  return pbcGpuOp(before, full, 2, ops, mlirValueGetType(a), 0, NULL);
 }
 
 MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b) {

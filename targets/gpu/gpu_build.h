@@ -11,6 +11,10 @@
 #include "mlir-c/IR.h"
 
 MlirValue pbcGpuConstIndex(MlirOperation before, int64_t v);
+/* Any op NAME with operands, attributes and at most one result (a null
+ * `result` type: none); returns the result or a null value. */
+MlirValue pbcGpuOp(MlirOperation before, const char *name, int n, const MlirValue *operands,
+                   MlirType result, int nAttrs, const MlirNamedAttribute *attrs);
 /* arith.NAME a, b (addi, muli, andi, ...). */
 MlirValue pbcGpuArith(MlirOperation before, const char *name, MlirValue a, MlirValue b);
 /* arith.cmpi slt a, b. */

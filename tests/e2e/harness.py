@@ -108,9 +108,11 @@ def assert_close(got, ref, dtype=np.float32, k=1, what="output", rtol=None, atol
 def device_present(target):
     """Whether programs for `target` can run here (its driver loads)."""
     import ctypes
-    driver = {"nvgpu": "libcuda.so.1"}.get(target)
+    driver = {"nvgpu": "libcuda.so.1", "amdgpu": "libamdhip64.so"}.get(target)
     if driver is None:
         return True
+    if target == "amdgpu" and not os.path.exists("/dev/kfd"):
+        return False  # HIP can be installed where no AMD GPU is
     try:
         ctypes.CDLL(driver)
         return True
@@ -121,6 +123,8 @@ def device_present(target):
 def offline_check(target, chip):
     if target == "nvgpu":
         return pbc_lib.ptxas_check(chip or "sm_80")
+    if target == "amdgpu":
+        return pbc_lib.amdgpu_check(chip or "gfx90a")
     raise SystemExit("no offline device-code check for target %s" % target)
 
 

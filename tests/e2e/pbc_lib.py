@@ -273,6 +273,35 @@ def split_device_code(text):
     return list(zip(parts[1::2], parts[2::2]))
 
 
+def device_modules(pbc, src, workdir, ext):
+    """`pbc --emit=device` of src, one file per kernel module:
+    [(binary symbol, path)]. Raises CompileError if there is none."""
+    cmd = [pbc, "--emit=device", "-o", os.path.join(workdir, "device." + ext), src] + TARGET_ARGS
+    p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if p.returncode != 0:
+        raise CompileError("exit %d: %s\n%s" % (p.returncode, " ".join(cmd),
+                                                 p.stdout.decode(errors="replace")))
+    with open(os.path.join(workdir, "device." + ext)) as f:
+        modules = split_device_code(f.read())
+    if not modules:
+        raise CompileError("no device code in %s" % src)
+    paths = []
+    for sym, text in modules:
+        path = os.path.join(workdir, "%s.%s" % (sym, ext))
+        with open(path, "w") as f:
+            f.write(text)
+        paths.append((sym, path))
+    return paths
+
+
+def _run_tool(cmd, sym):
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    report = r.stdout.decode(errors="replace")
+    if r.returncode != 0:
+        raise CompileError("%s rejected @%s:\n%s" % (os.path.basename(cmd[0]), sym, report))
+    return report
+
+
 def ptxas_check(chip):
     """Compile-only check for nvgpu: every kernel module of the program is
     accepted by ptxas for `chip` with no register spills (its -v report)."""
@@ -281,29 +310,40 @@ def ptxas_check(chip):
         raise CompileError("ptxas not found (PATH, /usr/local/cuda/bin)")
 
     def check(pbc, src, workdir):
-        cmd = [pbc, "--emit=device", "-o", os.path.join(workdir, "device.ptx"), src] + TARGET_ARGS
-        p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        if p.returncode != 0:
-            raise CompileError("exit %d: %s\n%s" % (p.returncode, " ".join(cmd),
-                                                     p.stdout.decode(errors="replace")))
-        with open(os.path.join(workdir, "device.ptx")) as f:
-            modules = split_device_code(f.read())
-        if not modules:
-            raise CompileError("no device code in %s" % src)
-        for sym, ptx in modules:
-            path = os.path.join(workdir, sym + ".ptx")
-            with open(path, "w") as f:
-                f.write(ptx)
-            r = subprocess.run([ptxas, "-arch=" + chip, "-v", "-o", os.devnull, path],
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-            report = r.stdout.decode(errors="replace")
-            if r.returncode != 0:
-                raise CompileError("ptxas rejected @%s:\n%s" % (sym, report))
+        modules = device_modules(pbc, src, workdir, "ptx")
+        for sym, path in modules:
+            report = _run_tool([ptxas, "-arch=" + chip, "-v", "-o", os.devnull, path], sym)
             for st, ld in PTXAS_SPILLS.findall(report):
                 if int(st) or int(ld):
                     raise CompileError("@%s spills registers (%s bytes stored, %s loaded):\n%s"
                                        % (sym, st, ld, report))
         return "%d kernel modules, ptxas -arch=%s: no spills" % (len(modules), chip)
+    return check
+
+
+AMDGPU_SPILLS = re.compile(r"\.([sv]gpr)_spill_count:\s*(\d+)")
+LLVM_MC = "/usr/lib/llvm-22/bin/llvm-mc"
+
+
+def amdgpu_check(chip):
+    """Compile-only check for amdgpu: every kernel module's assembly is
+    accepted by llvm-mc-22 for `chip`, and its kernel metadata reports no
+    SGPR or VGPR spills."""
+    def check(pbc, src, workdir):
+        modules = device_modules(pbc, src, workdir, "s")
+        kernels = 0
+        for sym, path in modules:
+            _run_tool([LLVM_MC, "--triple=amdgcn-amd-amdhsa", "-mcpu=" + chip, "-filetype=obj",
+                       "-o", os.devnull, path], sym)
+            with open(path) as f:
+                counts = AMDGPU_SPILLS.findall(f.read())
+            if not counts:
+                raise CompileError("@%s: no kernel metadata (spill counts) in its assembly" % sym)
+            kernels += len(counts) // 2
+            for kind, n in counts:
+                if int(n):
+                    raise CompileError("@%s spills %s %sGPRs" % (sym, n, kind[0].upper()))
+        return "%d kernel modules, llvm-mc -mcpu=%s: no spills" % (len(modules), chip)
     return check
 
 

@@ -334,6 +334,34 @@ def _(ctx):
     conv_case(ctx, "nchw")
 
 
+@test("conv_2d_nhwc_hwcf_f16_acc_f32_fragments")
+def _(ctx):
+    """f16 convolution with N*Ho*Wo, F and KH*KW*C multiples of 16: the
+    implicit GEMM GPU matrix units take (strided, dilated windows)."""
+    rng = ctx.rng
+    KH, KW = (int(v) for v in rng.integers(1, 4, size=2))
+    s = tuple(int(v) for v in rng.integers(1, 3, size=2))
+    d = tuple(int(v) for v in rng.integers(1, 3, size=2))
+    N, Ho, Wo = int(rng.integers(1, 3)), 4, 4 * int(rng.integers(1, 3))
+    C, F = (16 * int(v) for v in rng.integers(1, 3, size=2))
+    H, W = (Ho - 1) * s[0] + d[0] * (KH - 1) + 1, (Wo - 1) * s[1] + d[1] * (KW - 1) + 1
+    xs, ws, os_ = (N, H, W, C), (KH, KW, C, F), (N, Ho, Wo, F)
+    body = fill("f", os_)
+    body += ("  %%r = linalg.conv_2d_nhwc_hwcf {dilations = %s, strides = %s}\n"
+             "      ins(%%x, %%w : %s, %s) outs(%%f : %s) -> %s\n"
+             % (dense_i64(d), dense_i64(s), T(xs, "f16"), T(ws, "f16"), T(os_), T(os_)))
+    text = func("conv", [("x", T(xs, "f16")), ("w", T(ws, "f16"))], [("r", T(os_))], body)
+    x, x32 = ctx.rand(xs, F16)
+    w, w32 = ctx.rand(ws, F16)
+    ref = np.zeros(os_)
+    for kh in range(KH):
+        for kw in range(KW):
+            win = window(x32.astype(np.float64), 1, 2, kh, kw, s, d, Ho, Wo)
+            ref += np.einsum("nhwc,cf->nhwf", win, w32[kh, kw].astype(np.float64))
+    (r,) = ctx.run(text, [x, w])
+    assert_close(r, ref, F32, k=C * KH * KW)
+
+
 @test("depthwise_conv_2d_nhwc_hwc_pad_stride_dilation")
 def _(ctx):
     rng = ctx.rng

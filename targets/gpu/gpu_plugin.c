@@ -1,0 +1,30 @@
+/* What every GPU target plugin shares (see gpu_plugin.h). */
+#include "gpu_plugin.h"
+
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *pbcGpuExtensionPoint(const char *name) {
+  /* Matmul-kind nests go to the matrix units before any CPU-style tiling
+   * would see them; the chip names the op family and the warp width. */
+  if (strcmp(name, "s3-before-tiling") == 0)
+    return "[matrix-units] pbc-gpu-map-matrix-units{unit=${matrix-unit-mapping} "
+           "warp=${warp-size}}\n";
+  /* The whole parallel band (up to three loops) becomes one affine.parallel:
+   * S4 maps it to blocks x threads. Every parallel loop counts on a GPU. */
+  if (strcmp(name, "s3-before-parallelize") == 0)
+    return "[parallelization] pbc-parallelize{min-trip=1 band=3 hoist=1}\n";
+  return NULL;
+}
+
+void pbcGpuFileBeside(const void *anchor, const char *file, char *out, size_t len) {
+  Dl_info info;
+  out[0] = 0;
+  if (!dladdr(anchor, &info) || !info.dli_fname)
+    return;
+  char copy[4096];
+  snprintf(copy, sizeof(copy), "%s", info.dli_fname);
+  snprintf(out, len, "%s/%s", dirname(copy), file);
+}

@@ -1,0 +1,23 @@
+/*===- gpu_plugin.h - What every GPU target plugin shares -----------------===*\
+|* The S4 pipeline (affine -> gpu.launch, kernels outlined), the S3          *|
+|* extension-point entries (matrix units, the parallel band), and finding    *|
+|* the target's runtime library next to its plugin. A GPU plugin adds its    *|
+|* chips, its S5 pipeline and its vendor driver table (runtime/).            *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_GPU_PLUGIN_H
+#define PBC_GPU_PLUGIN_H
+
+#include <stddef.h>
+
+/* S4 for every GPU target (targets/gpu/s4.pipeline). */
+extern const char pbc_gpu_s4[];
+
+/* The S3 extension-point entries of a GPU target; chip keys parameterize
+ * them (matrix-unit-mapping, warp-size). */
+const char *pbcGpuExtensionPoint(const char *name);
+
+/* Writes the absolute path of `file` in the folder of the shared object
+ * that contains `anchor` (a function of the plugin) into out. */
+void pbcGpuFileBeside(const void *anchor, const char *file, char *out, size_t len);
+
+#endif

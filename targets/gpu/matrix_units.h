@@ -1,0 +1,87 @@
+/*===- matrix_units.h - Matmul-kind nests on a GPU's matrix units ---------===*\
+|* pbc-gpu-map-matrix-units matches the nest once (matrix_units_match.c) and |*
+|* hands it to the emitter of the chip's matrix-unit family:                 |*
+|*   subgroup-mma  warp-wide opaque fragments (gpu.subgroup_mma_*), NVIDIA;  |*
+|*   mfma, wmma    per-lane operand vectors in the layout the AMD            |*
+|*                 instruction defines (amdgpu.mfma / amdgpu.wmma).          |*
+|* Every emitter replaces the nest with one gpu.launch: one warp (wave) per  |*
+|* 16x16 tile of C (grid N/16 x M/16 x batch), the accumulator in registers  |*
+|* across the k loop, stored once.                                           |*
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_GPU_MATRIX_UNITS_H
+#define PBC_GPU_MATRIX_UNITS_H
+
+#include <stdbool.h>
+
+#include "pbc/affine_access.h"
+
+enum { kPbcFrag = 16 };
+
+enum { kPbcMaxBand = 8 };
+
+/* What a loop of the nest is to the gemm. */
+typedef enum { kPbcBatch, kPbcRowM, kPbcColN, kPbcRed } PbcGemmRole;
+
+/* A contraction C[...] += ext?(A[...]) * ext?(B[...]) on f16 operands: a
+ * perfect band whose loops are batch (in A, B and C), row (A and C), column
+ * (B and C) or reduction (A and B) loops. M, N, K and batch are the products
+ * of their loops' trips; element m of the rows is the row loops' indices
+ * linearized (outer first), and so on. A matmul has one loop per role; a
+ * convolution (implicit GEMM) has rows n, oh, ow and reductions kh, kw, c,
+ * with A read through affine subscripts (oh + kh, ...). */
+typedef struct {
+  MlirOperation band[kPbcMaxBand];
+  int depth;
+  PbcGemmRole role[kPbcMaxBand];
+  long long trip[kPbcMaxBand];
+  PbcAccess a, b, c;
+  long long m, n, k, batch;
+  /* plain: [batch] i, j, k, one loop each, and row-major buffers indexed by
+   * them: what whole-fragment loads need. aT/bT: A read as [k][i], B as
+   * [j][k] (column-major fragments). */
+  bool plain, aT, bT;
+  MlirOperation root;
+} PbcGemm;
+
+/* Whether the nest rooted at `root` (classified matmul by S2) is a
+ * contraction the matrix units take: f16 A and B, f16 or f32 C, linear
+ * subscripts, loops from 0 with step 1, M, N, K multiples of 16. */
+bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g);
+
+/* The launch every emitter builds in place of the nest: a warp of `lanes`
+ * threads per 16x16 tile of C. Ops go before `end` (the gpu.terminator). */
+typedef struct {
+  MlirOperation launch, end;
+  MlirBlock body;
+  MlirValue i0, j0, b, lane; /* tile origin in C, batch, thread x */
+  bool batched;
+} PbcTileLaunch;
+PbcTileLaunch pbcGpuTileLaunch(const PbcGemm *g, int lanes);
+/* scf.for k0 = 0 to K step 16 carrying the accumulator (from acc0), before
+ * t->end; its body ends with scf.yield of the carried value. */
+MlirOperation pbcGpuTileKLoop(const PbcTileLaunch *t, const PbcGemm *g, MlirValue acc0);
+/* The subscripts of element (row, col) of a plain gemm's operand ([b,] row,
+ * col, or [b,] col, row when stored transposed); returns their number. */
+int pbcGpuTileIndices(const PbcTileLaunch *t, MlirValue row, MlirValue col, bool transposed,
+                      MlirValue out[3]);
+/* Erases the nest the launch replaces. */
+void pbcGpuTileFinish(const PbcGemm *g);
+
+/* The lane layout of a per-lane matrix instruction, 16x16x16. With lane l,
+ * r = l % 16, q = l / 16 and e the element of a lane's vector:
+ *   A[r][kPerQuad*q + e] and B[kPerQuad*q + e][r]   (e < abElems)
+ *   C[cRowPerQuad*q + cRowPerElem*e][r]             (e < cElems)  */
+typedef struct {
+  const char *op; /* amdgpu.mfma, amdgpu.wmma */
+  int lanes, abElems, kPerQuad, cElems, cRowPerQuad, cRowPerElem;
+} PbcLaneLayout;
+
+/* v_mfma_f32_16x16x16f16 (CDNA, wave 64), v_wmma_f32_16x16x16_f16 (RDNA3,
+ * wave 32: the two half-waves hold the same A and B). */
+extern const PbcLaneLayout pbcMfma16x16x16F16, pbcWmma16x16x16F16;
+
+/* Replace the nest (then erased) with its gpu.launch. */
+void pbcGpuEmitSubgroupMma(const PbcGemm *g);
+void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *layout);
+
+#endif

@@ -1,0 +1,157 @@
+/* The per-lane emitter (AMD amdgpu.mfma / amdgpu.wmma): each lane loads the
+ * elements of A, B and C that the instruction's layout assigns to it
+ * (matrix_units.h), packs them into vectors, and the wave multiplies 16x16x16
+ * tiles with one instruction per k step, accumulating in f32 registers.
+ *
+ * Element loads take any affine subscripts: a lane turns its row, column and
+ * k indices into the band's loop indices (delinearized by the loop trips)
+ * and evaluates the nest's own subscripts with them. So a transposed operand
+ * or a convolution's input window (implicit GEMM) costs no extra copy. C in
+ * f16 is widened on load and narrowed on store. */
+#include <stdio.h>
+
+#include "gpu_build.h"
+#include "matrix_units.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+const PbcLaneLayout pbcMfma16x16x16F16 = {"amdgpu.mfma", 64, 4, 4, 4, 4, 1};
+const PbcLaneLayout pbcWmma16x16x16F16 = {"amdgpu.wmma", 32, 16, 0, 8, 1, 2};
+
+static MlirValue cst(MlirOperation before, long long v) { return pbcGpuConstIndex(before, v); }
+
+/* base + factor * v + offset */
+static MlirValue affine1(MlirOperation before, MlirValue base, long long factor, MlirValue v,
+                         long long offset) {
+  MlirValue x = cst(before, offset);
+  if (factor)
+    x = pbcGpuArith(before, "addi", x,
+                    factor == 1 ? v : pbcGpuArith(before, "muli", v, cst(before, factor)));
+  return pbcGpuArith(before, "addi", base, x);
+}
+
+/* Loop indices of the loops with `role` for their linearized index x
+ * (innermost fastest), into iv[]. */
+static void delinearize(MlirOperation before, const PbcGemm *g, PbcGemmRole role, MlirValue x,
+                        MlirValue iv[]) {
+  int outer = 0;
+  while (outer < g->depth && g->role[outer] != role)
+    ++outer;
+  long long stride = 1;
+  for (int l = g->depth - 1; l >= outer; --l) {
+    if (g->role[l] != role)
+      continue;
+    MlirValue q = stride == 1 ? x : pbcGpuArith(before, "divui", x, cst(before, stride));
+    /* x < the role's size: the outermost index needs no remainder. */
+    iv[l] = l == outer ? q : pbcGpuArith(before, "remui", q, cst(before, g->trip[l]));
+    stride *= g->trip[l];
+  }
+}
+
+/* acc's subscripts evaluated with the band's loop indices iv[]. */
+static MlirValue load(MlirOperation before, const PbcGemm *g, const PbcAccess *acc,
+                      const MlirValue iv[]) {
+  MlirValue ops[1 + PBC_MAX_RANK] = {acc->memref};
+  for (int d = 0; d < acc->rank; ++d) {
+    const PbcLinearForm *f = &acc->subscripts[d];
+    MlirValue x = cst(before, f->constant);
+    for (int t = 0; t < f->nTerms; ++t) {
+      MlirValue v = f->values[t]; /* a band index, or a value from outside */
+      for (int l = 0; l < g->depth; ++l)
+        if (pbcLoopIv(g->band[l]).ptr == v.ptr)
+          v = iv[l];
+      x = affine1(before, x, f->coeffs[t], v, 0);
+    }
+    ops[1 + d] = x;
+  }
+  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(acc->memref));
+  return pbcGpuOp(before, "memref.load", 1 + acc->rank, ops, elem, 0, NULL);
+}
+
+static void store(MlirOperation before, const PbcGemm *g, MlirValue v, const MlirValue iv[]) {
+  MlirValue ops[2 + PBC_MAX_RANK] = {v, g->c.memref};
+  for (int d = 0; d < g->c.rank; ++d) /* C's subscripts are loop indices */
+    for (int l = 0; l < g->depth; ++l)
+      if (pbcLoopIv(g->band[l]).ptr == g->c.subscripts[d].values[0].ptr)
+        ops[2 + d] = iv[l];
+  pbcGpuOp(before, "memref.store", 2 + g->c.rank, ops, (MlirType){NULL}, 0, NULL);
+}
+
+static MlirValue pack(MlirOperation before, MlirValue *elems, int n, MlirType elem) {
+  int64_t shape[1] = {n};
+  return pbcGpuOp(before, "vector.from_elements", n, elems, mlirVectorTypeGet(1, shape, elem), 0,
+                  NULL);
+}
+
+static MlirValue cast(MlirOperation before, const char *op, MlirValue v, MlirType to) {
+  return pbcGpuOp(before, op, 1, &v, to, 0, NULL);
+}
+
+static MlirNamedAttribute i32Attr(MlirContext ctx, const char *name, int v) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name)),
+                               mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), v));
+}
+
+void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
+  PbcTileLaunch t = pbcGpuTileLaunch(g, L->lanes);
+  MlirOperation end = t.end;
+  MlirContext ctx = mlirOperationGetContext(g->root);
+  MlirType f32 = mlirF32TypeGet(ctx);
+  MlirType cElem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
+  bool narrowC = !mlirTypeIsAF32(cElem);
+  /* Lane l: r = l % 16 (A's row, B's and C's column), q = l / 16. */
+  MlirValue r = pbcGpuArith(end, "remui", t.lane, cst(end, kPbcFrag));
+  MlirValue q = pbcGpuArith(end, "divui", t.lane, cst(end, kPbcFrag));
+  /* Loop indices fixed per lane: batch, A's row, the column. */
+  MlirValue ivA[kPbcMaxBand], ivB[kPbcMaxBand], ivC[kPbcMaxBand];
+  delinearize(end, g, kPbcBatch, t.b, ivA);
+  delinearize(end, g, kPbcBatch, t.b, ivB);
+  delinearize(end, g, kPbcBatch, t.b, ivC);
+  delinearize(end, g, kPbcRowM, pbcGpuArith(end, "addi", t.i0, r), ivA);
+  delinearize(end, g, kPbcColN, pbcGpuArith(end, "addi", t.j0, r), ivB);
+  delinearize(end, g, kPbcColN, pbcGpuArith(end, "addi", t.j0, r), ivC);
+  MlirValue acc[16];
+  for (int e = 0; e < L->cElems; ++e) {
+    delinearize(end, g, kPbcRowM, affine1(end, t.i0, L->cRowPerQuad, q, (long long)L->cRowPerElem * e), ivC);
+    acc[e] = load(end, g, &g->c, ivC);
+    if (narrowC)
+      acc[e] = cast(end, "arith.extf", acc[e], f32);
+  }
+  MlirValue acc0 = pack(end, acc, L->cElems, f32);
+  MlirOperation loop = pbcGpuTileKLoop(&t, g, acc0);
+  MlirBlock body = pbcGpuBody(loop, 0);
+  MlirOperation yield = mlirBlockGetTerminator(body);
+  MlirValue k0 = mlirBlockGetArgument(body, 0);
+  MlirValue a[16], b[16];
+  for (int e = 0; e < L->abElems; ++e) {
+    /* Element e of both operands is at k = k0 + kPerQuad*q + e. */
+    delinearize(yield, g, kPbcRed, affine1(yield, k0, L->kPerQuad, q, e), ivA);
+    for (int l = 0; l < g->depth; ++l)
+      if (g->role[l] == kPbcRed)
+        ivB[l] = ivA[l];
+    a[e] = load(yield, g, &g->a, ivA);
+    b[e] = load(yield, g, &g->b, ivB);
+  }
+  MlirType f16 = mlirF16TypeGet(ctx);
+  MlirValue ops[3] = {pack(yield, a, L->abElems, f16), pack(yield, b, L->abElems, f16),
+                      mlirBlockGetArgument(body, 1)};
+  /* MFMA: one block, no broadcast (cbsz, abid, blgp keep their defaults). */
+  MlirNamedAttribute attrs[4] = {i32Attr(ctx, "m", kPbcFrag), i32Attr(ctx, "n", kPbcFrag),
+                                 i32Attr(ctx, "k", kPbcFrag), i32Attr(ctx, "blocks", 1)};
+  bool mfma = L->kPerQuad != 0;
+  MlirValue next = pbcGpuOp(yield, L->op, 3, ops, mlirValueGetType(acc0), mfma ? 4 : 3, attrs);
+  mlirOperationSetOperand(yield, 0, next);
+  /* Store the accumulator once, after the k loop. */
+  MlirValue res = mlirOperationGetResult(loop, 0);
+  for (int e = 0; e < L->cElems; ++e) {
+    MlirNamedAttribute pos = mlirNamedAttributeGet(
+        mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("static_position")),
+        mlirDenseI64ArrayGet(ctx, 1, (int64_t[]){e}));
+    MlirValue v = pbcGpuOp(end, "vector.extract", 1, &res, f32, 1, &pos);
+    if (narrowC)
+      v = cast(end, "arith.truncf", v, cElem);
+    delinearize(end, g, kPbcRowM, affine1(end, t.i0, L->cRowPerQuad, q, (long long)L->cRowPerElem * e), ivC);
+    store(end, g, v, ivC);
+  }
+  pbcGpuTileFinish(g);
+}

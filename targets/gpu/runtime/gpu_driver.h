@@ -1,0 +1,55 @@
+/*===- gpu_driver.h - What a GPU vendor's driver API gives mgpu_runtime ---===*\
+|* MLIR's GPU host code calls mgpu* functions (see MLIR's gpu-to-llvm        *|
+|* lowering); mgpu_runtime.c implements them once, for every GPU target, on  *|
+|* this table. A target's runtime supplies the table (cuda_driver.c for      *|
+|* nvgpu, hip_driver.c for amdgpu): thin calls into its vendor library,      *|
+|* which mgpu_runtime opens with dlopen on first use, so compiled programs   *|
+|* link and load on machines without that driver.                            *|
+|*                                                                           *|
+|* Every entry returns the vendor's status (0 is success).                   *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_GPU_DRIVER_H
+#define PBC_GPU_DRIVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct PbcGpuDriver {
+  const char *target;             /* "nvgpu": prefixes every message */
+  const char *what;               /* "the CUDA driver" */
+  const char *const *libraries;   /* sonames to try, NULL-terminated */
+  const char *requirement;        /* "an NVIDIA GPU and its driver are" */
+  /* Looks up the entry points in the opened library; returns the name of
+   * the first one missing, or NULL. */
+  const char *(*resolve)(void *library);
+  const char *(*errorString)(int status);
+  /* Once per process, before anything else. */
+  int (*init)(int device);
+  /* On every mgpu call: makes the device current on the calling thread. */
+  int (*enter)(void);
+  int (*moduleLoad)(void **module, const void *image);
+  int (*moduleLoadJIT)(void **module, const void *image, int optLevel);
+  int (*moduleUnload)(void *module);
+  int (*moduleGetFunction)(void **function, void *module, const char *name);
+  int (*launch)(void *function, const unsigned grid[3], const unsigned block[3],
+                unsigned sharedBytes, void *stream, void **params, void **extra);
+  int (*streamCreate)(void **stream);
+  int (*streamDestroy)(void *stream);
+  int (*streamSynchronize)(void *stream);
+  int (*streamWaitEvent)(void *stream, void *event);
+  int (*eventCreate)(void **event);
+  int (*eventDestroy)(void *event);
+  int (*eventSynchronize)(void *event);
+  int (*eventRecord)(void *event, void *stream);
+  /* hostShared: memory both host and device address (managed). */
+  int (*memAlloc)(void **ptr, size_t bytes, bool hostShared);
+  int (*memFree)(void *ptr);
+  int (*memcpyAsync)(void *dst, const void *src, size_t bytes, void *stream);
+  int (*memset32Async)(void *dst, unsigned value, size_t count, void *stream);
+  int (*memset16Async)(void *dst, unsigned short value, size_t count, void *stream);
+} PbcGpuDriver;
+
+/* Defined by the target's runtime. */
+extern const PbcGpuDriver pbcGpuDriver;
+
+#endif
