@@ -30,13 +30,9 @@ static PbcTargetPlugin kPlugin = {
     .description = "AMD GPUs gfx90a, gfx942, gfx1100 (ROCDL, HSACO via ld.lld; HIP module API)",
     .chips = kChips,
     .default_chip = "gfx90a",
-    .detect_native_chip = NULL,
-    .register_passes = pbcGpuRegisterPasses,
-    .extension_point = pbcGpuExtensionPoint,
-    .s4_pipeline = pbc_gpu_s4,
     .s5_pipeline = pbc_amdgpu_s5,
-    .host_triple = "",
     .runtime_libraries = kRuntime,
+    PBC_GPU_PLUGIN_SHARED,
 };
 
 /* Debian's pieces of a ROCm toolkit: LLVM 22's tools (ld.lld) and

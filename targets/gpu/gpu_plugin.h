@@ -12,6 +12,11 @@
 /* S4 for every GPU target (targets/gpu/s4.pipeline). */
 extern const char pbc_gpu_s4[];
 
+/* The PbcTargetPlugin fields every GPU plugin fills the same way. */
+#define PBC_GPU_PLUGIN_SHARED                                                              \
+  .register_passes = pbcGpuRegisterPasses, .extension_point = pbcGpuExtensionPoint,        \
+  .s4_pipeline = pbc_gpu_s4, .host_triple = "", .detect_native_chip = NULL
+
 /* The S3 extension-point entries of a GPU target; chip keys parameterize
  * them (matrix-unit-mapping, warp-size). */
 const char *pbcGpuExtensionPoint(const char *name);

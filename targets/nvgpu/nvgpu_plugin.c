@@ -28,13 +28,9 @@ static PbcTargetPlugin kPlugin = {
     .description = "NVIDIA GPUs sm_80..sm_90 (NVVM, PTX, cubin via ptxas; CUDA driver API)",
     .chips = kChips,
     .default_chip = "sm_80",
-    .detect_native_chip = NULL,
-    .register_passes = pbcGpuRegisterPasses,
-    .extension_point = pbcGpuExtensionPoint,
-    .s4_pipeline = pbc_gpu_s4,
     .s5_pipeline = pbc_nvgpu_s5,
-    .host_triple = "",
     .runtime_libraries = kRuntime,
+    PBC_GPU_PLUGIN_SHARED,
 };
 
 /* MLIR finds ptxas on PATH or under $CUDA_HOME/bin; the toolkit's usual

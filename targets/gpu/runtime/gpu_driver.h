@@ -49,6 +49,19 @@ typedef struct PbcGpuDriver {
   int (*memset16Async)(void *dst, unsigned short value, size_t count, void *stream);
 } PbcGpuDriver;
 
+/* The function fields, for a driver file whose static functions are named
+ * after them: {.target = ..., .what = ..., .libraries = ...,
+ * .requirement = ..., PBC_GPU_DRIVER_FUNCTIONS}. */
+#define PBC_GPU_DRIVER_FUNCTIONS                                                            \
+  .resolve = resolve, .errorString = errorString, .init = init, .enter = enter,             \
+  .moduleLoad = moduleLoad, .moduleLoadJIT = moduleLoadJIT, .moduleUnload = moduleUnload,   \
+  .moduleGetFunction = moduleGetFunction, .launch = launch, .streamCreate = streamCreate,   \
+  .streamDestroy = streamDestroy, .streamSynchronize = streamSynchronize,                   \
+  .streamWaitEvent = streamWaitEvent, .eventCreate = eventCreate,                           \
+  .eventDestroy = eventDestroy, .eventSynchronize = eventSynchronize,                       \
+  .eventRecord = eventRecord, .memAlloc = memAlloc, .memFree = memFree,                     \
+  .memcpyAsync = memcpyAsync, .memset32Async = memset32Async, .memset16Async = memset16Async
+
 /* Defined by the target's runtime. */
 extern const PbcGpuDriver pbcGpuDriver;
 
