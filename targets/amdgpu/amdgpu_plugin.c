@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,37 +41,54 @@ static PbcTargetPlugin kPlugin = {
 static const char kLlvmBin[] = "/usr/lib/llvm-22/bin";
 static const char kDeviceLibs[] = "/usr/lib/x86_64-linux-gnu/amdgcn";
 
-/* A link at `path` to `target`: made if absent, kept if it already is one. */
+/* A link at `path` to `target`: made if absent, kept if it already is
+ * exactly that link (another pbc made it), refused otherwise. */
 static int linkTo(const char *target, const char *path) {
-  if (symlink(target, path) == 0 || errno == EEXIST)
+  if (symlink(target, path) == 0)
     return 0;
-  return -1;
+  char seen[4096];
+  ssize_t n = errno == EEXIST ? readlink(path, seen, sizeof(seen) - 1) : -1;
+  if (n < 0)
+    return -1;
+  seen[n] = 0;
+  return strcmp(seen, target) == 0 ? 0 : -1;
 }
 
-static int makeDir(const char *path) { return mkdir(path, 0755) == 0 || errno == EEXIST ? 0 : -1; }
+static int makeDir(const char *path) { return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -1; }
+
+/* Lays out ROOT/llvm/bin -> LLVM 22's tools, ROOT/amdgcn -> the device
+ * libraries. */
+static int layOut(const char *root) {
+  char path[1200];
+  snprintf(path, sizeof(path), "%s/llvm", root);
+  if (makeDir(root) || makeDir(path))
+    return -1;
+  snprintf(path, sizeof(path), "%s/llvm/bin", root);
+  if (linkTo(kLlvmBin, path))
+    return -1;
+  snprintf(path, sizeof(path), "%s/amdgcn", root);
+  return linkTo(kDeviceLibs, path);
+}
 
 /* MLIR's HSACO step runs $ROCM_PATH/llvm/bin/ld.lld and links device
  * libraries from $ROCM_PATH/amdgcn/bitcode (default /opt/rocm). Without a
  * ROCm installation, a folder laid out that way from Debian's LLVM 22 and
- * rocm-device-libs (per user, under the temporary folder) serves. */
+ * rocm-device-libs serves: one per user under the temporary folder, or a
+ * fresh one if that name is taken by something else. */
 static void findRocmToolkit(void) {
   if (getenv("ROCM_PATH") || getenv("ROCM_ROOT") || getenv("ROCM_HOME"))
     return;
   if (access("/opt/rocm/llvm/bin/ld.lld", X_OK) == 0)
     return;
   const char *tmp = getenv("TMPDIR");
-  char root[1024], path[1200];
+  char root[1024];
   snprintf(root, sizeof(root), "%s/pbc-rocm-toolkit-%u", tmp && *tmp ? tmp : "/tmp",
            (unsigned)getuid());
-  snprintf(path, sizeof(path), "%s/llvm", root);
-  if (makeDir(root) || makeDir(path))
-    return;
-  snprintf(path, sizeof(path), "%s/llvm/bin", root);
-  if (linkTo(kLlvmBin, path))
-    return;
-  snprintf(path, sizeof(path), "%s/amdgcn", root);
-  if (linkTo(kDeviceLibs, path))
-    return;
+  if (layOut(root) != 0) {
+    snprintf(root, sizeof(root), "%s/pbc-rocm-toolkit-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(root) || layOut(root) != 0)
+      return; /* MLIR then names the ld.lld it could not find */
+  }
   setenv("ROCM_PATH", root, 0);
 }
 
