@@ -281,6 +281,10 @@ bool pbcMemrefIsRoot(MlirValue memref) {
   return pbcOpIsA(def, "memref.alloc") || pbcOpIsA(def, "memref.alloca");
 }
 
+bool pbcMemrefHasIdentityLayout(MlirType type) {
+  return mlirTypeIsAMemRef(type) && mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(type));
+}
+
 int pbcVectorLanes(int vectorBits, int elemBits, long long trip) {
   if (elemBits <= 0 || trip <= 0)
     return 0;

@@ -15,8 +15,8 @@ enum { kMaxOps = 16 };
 
 typedef struct {
   char names[kMaxOps][24];
-  int n;    /* 0 with all: MLIR's default set */
-  bool all, none;
+  int n; /* 0: MLIR's default set (ops=all) */
+  bool none;
 } State;
 
 static MlirWalkResult approximate(MlirOperation op, void *data) {
@@ -26,7 +26,7 @@ static MlirWalkResult approximate(MlirOperation op, void *data) {
   const char *ops[kMaxOps];
   for (int i = 0; i < st->n; ++i)
     ops[i] = st->names[i];
-  if (!pbcExtMathApproximate(op, ops, st->all ? 0 : st->n))
+  if (!pbcExtMathApproximate(op, ops, st->n))
     pbcEmitOpError(op, "math approximation did not converge");
   return MlirWalkResultSkip;
 }
@@ -48,8 +48,8 @@ MlirPass pbcGpuCreateApproximateMathPass(const char *options, char *err, size_t 
     return (MlirPass){NULL};
   char list[kMaxOps * 24] = "all";
   pbcPassOptionGet(options, "ops", list, sizeof(list));
-  State st = {.all = strcmp(list, "all") == 0, .none = strcmp(list, "none") == 0};
-  if (!st.all && !st.none)
+  State st = {.none = strcmp(list, "none") == 0};
+  if (strcmp(list, "all") != 0 && !st.none)
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
       if (st.n == kMaxOps || strlen(tok) >= sizeof(st.names[0])) {
         snprintf(err, errLen, "ops: at most %d names of up to %zu characters", kMaxOps,

@@ -86,10 +86,6 @@ static bool mirror(MlirOperation at, MlirValue host, bool copyBack, Mirrors *m, 
   return true;
 }
 
-static bool hasIdentityLayout(MlirType t) {
-  return mlirTypeIsAMemRef(t) && mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(t));
-}
-
 static bool run(MlirOperation func, void *state) {
   (void)state;
   MlirRegion body = mlirOperationGetRegion(func, 0);
@@ -104,7 +100,7 @@ static bool run(MlirOperation func, void *state) {
     MlirType t = mlirValueGetType(arg);
     if (!mlirTypeIsAMemRef(t) || mlirOpOperandIsNull(mlirValueGetFirstUse(arg)))
       continue;
-    if (!hasIdentityLayout(t)) {
+    if (!pbcMemrefHasIdentityLayout(t)) {
       pbcEmitOpError(func, "argument %ld: only buffers with the identity layout can be "
                            "copied to the device", (long)i);
       return false;

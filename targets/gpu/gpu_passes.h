@@ -1,6 +1,6 @@
 /*===- gpu_passes.h - Passes every GPU target plugin shares ---------------===*\
-|* GPU-generic S4 passes, parameterized by pass options that the targets'     *|
-|* pipelines fill from their chip descriptions (${key}).                     *|
+|* GPU-generic passes (S3 matrix units, S4 mapping, S5 device math),         *|
+|* parameterized by options the pipelines fill from the chip (${key}).       *|
 \*===----------------------------------------------------------------------===*/
 #ifndef PBC_GPU_PASSES_H
 #define PBC_GPU_PASSES_H

@@ -1,9 +1,11 @@
-/* The matmul-kind nests the matrix units take (see matrix_units.h).
+/* The contractions the matrix units take (see matrix_units.h), and the
+ * launch scaffolding every emitter shares.
  *
- * A nest qualifies when S2 classified it `matmul` and its perfect band is
- * [batch] i, j, k (k the reduction) with the body
- *     C[b,i,j] += ext?(A[b,i,k]) * ext?(B[b,k,j])
- * (A may be read as [k][i] and B as [j][k]: transposed fragments). */
+ * A nest qualifies when S2 classified it `matmul` and its perfect band has
+ * the body C[...] += ext?(A[...]) * ext?(B[...]); each loop's role (batch,
+ * row, column, reduction) follows from the operands it indexes. Plain gemms
+ * ([batch] i, j, k on row-major buffers, A maybe read as [k][i], B as [j][k])
+ * are marked for whole-fragment loads. */
 #include "matrix_units.h"
 
 #include "gpu_build.h"
@@ -36,8 +38,7 @@ static MlirValue stripExt(MlirValue v) {
 
 static bool isRowMajor(MlirValue memref) {
   MlirType t = mlirValueGetType(memref);
-  return mlirTypeIsAMemRef(t) && mlirShapedTypeHasStaticShape(t) &&
-         mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(t));
+  return pbcMemrefHasIdentityLayout(t) && mlirShapedTypeHasStaticShape(t);
 }
 
 /* Tiles index from the origin: the loops must start at 0. */

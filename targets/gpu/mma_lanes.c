@@ -8,7 +8,7 @@
  * and evaluates the nest's own subscripts with them. So a transposed operand
  * or a convolution's input window (implicit GEMM) costs no extra copy. C in
  * f16 is widened on load and narrowed on store. */
-#include <stdio.h>
+#include <string.h>
 
 #include "gpu_build.h"
 #include "matrix_units.h"
@@ -138,7 +138,7 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
   /* MFMA: one block, no broadcast (cbsz, abid, blgp keep their defaults). */
   MlirNamedAttribute attrs[4] = {i32Attr(ctx, "m", kPbcFrag), i32Attr(ctx, "n", kPbcFrag),
                                  i32Attr(ctx, "k", kPbcFrag), i32Attr(ctx, "blocks", 1)};
-  bool mfma = L->kPerQuad != 0;
+  bool mfma = strcmp(L->op, "amdgpu.mfma") == 0;
   MlirValue next = pbcGpuOp(yield, L->op, 3, ops, mlirValueGetType(acc0), mfma ? 4 : 3, attrs);
   mlirOperationSetOperand(yield, 0, next);
   /* Store the accumulator once, after the k loop. */
