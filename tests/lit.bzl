@@ -20,7 +20,7 @@ def lit_tests(srcs, tags = ["cpu"]):
             name = src.rsplit(".", 1)[0],
             srcs = ["//tests:run_lit.sh"],
             args = ["$(rootpath %s)" % src],
-            data = [src] + native.glob(["*/inputs/*"]) + LIT_DATA,
+            data = [src] + native.glob(["*/inputs/*", "gpu/*.py"]) + LIT_DATA,
             tags = tags,
             size = "small",
         )

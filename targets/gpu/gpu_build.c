@@ -1,6 +1,7 @@
 /* Generic construction of arith/scf/gpu ops (see gpu_build.h). */
 #include "gpu_build.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "mlir-c/BuiltinAttributes.h"
@@ -118,7 +119,7 @@ MlirOperation pbcGpuBuildIf(MlirOperation before, MlirValue cond) {
 }
 
 MlirOperation pbcGpuBuildLaunch(MlirOperation before, const MlirValue grid[3],
-                                const MlirValue block[3]) {
+                                const MlirValue block[3], MlirValue sharedBytes) {
   MlirLocation loc = mlirOperationGetLocation(before);
   MlirContext ctx = mlirLocationGetContext(loc);
   MlirType index = mlirIndexTypeGet(ctx);
@@ -131,35 +132,44 @@ MlirOperation pbcGpuBuildLaunch(MlirOperation before, const MlirValue grid[3],
   mlirRegionAppendOwnedBlock(region, body);
   MlirOperationState tst = mlirOperationStateGet(str("gpu.terminator"), loc);
   mlirBlockAppendOwnedOperation(body, mlirOperationCreate(&tst));
-  MlirValue ops[6] = {grid[0], grid[1], grid[2], block[0], block[1], block[2]};
-  int32_t segments[11] = {0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0};
+  MlirValue ops[7] = {grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes};
+  bool dynamicShared = !mlirValueIsNull(sharedBytes);
+  int32_t segments[11] = {0, 1, 1, 1, 1, 1, 1, 0, 0, 0, dynamicShared};
   MlirNamedAttribute attrs[2] = {
       named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 11, segments)),
       named(ctx, "workgroup_attributions", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 0)),
   };
   MlirOperationState st = mlirOperationStateGet(str("gpu.launch"), loc);
-  mlirOperationStateAddOperands(&st, 6, ops);
+  mlirOperationStateAddOperands(&st, 6 + dynamicShared, ops);
   mlirOperationStateAddAttributes(&st, 2, attrs);
   mlirOperationStateAddOwnedRegions(&st, 1, &region);
   return insert(before, &st);
 }
 
 MlirOperation pbcGpuBuildFor(MlirOperation before, MlirValue lb, MlirValue ub, MlirValue step,
-                             MlirValue init) {
+                             int n, const MlirValue *inits) {
+  enum { kMax = 256 };
   MlirLocation loc = mlirOperationGetLocation(before);
-  MlirType types[2] = {mlirValueGetType(lb), mlirValueGetType(init)};
-  MlirLocation locs[2] = {loc, loc};
+  MlirType types[1 + kMax] = {mlirValueGetType(lb)};
+  MlirLocation locs[1 + kMax] = {loc};
+  MlirValue ops[3 + kMax] = {lb, ub, step};
+  for (int i = 0; i < n && i < kMax; ++i) {
+    types[1 + i] = mlirValueGetType(inits[i]);
+    locs[1 + i] = loc;
+    ops[3 + i] = inits[i];
+  }
   MlirRegion region = mlirRegionCreate();
-  MlirBlock body = mlirBlockCreate(2, types, locs);
+  MlirBlock body = mlirBlockCreate(1 + n, types, locs);
   mlirRegionAppendOwnedBlock(region, body);
-  MlirValue carried = mlirBlockGetArgument(body, 1);
+  MlirValue carried[kMax];
+  for (int i = 0; i < n; ++i)
+    carried[i] = mlirBlockGetArgument(body, 1 + i);
   MlirOperationState yst = mlirOperationStateGet(str("scf.yield"), loc);
-  mlirOperationStateAddOperands(&yst, 1, &carried);
+  mlirOperationStateAddOperands(&yst, n, carried);
   mlirBlockAppendOwnedOperation(body, mlirOperationCreate(&yst));
-  MlirValue ops[4] = {lb, ub, step, init};
   MlirOperationState st = mlirOperationStateGet(str("scf.for"), loc);
-  mlirOperationStateAddOperands(&st, 4, ops);
-  mlirOperationStateAddResults(&st, 1, &types[1]);
+  mlirOperationStateAddOperands(&st, 3 + n, ops);
+  mlirOperationStateAddResults(&st, n, types + 1);
   mlirOperationStateAddOwnedRegions(&st, 1, &region);
   return insert(before, &st);
 }

@@ -31,15 +31,17 @@ MlirOperation pbcGpuBuildIf(MlirOperation before, MlirValue cond);
 /* The first block of region i of op. */
 MlirBlock pbcGpuBody(MlirOperation op, int region);
 
-/* gpu.launch with grid and block sizes (index values); its body block has
- * the 12 index arguments (block ids, thread ids, grid and block sizes, each
- * x, y, z) and ends with gpu.terminator. */
+/* gpu.launch with grid and block sizes (index values) and, unless null,
+ * the bytes of dynamic shared memory (an i32 value); its body block has the
+ * 12 index arguments (block ids, thread ids, grid and block sizes, each x,
+ * y, z) and ends with gpu.terminator. */
 MlirOperation pbcGpuBuildLaunch(MlirOperation before, const MlirValue grid[3],
-                                const MlirValue block[3]);
-/* scf.for lb..ub step with one iter_arg seeded by init; the body ends with
- * scf.yield of the iter_arg (set its operand to the value to carry). */
+                                const MlirValue block[3], MlirValue sharedBytes);
+/* scf.for lb..ub step with n (at most 256) iter_args seeded by inits; the
+ * body ends with scf.yield of the iter_args (set its operands to the values
+ * to carry). */
 MlirOperation pbcGpuBuildFor(MlirOperation before, MlirValue lb, MlirValue ub, MlirValue step,
-                             MlirValue init);
+                             int n, const MlirValue *inits);
 
 /* gpu.alloc of a memref of `type` (dynamic sizes taken from `like` with
  * memref.dim), gpu.dealloc, gpu.memcpy dst <- src. */

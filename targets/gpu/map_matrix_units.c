@@ -1,7 +1,12 @@
-/* pbc-gpu-map-matrix-units{unit=subgroup-mma|mfma|wmma warp=N}: matmul-kind
- * nests on f16 operands run on the GPU's matrix units. The matcher and the
- * launch scaffolding are shared (matrix_units.c); `unit`, from the chip's
- * matrix-unit-mapping key, picks the emitter:
+/* pbc-gpu-map-matrix-units{unit=mma-sync|subgroup-mma|mfma|wmma warp=N
+ * sms=N shared=BYTES}: matmul-kind nests on f16 operands run on the GPU's
+ * matrix units. The matcher and the launch scaffolding are shared
+ * (matrix_units.c); `unit`, from the chip's matrix-unit-mapping key, picks
+ * the emitter:
+ *   mma-sync      block tiles in shared memory, cp.async pipelining,
+ *                 nvgpu.mma.sync m16n8k16 (NVIDIA; mma_sync.c); `sms` and
+ *                 `shared` (the chip's SM count and shared memory per
+ *                 block) size the tiles
  *   subgroup-mma  gpu.subgroup_mma_* (NVIDIA wmma; mma_subgroup.c)
  *   mfma          amdgpu.mfma 16x16x16 f16 (CDNA, wave 64; mma_lanes.c)
  *   wmma          amdgpu.wmma 16x16x16 f16 (RDNA3, wave 32; mma_lanes.c)
@@ -16,7 +21,9 @@
 #include "pbc/c_pass.h"
 
 typedef struct {
-  const PbcLaneLayout *lanes; /* NULL: subgroup-mma */
+  const PbcLaneLayout *lanes; /* per-lane AMD units, else NVIDIA: */
+  bool mmaSync;               /* block tiles, else whole fragments */
+  long long sms, shared;
 } State;
 
 static bool run(MlirOperation func, void *state) {
@@ -25,12 +32,15 @@ static bool run(MlirOperation func, void *state) {
   int n = pbcRootNests(func, "matmul", roots, 1024);
   for (int i = 0; i < n; ++i) {
     PbcGemm g;
-    /* Whole-fragment loads need plain row-major operands; per-lane loads
-     * take any affine subscripts (convolutions too). */
-    if (!pbcGpuMatchGemm(roots[i], &g) || (!st->lanes && !g.plain))
+    /* Whole-fragment loads need plain row-major operands; the other
+     * emitters take any affine subscripts (convolutions too). */
+    bool wholeFragments = !st->lanes && !st->mmaSync;
+    if (!pbcGpuMatchGemm(roots[i], &g) || (wholeFragments && !g.plain))
       continue;
     if (st->lanes)
       pbcGpuEmitLaneMma(&g, st->lanes);
+    else if (st->mmaSync)
+      pbcGpuEmitMmaSync(&g, st->sms, st->shared);
     else
       pbcGpuEmitSubgroupMma(&g);
   }
@@ -39,24 +49,32 @@ static bool run(MlirOperation func, void *state) {
 
 static const PbcCPassSpec kSpec = {
     "pbc-gpu-map-matrix-units", "func.func",
-    "f16 matmul-kind nests -> warp-level matrix-unit ops (subgroup-mma, mfma, wmma)", run,
+    "f16 matmul-kind nests -> matrix-unit kernels (mma-sync, subgroup-mma, mfma, wmma)", run,
     sizeof(State)};
 
 MlirPass pbcGpuCreateMapMatrixUnitsPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"unit", "warp", NULL};
+  static const char *const known[] = {"unit", "warp", "sms", "shared", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  char unit[32] = "subgroup-mma";
+  char unit[32] = "mma-sync";
   pbcPassOptionGet(options, "unit", unit, sizeof(unit));
   long long warp = pbcPassOptionInt(options, "warp", 32);
-  State st = {NULL};
+  State st = {.sms = pbcPassOptionInt(options, "sms", 108),
+              .shared = pbcPassOptionInt(options, "shared", 48 * 1024)};
   int need = 32;
-  if (strcmp(unit, "mfma") == 0)
+  if (st.sms < 1 || st.shared < 48 * 1024) {
+    snprintf(err, errLen, "sms=%lld shared=%lld: need at least 1 SM and 48 KiB of shared memory",
+             st.sms, st.shared);
+    return (MlirPass){NULL};
+  }
+  if (strcmp(unit, "mma-sync") == 0)
+    st.mmaSync = true;
+  else if (strcmp(unit, "mfma") == 0)
     st.lanes = &pbcMfma16x16x16F16, need = st.lanes->lanes;
   else if (strcmp(unit, "wmma") == 0)
     st.lanes = &pbcWmma16x16x16F16, need = st.lanes->lanes;
   else if (strcmp(unit, "subgroup-mma") != 0) {
-    snprintf(err, errLen, "unknown unit '%s' (expected subgroup-mma, mfma or wmma)", unit);
+    snprintf(err, errLen, "unknown unit '%s' (expected mma-sync, subgroup-mma, mfma or wmma)", unit);
     return (MlirPass){NULL};
   }
   if (warp != need) {

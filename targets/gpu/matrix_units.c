@@ -185,7 +185,7 @@ PbcTileLaunch pbcGpuTileLaunch(const PbcGemm *g, int lanes) {
   MlirValue grid[3] = {pbcGpuConstIndex(at, g->n / kPbcFrag), pbcGpuConstIndex(at, g->m / kPbcFrag),
                        pbcGpuConstIndex(at, g->batch)};
   MlirValue block[3] = {pbcGpuConstIndex(at, lanes), c1, c1};
-  t.launch = pbcGpuBuildLaunch(at, grid, block);
+  t.launch = pbcGpuBuildLaunch(at, grid, block, (MlirValue){NULL});
   t.body = pbcGpuBody(t.launch, 0);
   t.end = mlirBlockGetTerminator(t.body);
   MlirValue frag = pbcGpuConstIndex(t.end, kPbcFrag);
@@ -199,7 +199,7 @@ PbcTileLaunch pbcGpuTileLaunch(const PbcGemm *g, int lanes) {
 
 MlirOperation pbcGpuTileKLoop(const PbcTileLaunch *t, const PbcGemm *g, MlirValue acc0) {
   return pbcGpuBuildFor(t->end, pbcGpuConstIndex(t->end, 0), pbcGpuConstIndex(t->end, g->k),
-                        pbcGpuConstIndex(t->end, kPbcFrag), acc0);
+                        pbcGpuConstIndex(t->end, kPbcFrag), 1, &acc0);
 }
 
 int pbcGpuTileIndices(const PbcTileLaunch *t, MlirValue row, MlirValue col, bool transposed,

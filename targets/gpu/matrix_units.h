@@ -1,12 +1,14 @@
 /*===- matrix_units.h - Matmul-kind nests on a GPU's matrix units ---------===*\
-|* pbc-gpu-map-matrix-units matches the nest once (matrix_units_match.c) and |*
+|* pbc-gpu-map-matrix-units matches the nest once (matrix_units.c) and       |*
 |* hands it to the emitter of the chip's matrix-unit family:                 |*
+|*   mma-sync      block tiles through shared memory, cp.async pipelining,  |*
+|*                 ldmatrix and nvgpu.mma.sync m16n8k16, NVIDIA;             |*
 |*   subgroup-mma  warp-wide opaque fragments (gpu.subgroup_mma_*), NVIDIA;  |*
 |*   mfma, wmma    per-lane operand vectors in the layout the AMD            |*
 |*                 instruction defines (amdgpu.mfma / amdgpu.wmma).          |*
-|* Every emitter replaces the nest with one gpu.launch: one warp (wave) per  |*
-|* 16x16 tile of C (grid N/16 x M/16 x batch), the accumulator in registers  |*
-|* across the k loop, stored once.                                           |*
+|* Every emitter replaces the nest with one gpu.launch, the accumulators in  |*
+|* registers across the k loop, stored once; subgroup-mma, mfma and wmma run |*
+|* one warp (wave) per 16x16 tile of C (grid N/16 x M/16 x batch).           |*
 \*===----------------------------------------------------------------------===*/
 #ifndef PBC_GPU_MATRIX_UNITS_H
 #define PBC_GPU_MATRIX_UNITS_H
@@ -67,6 +69,23 @@ int pbcGpuTileIndices(const PbcTileLaunch *t, MlirValue row, MlirValue col, bool
 /* Erases the nest the launch replaces. */
 void pbcGpuTileFinish(const PbcGemm *g);
 
+/* Element addressing for emitters that load per thread (gemm_index.c). */
+/* base + factor * v + offset (index values; factor 0 drops v). */
+MlirValue pbcGpuAffine1(MlirOperation before, MlirValue base, long long factor, MlirValue v,
+                        long long offset);
+/* The indices of the loops with `role` for their linearized index x
+ * (innermost loop fastest), into iv[] at those loops' positions. */
+void pbcGpuGemmDelinearize(MlirOperation before, const PbcGemm *g, PbcGemmRole role, MlirValue x,
+                           MlirValue iv[]);
+/* acc's subscripts evaluated with the band's loop indices iv[], into out[];
+ * returns their number. */
+int pbcGpuGemmSubscripts(MlirOperation before, const PbcGemm *g, const PbcAccess *acc,
+                         const MlirValue iv[], MlirValue out[]);
+/* memref.load of acc at iv[]; memref.store of v into C at iv[]. */
+MlirValue pbcGpuGemmLoad(MlirOperation before, const PbcGemm *g, const PbcAccess *acc,
+                         const MlirValue iv[]);
+void pbcGpuGemmStore(MlirOperation before, const PbcGemm *g, MlirValue v, const MlirValue iv[]);
+
 /* The lane layout of a per-lane matrix instruction, 16x16x16. With lane l,
  * r = l % 16, q = l / 16 and e the element of a lane's vector:
  *   A[r][kPerQuad*q + e] and B[kPerQuad*q + e][r]   (e < abElems)
@@ -80,7 +99,18 @@ typedef struct {
  * wave 32: the two half-waves hold the same A and B). */
 extern const PbcLaneLayout pbcMfma16x16x16F16, pbcWmma16x16x16F16;
 
+/* The block tiling of the mma.sync emitter (mma_sync.c): BM x BN x BK block
+ * tiles, warpsM x warpsN warps, `stages` shared-memory copies in flight of
+ * stageBytes each. Chosen from the gemm, the chip's SM count and its shared
+ * memory per block. */
+typedef struct {
+  int bm, bn, bk, warpsM, warpsN, stages;
+  long long stageBytes;
+} PbcBlockTiles;
+PbcBlockTiles pbcGpuChooseBlockTiles(const PbcGemm *g, long long sms, long long sharedBytes);
+
 /* Replace the nest (then erased) with its gpu.launch. */
+void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes);
 void pbcGpuEmitSubgroupMma(const PbcGemm *g);
 void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *layout);
 

@@ -2,12 +2,9 @@
  * elements of A, B and C that the instruction's layout assigns to it
  * (matrix_units.h), packs them into vectors, and the wave multiplies 16x16x16
  * tiles with one instruction per k step, accumulating in f32 registers.
- *
- * Element loads take any affine subscripts: a lane turns its row, column and
- * k indices into the band's loop indices (delinearized by the loop trips)
- * and evaluates the nest's own subscripts with them. So a transposed operand
- * or a convolution's input window (implicit GEMM) costs no extra copy. C in
- * f16 is widened on load and narrowed on store. */
+ * Element loads take any affine subscripts (gemm_index.c): transposed
+ * operands and convolutions (implicit GEMM) included. C in f16 is widened on
+ * load and narrowed on store. */
 #include <string.h>
 
 #include "gpu_build.h"
@@ -19,63 +16,6 @@ const PbcLaneLayout pbcMfma16x16x16F16 = {"amdgpu.mfma", 64, 4, 4, 4, 4, 1};
 const PbcLaneLayout pbcWmma16x16x16F16 = {"amdgpu.wmma", 32, 16, 0, 8, 1, 2};
 
 static MlirValue cst(MlirOperation before, long long v) { return pbcGpuConstIndex(before, v); }
-
-/* base + factor * v + offset */
-static MlirValue affine1(MlirOperation before, MlirValue base, long long factor, MlirValue v,
-                         long long offset) {
-  MlirValue x = cst(before, offset);
-  if (factor)
-    x = pbcGpuArith(before, "addi", x,
-                    factor == 1 ? v : pbcGpuArith(before, "muli", v, cst(before, factor)));
-  return pbcGpuArith(before, "addi", base, x);
-}
-
-/* Loop indices of the loops with `role` for their linearized index x
- * (innermost fastest), into iv[]. */
-static void delinearize(MlirOperation before, const PbcGemm *g, PbcGemmRole role, MlirValue x,
-                        MlirValue iv[]) {
-  int outer = 0;
-  while (outer < g->depth && g->role[outer] != role)
-    ++outer;
-  long long stride = 1;
-  for (int l = g->depth - 1; l >= outer; --l) {
-    if (g->role[l] != role)
-      continue;
-    MlirValue q = stride == 1 ? x : pbcGpuArith(before, "divui", x, cst(before, stride));
-    /* x < the role's size: the outermost index needs no remainder. */
-    iv[l] = l == outer ? q : pbcGpuArith(before, "remui", q, cst(before, g->trip[l]));
-    stride *= g->trip[l];
-  }
-}
-
-/* acc's subscripts evaluated with the band's loop indices iv[]. */
-static MlirValue load(MlirOperation before, const PbcGemm *g, const PbcAccess *acc,
-                      const MlirValue iv[]) {
-  MlirValue ops[1 + PBC_MAX_RANK] = {acc->memref};
-  for (int d = 0; d < acc->rank; ++d) {
-    const PbcLinearForm *f = &acc->subscripts[d];
-    MlirValue x = cst(before, f->constant);
-    for (int t = 0; t < f->nTerms; ++t) {
-      MlirValue v = f->values[t]; /* a band index, or a value from outside */
-      for (int l = 0; l < g->depth; ++l)
-        if (pbcLoopIv(g->band[l]).ptr == v.ptr)
-          v = iv[l];
-      x = affine1(before, x, f->coeffs[t], v, 0);
-    }
-    ops[1 + d] = x;
-  }
-  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(acc->memref));
-  return pbcGpuOp(before, "memref.load", 1 + acc->rank, ops, elem, 0, NULL);
-}
-
-static void store(MlirOperation before, const PbcGemm *g, MlirValue v, const MlirValue iv[]) {
-  MlirValue ops[2 + PBC_MAX_RANK] = {v, g->c.memref};
-  for (int d = 0; d < g->c.rank; ++d) /* C's subscripts are loop indices */
-    for (int l = 0; l < g->depth; ++l)
-      if (pbcLoopIv(g->band[l]).ptr == g->c.subscripts[d].values[0].ptr)
-        ops[2 + d] = iv[l];
-  pbcGpuOp(before, "memref.store", 2 + g->c.rank, ops, (MlirType){NULL}, 0, NULL);
-}
 
 static MlirValue pack(MlirOperation before, MlirValue *elems, int n, MlirType elem) {
   int64_t shape[1] = {n};
@@ -104,16 +44,16 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
   MlirValue q = pbcGpuArith(end, "divui", t.lane, cst(end, kPbcFrag));
   /* Loop indices fixed per lane: batch, A's row, the column. */
   MlirValue ivA[kPbcMaxBand], ivB[kPbcMaxBand], ivC[kPbcMaxBand];
-  delinearize(end, g, kPbcBatch, t.b, ivA);
-  delinearize(end, g, kPbcBatch, t.b, ivB);
-  delinearize(end, g, kPbcBatch, t.b, ivC);
-  delinearize(end, g, kPbcRowM, pbcGpuArith(end, "addi", t.i0, r), ivA);
-  delinearize(end, g, kPbcColN, pbcGpuArith(end, "addi", t.j0, r), ivB);
-  delinearize(end, g, kPbcColN, pbcGpuArith(end, "addi", t.j0, r), ivC);
+  pbcGpuGemmDelinearize(end, g, kPbcBatch, t.b, ivA);
+  pbcGpuGemmDelinearize(end, g, kPbcBatch, t.b, ivB);
+  pbcGpuGemmDelinearize(end, g, kPbcBatch, t.b, ivC);
+  pbcGpuGemmDelinearize(end, g, kPbcRowM, pbcGpuArith(end, "addi", t.i0, r), ivA);
+  pbcGpuGemmDelinearize(end, g, kPbcColN, pbcGpuArith(end, "addi", t.j0, r), ivB);
+  pbcGpuGemmDelinearize(end, g, kPbcColN, pbcGpuArith(end, "addi", t.j0, r), ivC);
   MlirValue acc[16];
   for (int e = 0; e < L->cElems; ++e) {
-    delinearize(end, g, kPbcRowM, affine1(end, t.i0, L->cRowPerQuad, q, (long long)L->cRowPerElem * e), ivC);
-    acc[e] = load(end, g, &g->c, ivC);
+    pbcGpuGemmDelinearize(end, g, kPbcRowM, pbcGpuAffine1(end, t.i0, L->cRowPerQuad, q, (long long)L->cRowPerElem * e), ivC);
+    acc[e] = pbcGpuGemmLoad(end, g, &g->c, ivC);
     if (narrowC)
       acc[e] = cast(end, "arith.extf", acc[e], f32);
   }
@@ -125,12 +65,12 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
   MlirValue a[16], b[16];
   for (int e = 0; e < L->abElems; ++e) {
     /* Element e of both operands is at k = k0 + kPerQuad*q + e. */
-    delinearize(yield, g, kPbcRed, affine1(yield, k0, L->kPerQuad, q, e), ivA);
+    pbcGpuGemmDelinearize(yield, g, kPbcRed, pbcGpuAffine1(yield, k0, L->kPerQuad, q, e), ivA);
     for (int l = 0; l < g->depth; ++l)
       if (g->role[l] == kPbcRed)
         ivB[l] = ivA[l];
-    a[e] = load(yield, g, &g->a, ivA);
-    b[e] = load(yield, g, &g->b, ivB);
+    a[e] = pbcGpuGemmLoad(yield, g, &g->a, ivA);
+    b[e] = pbcGpuGemmLoad(yield, g, &g->b, ivB);
   }
   MlirType f16 = mlirF16TypeGet(ctx);
   MlirValue ops[3] = {pack(yield, a, L->abElems, f16), pack(yield, b, L->abElems, f16),
@@ -150,8 +90,8 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
     MlirValue v = pbcGpuOp(end, "vector.extract", 1, &res, f32, 1, &pos);
     if (narrowC)
       v = cast(end, "arith.truncf", v, cElem);
-    delinearize(end, g, kPbcRowM, affine1(end, t.i0, L->cRowPerQuad, q, (long long)L->cRowPerElem * e), ivC);
-    store(end, g, v, ivC);
+    pbcGpuGemmDelinearize(end, g, kPbcRowM, pbcGpuAffine1(end, t.i0, L->cRowPerQuad, q, (long long)L->cRowPerElem * e), ivC);
+    pbcGpuGemmStore(end, g, v, ivC);
   }
   pbcGpuTileFinish(g);
 }

@@ -1,31 +1,100 @@
-// pbc-gpu-map-matrix-units: f16 matmul-kind nests become one warp per 16x16
-// tile of C on the tensor cores; the accumulator fragment stays in registers
-// across the k loop. f32 matmuls and shapes that are not multiples of 16 keep
-// the generic mapping.
+// pbc-gpu-map-matrix-units on NVIDIA (unit=mma-sync, the chips' default):
+// f16 matmul-kind nests become block-tiled kernels: A and B tiles staged in
+// shared memory (rows padded by 8 halves) by 16-byte cp.async copies, S
+// stages in flight (wait for at most S-2 groups, then a barrier, then the
+// next copies), ldmatrix fragments, mma.sync m16n8k16 accumulators carried
+// across the k loop, C stored once. Operands whose 8 consecutive k (A) or n
+// (B) are not contiguous are staged by element copies. f32 matmuls and
+// shapes that are not multiples of 16 keep the generic mapping.
 // RUN: split-file %s %t
 // RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/mm.mlir | FileCheck %s --check-prefix=MMA
+// RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/conv.mlir | FileCheck %s --check-prefix=CONV
 // RUN: pbc --target=nvgpu --emit=s3 %t/transposed.mlir | FileCheck %s --check-prefix=TRANS
+// RUN: pbc --target=nvgpu --emit=s3 %t/large.mlir | FileCheck %s --check-prefix=LARGE
+// RUN: pbc --target=nvgpu --chip=sm_86 --emit=s3 %t/large.mlir | FileCheck %s --check-prefix=SM86
 // RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/mm_f32.mlir | FileCheck %s --check-prefix=F32
 // RUN: pbc --target=nvgpu --emit=s3 %t/odd.mlir | FileCheck %s --check-prefix=F32
 // RUN: pbc --target=nvgpu --emit=s3 --disable=matrix-units %S/../gpu/inputs/mm.mlir | FileCheck %s --check-prefix=F32
-// Whole-fragment loads need a plain gemm: a convolution stays generic here.
-// RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/conv.mlir | FileCheck %s --check-prefix=F32
+// The whole-fragment emitter (unit=subgroup-mma) takes plain gemms only.
+// RUN: pbc-opt --target=nvgpu --through=s2 %S/../gpu/inputs/mm.mlir | pbc-opt --target=nvgpu -p 'pbc-gpu-map-matrix-units{unit=subgroup-mma}' - | FileCheck %s --check-prefix=WMMA
+// RUN: pbc-opt --target=nvgpu --through=s2 %t/transposed.mlir | pbc-opt --target=nvgpu -p 'pbc-gpu-map-matrix-units{unit=subgroup-mma}' - | FileCheck %s --check-prefix=WMMA-TRANS
+// RUN: pbc-opt --target=nvgpu --through=s2 %S/../gpu/inputs/conv.mlir | pbc-opt --target=nvgpu -p 'pbc-gpu-map-matrix-units{unit=subgroup-mma}' - | FileCheck %s --check-prefix=F32
 
+// 128x64 . 64x96 on 108 SMs: 32x32 block tiles (more blocks), 2x2 warps of
+// 16x16, BK 32, 2 stages (K has 2 tiles).
 // MMA-LABEL: func.func @mm
-// MMA: gpu.launch blocks({{.*}}) in ({{.*}} = %c6, {{.*}} = %c8, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c32, {{.*}} = %c1, {{.*}} = %c1)
-// MMA: %[[ACC0:.*]] = gpu.subgroup_mma_load_matrix %arg2{{.*}}leadDimension = 96{{.*}} -> !gpu.mma_matrix<16x16xf32, "COp">
-// MMA: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ACC0]])
-// MMA: gpu.subgroup_mma_load_matrix %arg0{{.*}}leadDimension = 64{{.*}}"AOp">
-// MMA: gpu.subgroup_mma_load_matrix %arg1{{.*}}leadDimension = 96{{.*}}"BOp">
-// MMA: gpu.subgroup_mma_compute {{.*}}, {{.*}}, %[[ACC]]
+// MMA: gpu.launch blocks({{.*}}) in ({{.*}} = %c3, {{.*}} = %c4, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128, {{.*}} = %c1, {{.*}} = %c1) dynamic_shared_memory_size %c10240_i32
+// MMA: %[[RAW:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// MMA: %[[AS:.*]] = memref.view %[[RAW]][%c0][] {{.*}} to memref<2x32x40xf16, #gpu.address_space<workgroup>>
+// MMA: %[[BS:.*]] = memref.view %[[RAW]][%c5120][] {{.*}} to memref<2x32x40xf16, #gpu.address_space<workgroup>>
+// MMA: nvgpu.device_async_copy %arg0[{{.*}}], %[[AS]][%c0, {{.*}}], 8 {bypassL1}
+// MMA: nvgpu.device_async_copy %arg1[{{.*}}], %[[BS]][%c0, {{.*}}], 8 {bypassL1}
+// MMA: %[[G:.*]] = nvgpu.device_async_create_group
+// MMA: memref.load %arg2
+// MMA: scf.for {{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>)
+// MMA-NEXT: nvgpu.device_async_wait %[[G]] {numGroups = 0 : i32}
+// MMA-NEXT: gpu.barrier
+// MMA: nvgpu.device_async_copy %arg0
+// MMA: nvgpu.device_async_copy %arg1
+// MMA: nvgpu.device_async_create_group
+// MMA: nvgpu.ldmatrix %[[AS]][{{.*}}] {numTiles = 4 : i32, transpose = false} {{.*}} -> vector<4x2xf16>
+// MMA: nvgpu.ldmatrix %[[BS]][{{.*}}] {numTiles = 4 : i32, transpose = true} {{.*}} -> vector<4x2xf16>
+// MMA: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // MMA: scf.yield
-// MMA: gpu.subgroup_mma_store_matrix
+// MMA: nvgpu.device_async_wait %[[G]] {numGroups = 0 : i32}
+// MMA: memref.store {{.*}}, %arg2
 // MMA-NOT: affine.load
 // MMA: return
 
-// TRANS: gpu.subgroup_mma_load_matrix %arg1{{.*}}leadDimension = 32 : index, transpose{{.*}}"BOp">
+// Implicit GEMM (M = 256, N = 64, K = 288): A's k runs along the input's
+// channels, so the window is copied 16 bytes at a time from the input itself;
+// 4 stages, at most 2 copy groups in flight at each wait.
+// CONV: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %c8, {{.*}} = %c1)
+// CONV: nvgpu.device_async_copy %arg0[{{.*}}, {{.*}}, {{.*}}, {{.*}}], {{.*}} : memref<1x33x33x32xf16> to memref<4x32x40xf16, #gpu.address_space<workgroup>>
+// CONV: nvgpu.device_async_copy %arg1[{{.*}}, {{.*}}, {{.*}}, {{.*}}], {{.*}} : memref<3x3x32x64xf16> to memref<4x32x40xf16, #gpu.address_space<workgroup>>
+// CONV: scf.for
+// CONV-NEXT: nvgpu.device_async_wait {{.*}} {numGroups = 2 : i32}
+// CONV: nvgpu.mma.sync
+
+// Q.K^T reads K as [n][k]: 8 consecutive n are not contiguous, so K's tile
+// is staged element by element; Q keeps its 16-byte copies. f16 C.
+// TRANS-LABEL: func.func @qk
+// TRANS: nvgpu.device_async_copy %arg0
+// TRANS-NOT: nvgpu.device_async_copy %arg1
+// TRANS: %[[K:.*]] = memref.load %arg1
+// TRANS: memref.store %[[K]], %view
+// TRANS: arith.extf {{.*}} : f16 to f32
+// TRANS: nvgpu.mma.sync
+// TRANS: arith.truncf {{.*}} : f32 to f16
+
+// 2048 x 2048 x 1024 on sm_80: 128x128x32 block tiles of 2x2 warps (64x64
+// each: 4x8 accumulators), 4 stages of 18944 bytes (half the SM's shared
+// memory per block). sm_86 has less shared memory: 2 stages.
+// LARGE: gpu.launch blocks({{.*}}) in ({{.*}} = %c16, {{.*}} = %c16, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128, {{.*}}) dynamic_shared_memory_size %c75776_i32
+// LARGE: memref<4x128x40xf16, #gpu.address_space<workgroup>>
+// LARGE: memref<4x32x136xf16, #gpu.address_space<workgroup>>
+// LARGE: scf.for {{.*}} -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// LARGE-NEXT: nvgpu.device_async_wait {{.*}} {numGroups = 2 : i32}
+// LARGE-COUNT-64: nvgpu.mma.sync
+// LARGE-NOT: nvgpu.mma.sync
+// LARGE: scf.yield
+// SM86: dynamic_shared_memory_size %c37888_i32
+// SM86: memref<2x128x40xf16, #gpu.address_space<workgroup>>
+
+// WMMA-LABEL: func.func @mm
+// WMMA: gpu.launch blocks({{.*}}) in ({{.*}} = %c6, {{.*}} = %c8, {{.*}} = %c1{{.*}}) threads({{.*}}) in ({{.*}} = %c32, {{.*}} = %c1, {{.*}} = %c1)
+// WMMA: %[[ACC0:.*]] = gpu.subgroup_mma_load_matrix %arg2{{.*}}leadDimension = 96{{.*}} -> !gpu.mma_matrix<16x16xf32, "COp">
+// WMMA: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[ACC0]])
+// WMMA: gpu.subgroup_mma_load_matrix %arg0{{.*}}leadDimension = 64{{.*}}"AOp">
+// WMMA: gpu.subgroup_mma_load_matrix %arg1{{.*}}leadDimension = 96{{.*}}"BOp">
+// WMMA: gpu.subgroup_mma_compute {{.*}}, {{.*}}, %[[ACC]]
+// WMMA: scf.yield
+// WMMA: gpu.subgroup_mma_store_matrix
+
+// WMMA-TRANS: gpu.subgroup_mma_load_matrix %arg1{{.*}}leadDimension = 32 : index, transpose{{.*}}"BOp">
 
 // F32-NOT: gpu.subgroup_mma
+// F32-NOT: nvgpu.mma.sync
 // F32-NOT: gpu.launch
 
 //--- transposed.mlir
@@ -51,4 +120,13 @@ func.func @mm(%a: tensor<100x64xf16>, %b: tensor<64x96xf16>) -> tensor<100x96xf3
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<100x96xf32>) -> tensor<100x96xf32>
   %r = linalg.matmul ins(%a, %b : tensor<100x64xf16>, tensor<64x96xf16>) outs(%f : tensor<100x96xf32>) -> tensor<100x96xf32>
   return %r : tensor<100x96xf32>
+}
+
+//--- large.mlir
+func.func @mm(%a: tensor<2048x1024xf16>, %b: tensor<1024x2048xf16>) -> tensor<2048x2048xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2048x2048xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<2048x1024xf16>, tensor<1024x2048xf16>) outs(%f : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
+  return %r : tensor<2048x2048xf32>
 }

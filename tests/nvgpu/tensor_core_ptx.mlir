@@ -1,18 +1,28 @@
-// f16 matmul, batch matmul and attention (Q.K^T, softmax, P.V) compile to
-// tensor-core instructions in the PTX for sm_80 and sm_90.
-// RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/mm.mlir | FileCheck %s --check-prefixes=PTX80,MM
-// RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/mm.mlir | FileCheck %s --check-prefixes=PTX90,MM
-// RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/bmm.mlir | FileCheck %s --check-prefix=MM
-// RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/bmm.mlir | FileCheck %s --check-prefix=MM
+// f16 matmul, batch matmul, convolution (implicit GEMM) and attention
+// (Q.K^T, softmax, P.V) compile to tensor-core kernels in the PTX for sm_80
+// and sm_90: 16-byte cp.async copies into shared memory with commit/wait
+// groups, ldmatrix fragments (.trans for B), mma.sync m16n8k16.
+// RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/mm.mlir | FileCheck %s --check-prefixes=PTX80,MMA
+// RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/mm.mlir | FileCheck %s --check-prefixes=PTX90,MMA
+// RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/bmm.mlir | FileCheck %s --check-prefix=MMA
+// RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/bmm.mlir | FileCheck %s --check-prefix=MMA
+// RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/conv.mlir | FileCheck %s --check-prefix=MMA
+// RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/conv.mlir | FileCheck %s --check-prefix=MMA
 // RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/attention.mlir | FileCheck %s --check-prefix=ATT
 // RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/attention.mlir | FileCheck %s --check-prefix=ATT
 
 // PTX80: .target sm_80
 // PTX90: .target sm_90
-// MM: wmma.load.a.sync.aligned.row.m16n16k16
-// MM: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
-// MM: wmma.store.d.sync.aligned.row.m16n16k16.f32
+// MMA: .shared .align 16 .b8 __dynamic_shmem
+// MMA: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
+// MMA: cp.async.commit_group;
+// MMA: cp.async.wait_group
+// MMA: bar.sync 0;
+// MMA: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// MMA: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// MMA: cp.async.wait_group 0;
 
-// Q.K^T reads K as a column-major fragment; P.V as row-major.
-// ATT: wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32
-// ATT: wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32
+// Both products of attention run on the tensor cores: Q.K^T (K staged by
+// element copies) and P.V.
+// ATT-COUNT-2: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32

@@ -88,8 +88,9 @@ static int moduleGetFunction(void **f, void *m, const char *name) {
 
 static int launch(void *f, const unsigned g[3], const unsigned b[3], unsigned smem, void *stream,
                   void **params, void **extra) {
-  /* Shared memory beyond the default 48 KiB needs an opt-in per kernel. */
-  if (smem > 48 * 1024) {
+  /* Dynamic shared memory beyond 48 KiB, less the kernel's static part,
+   * needs an opt-in per kernel; opting in for any amount is harmless. */
+  if (smem) {
     int r = p_cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
     if (r)
       return r;

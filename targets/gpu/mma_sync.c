@@ -1,0 +1,355 @@
+/* The block-tiled emitter (NVIDIA nvgpu.mma.sync m16n8k16, A.2 of the
+ * paper): a thread block computes a BM x BN tile of C with 2 x 2 warps (or
+ * fewer for small tiles), each warp a WM x WN tile of 16 x 8 accumulators
+ * kept in registers across the whole k loop.
+ *
+ * Per k tile of BK, the block copies the A (BM x BK) and B (BK x BN) tiles
+ * into shared memory, rows padded by 8 halves so that ldmatrix's eight
+ * 16-byte rows fall in distinct banks. The copies run `stages` tiles ahead
+ * (multi-stage software pipelining): 16-byte cp.async copies
+ * (nvgpu.device_async_copy) where eight consecutive k (A) or n (B) are
+ * contiguous and aligned in global memory, element copies through the
+ * nest's own subscripts otherwise (transposed operands, odd channel counts).
+ * Warps read fragments with ldmatrix (x4 for A, x4.trans for two B
+ * fragments) and multiply with mma.sync. Any affine subscripts work
+ * (gemm_index.c), so convolutions run as implicit GEMM.
+ *
+ * Loop of the kernel, per k tile kt (S = stages):
+ *   wait until tile kt's copies landed (at most S-2 groups in flight);
+ *   barrier (tile kt visible; every warp done with tile kt-1);
+ *   start the copies of tile kt+S-1 into the stage tile kt-1 used;
+ *   multiply tile kt.
+ * Tiles past the end re-copy the last tile (clamped index), which keeps the
+ * number of copy groups per iteration uniform and costs S-1 tile copies. */
+#include <stdio.h>
+
+#include "gpu_build.h"
+#include "matrix_units.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+enum { kWarp = 32, kPad = 8, kChunk = 8 /* f16 per 16-byte copy */ };
+
+static int largestTile(long long x, int cap) {
+  for (int t = cap; t > kPbcFrag; t /= 2)
+    if (x % t == 0)
+      return t;
+  return kPbcFrag;
+}
+
+PbcBlockTiles pbcGpuChooseBlockTiles(const PbcGemm *g, long long sms, long long sharedBytes) {
+  PbcBlockTiles t;
+  t.bm = largestTile(g->m, 128);
+  t.bn = largestTile(g->n, 128);
+  /* Fewer blocks than SMs leaves SMs idle: split the larger side (not below
+   * 32) until every SM has a block. */
+  while ((g->m / t.bm) * (g->n / t.bn) * g->batch < sms && (t.bm > 32 || t.bn > 32)) {
+    if (t.bn >= t.bm && t.bn > 32)
+      t.bn /= 2;
+    else
+      t.bm /= 2;
+  }
+  t.bk = g->k % 32 == 0 ? 32 : 16;
+  t.warpsM = t.bm >= 32 ? 2 : 1;
+  t.warpsN = t.bn >= 32 ? 2 : 1;
+  t.stageBytes = 2LL * (t.bm * (t.bk + kPad) + t.bk * (t.bn + kPad));
+  /* Half the SM's shared memory per block, so that two blocks share an SM
+   * and one's barrier waits hide behind the other's work. */
+  long long stages = sharedBytes / 2 / t.stageBytes;
+  long long kTiles = g->k / t.bk;
+  if (stages > kTiles) /* more stages than k tiles would only re-copy */
+    stages = kTiles;
+  t.stages = stages < 2 ? 2 : stages > 4 ? 4 : (int)stages;
+  return t;
+}
+
+/* What the kernel builder keeps at hand. */
+typedef struct {
+  const PbcGemm *g;
+  PbcBlockTiles t;
+  MlirContext ctx;
+  MlirValue aS, bS;         /* shared tiles [stage][row][col] */
+  MlirValue tid, i0, j0;    /* thread, the block's origin in C */
+  MlirValue ivBatch[kPbcMaxBand];
+  int threads;
+  long long kTiles;
+  bool asyncA, asyncB;      /* 16-byte cp.async copies */
+} Kernel;
+
+static MlirValue cst(MlirOperation before, long long v) { return pbcGpuConstIndex(before, v); }
+static MlirValue arith(MlirOperation before, const char *op, MlirValue a, long long b) {
+  return pbcGpuArith(before, op, a, cst(before, b));
+}
+
+static MlirNamedAttribute named(MlirContext ctx, const char *name, MlirAttribute a) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name)), a);
+}
+
+static MlirAttribute parse(MlirContext ctx, const char *text) {
+  return mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString(text));
+}
+
+/* Whether eight consecutive indices of `role`, from a multiple of 8, are
+ * eight contiguous, 16-byte aligned f16 elements of acc: the role's
+ * innermost loop runs in multiples of 8 and is acc's last subscript, alone,
+ * on a row-major buffer whose rows are multiples of 8. */
+static bool chunkable(const PbcGemm *g, const PbcAccess *acc, PbcGemmRole role) {
+  int inner = -1;
+  for (int l = 0; l < g->depth; ++l)
+    if (g->role[l] == role)
+      inner = l;
+  MlirType t = mlirValueGetType(acc->memref);
+  if (inner < 0 || g->trip[inner] % kChunk || !pbcMemrefHasIdentityLayout(t) ||
+      !mlirShapedTypeHasStaticShape(t) || acc->rank < 1 ||
+      mlirShapedTypeGetDimSize(t, acc->rank - 1) % kChunk)
+    return false;
+  const PbcLinearForm *last = &acc->subscripts[acc->rank - 1];
+  if (!last->linear || last->nTerms != 1 || last->constant || last->coeffs[0] != 1 ||
+      last->values[0].ptr != pbcLoopIv(g->band[inner]).ptr)
+    return false;
+  for (int d = 0; d + 1 < acc->rank; ++d)
+    for (int k = 0; k < acc->subscripts[d].nTerms; ++k)
+      if (acc->subscripts[d].values[k].ptr == pbcLoopIv(g->band[inner]).ptr)
+        return false;
+  return true;
+}
+
+/* One operand's tile into shared[stage]: rows x cols elements, rows of
+ * `rowRole` from rowOrigin, columns of `colRole` from colOrigin. Threads
+ * take items (16-byte chunks or elements) round-robin; a thread past the
+ * last item repeats it (same data, same place), so no thread branches. */
+static int copyTile(const Kernel *K, MlirOperation before, const PbcAccess *acc,
+                    MlirValue shared, MlirValue stage, PbcGemmRole rowRole, MlirValue rowOrigin,
+                    int rows, PbcGemmRole colRole, MlirValue colOrigin, int cols, bool async,
+                    MlirValue *tokens) {
+  int vec = async ? kChunk : 1;
+  int items = rows * cols / vec, perRow = cols / vec, n = 0;
+  for (int p = 0; p * K->threads < items; ++p) {
+    MlirValue item = arith(before, "addi", K->tid, (long long)p * K->threads);
+    if ((p + 1) * K->threads > items)
+      item = arith(before, "minui", item, items - 1);
+    MlirValue r = arith(before, "divui", item, perRow);
+    MlirValue c = arith(before, "muli", arith(before, "remui", item, perRow), vec);
+    MlirValue iv[kPbcMaxBand];
+    for (int l = 0; l < K->g->depth; ++l)
+      iv[l] = K->ivBatch[l];
+    pbcGpuGemmDelinearize(before, K->g, rowRole, pbcGpuArith(before, "addi", rowOrigin, r), iv);
+    pbcGpuGemmDelinearize(before, K->g, colRole, pbcGpuArith(before, "addi", colOrigin, c), iv);
+    if (!async) {
+      MlirValue st[5] = {pbcGpuGemmLoad(before, K->g, acc, iv), shared, stage, r, c};
+      pbcGpuOp(before, "memref.store", 5, st, (MlirType){NULL}, 0, NULL);
+      continue;
+    }
+    MlirValue ops[5 + PBC_MAX_RANK] = {shared, stage, r, c, acc->memref};
+    int rank = pbcGpuGemmSubscripts(before, K->g, acc, iv, ops + 5);
+    int32_t seg[5] = {1, 3, 1, rank, 0};
+    MlirNamedAttribute attrs[3] = {
+        named(K->ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(K->ctx, 5, seg)),
+        named(K->ctx, "dstElements", mlirIntegerAttrGet(mlirIndexTypeGet(K->ctx), kChunk)),
+        named(K->ctx, "bypassL1", mlirUnitAttrGet(K->ctx))};
+    tokens[n++] = pbcGpuOp(before, "nvgpu.device_async_copy", 5 + rank, ops,
+                           mlirTypeParseGet(K->ctx, mlirStringRefCreateFromCString(
+                                                        "!nvgpu.device.async.token")),
+                           3, attrs);
+  }
+  return n;
+}
+
+/* Both operands' k tile `kt` (clamped to the last) into `stage`; returns
+ * the copy group's token, or null when no copy is asynchronous. */
+static MlirValue copyStage(const Kernel *K, MlirOperation before, MlirValue kt, MlirValue stage) {
+  const PbcBlockTiles *t = &K->t;
+  kt = arith(before, "minui", kt, K->kTiles - 1);
+  MlirValue k0 = arith(before, "muli", kt, t->bk);
+  MlirValue tokens[64];
+  int n = copyTile(K, before, &K->g->a, K->aS, stage, kPbcRowM, K->i0, t->bm, kPbcRed, k0, t->bk,
+                   K->asyncA, tokens);
+  n += copyTile(K, before, &K->g->b, K->bS, stage, kPbcRed, k0, t->bk, kPbcColN, K->j0, t->bn,
+                K->asyncB, tokens + n);
+  if (!n)
+    return (MlirValue){NULL};
+  return pbcGpuOp(before, "nvgpu.device_async_create_group", n, tokens, mlirValueGetType(tokens[0]),
+                  0, NULL);
+}
+
+static void asyncWait(const Kernel *K, MlirOperation before, MlirValue group, int pending) {
+  if (mlirValueIsNull(group))
+    return;
+  MlirNamedAttribute n = named(K->ctx, "numGroups", mlirIntegerAttrGet(mlirIntegerTypeGet(K->ctx, 32), pending));
+  pbcGpuOp(before, "nvgpu.device_async_wait", 1, &group, (MlirType){NULL}, 1, &n);
+}
+
+static MlirValue ldmatrix(const Kernel *K, MlirOperation before, MlirValue shared, MlirValue stage,
+                          MlirValue row, MlirValue col, bool transpose) {
+  MlirValue ops[4] = {shared, stage, row, col};
+  MlirNamedAttribute attrs[2] = {
+      named(K->ctx, "numTiles", mlirIntegerAttrGet(mlirIntegerTypeGet(K->ctx, 32), 4)),
+      named(K->ctx, "transpose", mlirBoolAttrGet(K->ctx, transpose))};
+  return pbcGpuOp(before, "nvgpu.ldmatrix", 4, ops, mlirTypeParseGet(K->ctx, mlirStringRefCreateFromCString("vector<4x2xf16>")), 2, attrs);
+}
+
+/* Rows 2h, 2h+1 of an x4 B load: the fragment of one 8-column slice.
+ * (Row by row: n-D vector.extract_strided_slice has no NVVM lowering.) */
+static MlirValue bHalf(const Kernel *K, MlirOperation before, MlirValue b4, int h) {
+  MlirType row = mlirTypeParseGet(K->ctx, mlirStringRefCreateFromCString("vector<2xf16>"));
+  MlirType frag = mlirTypeParseGet(K->ctx, mlirStringRefCreateFromCString("vector<2x2xf16>"));
+  MlirNamedAttribute zero = named(K->ctx, "value", parse(K->ctx, "dense<0.0> : vector<2x2xf16>"));
+  MlirValue v = pbcGpuOp(before, "arith.constant", 0, NULL, frag, 1, &zero);
+  for (int r = 0; r < 2; ++r) {
+    MlirNamedAttribute from = named(K->ctx, "static_position",
+                                    mlirDenseI64ArrayGet(K->ctx, 1, (int64_t[]){2 * h + r}));
+    MlirNamedAttribute to =
+        named(K->ctx, "static_position", mlirDenseI64ArrayGet(K->ctx, 1, (int64_t[]){r}));
+    MlirValue ops[2] = {pbcGpuOp(before, "vector.extract", 1, &b4, row, 1, &from), v};
+    v = pbcGpuOp(before, "vector.insert", 2, ops, frag, 1, &to);
+  }
+  return v;
+}
+
+/* C's element (r, c) of accumulator (mi, ni) of this lane's warp tile:
+ * row wRow + 16 mi + g + 8 r, column wCol + 8 ni + 2 t + c (the mma.sync
+ * m16n8 accumulator layout; g = lane / 4, t = lane % 4). */
+static void accElement(const Kernel *K, MlirOperation before, MlirValue wRow, MlirValue wCol,
+                       MlirValue g, MlirValue t, int mi, int ni, int r, int c, MlirValue iv[]) {
+  for (int l = 0; l < K->g->depth; ++l)
+    iv[l] = K->ivBatch[l];
+  pbcGpuGemmDelinearize(before, K->g, kPbcRowM, pbcGpuAffine1(before, wRow, 1, g, 16 * mi + 8 * r), iv);
+  pbcGpuGemmDelinearize(before, K->g, kPbcColN, pbcGpuAffine1(before, wCol, 2, t, 8 * ni + c), iv);
+}
+
+void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
+  Kernel K = {.g = g, .t = pbcGpuChooseBlockTiles(g, sms, sharedBytes)};
+  const PbcBlockTiles *t = &K.t;
+  MlirOperation at = g->root;
+  K.ctx = mlirOperationGetContext(at);
+  K.threads = kWarp * t->warpsM * t->warpsN;
+  K.kTiles = g->k / t->bk;
+  K.asyncA = chunkable(g, &g->a, kPbcRed);
+  K.asyncB = chunkable(g, &g->b, kPbcColN);
+  int wm = t->bm / t->warpsM, wn = t->bn / t->warpsN, fm = wm / 16, fn = wn / 8;
+  MlirType f32 = mlirF32TypeGet(K.ctx);
+
+  MlirValue c1 = cst(at, 1);
+  MlirValue grid[3] = {cst(at, g->n / t->bn), cst(at, g->m / t->bm), cst(at, g->batch)};
+  MlirValue block[3] = {cst(at, K.threads), c1, c1};
+  long long aBytes = 2LL * t->stages * t->bm * (t->bk + kPad);
+  MlirType i32 = mlirIntegerTypeGet(K.ctx, 32);
+  MlirNamedAttribute smemValue =
+      named(K.ctx, "value", mlirIntegerAttrGet(i32, t->stages * t->stageBytes));
+  MlirValue smem = pbcGpuOp(at, "arith.constant", 0, NULL, i32, 1, &smemValue);
+  MlirOperation launch = pbcGpuBuildLaunch(at, grid, block, smem);
+  MlirBlock body = pbcGpuBody(launch, 0);
+  MlirOperation end = mlirBlockGetTerminator(body);
+
+  /* Shared memory: the A stages, then the B stages, in one dynamic buffer
+   * (16-byte aligned, as cp.async and ldmatrix need). */
+  MlirValue raw = pbcGpuOp(end, "gpu.dynamic_shared_memory", 0, NULL,
+                           mlirTypeParseGet(K.ctx, mlirStringRefCreateFromCString(
+                                                   "memref<?xi8, #gpu.address_space<workgroup>>")),
+                           0, NULL);
+  char type[128];
+  snprintf(type, sizeof(type), "memref<%dx%dx%dxf16, #gpu.address_space<workgroup>>", t->stages,
+           t->bm, t->bk + kPad);
+  MlirValue view[2] = {raw, cst(end, 0)};
+  K.aS = pbcGpuOp(end, "memref.view", 2, view, mlirTypeParseGet(K.ctx, mlirStringRefCreateFromCString(type)), 0, NULL);
+  snprintf(type, sizeof(type), "memref<%dx%dx%dxf16, #gpu.address_space<workgroup>>", t->stages,
+           t->bk, t->bn + kPad);
+  view[1] = cst(end, aBytes);
+  K.bS = pbcGpuOp(end, "memref.view", 2, view, mlirTypeParseGet(K.ctx, mlirStringRefCreateFromCString(type)), 0, NULL);
+
+  K.tid = mlirBlockGetArgument(body, 3);
+  K.j0 = arith(end, "muli", mlirBlockGetArgument(body, 0), t->bn);
+  K.i0 = arith(end, "muli", mlirBlockGetArgument(body, 1), t->bm);
+  pbcGpuGemmDelinearize(end, g, kPbcBatch, mlirBlockGetArgument(body, 2), K.ivBatch);
+  MlirValue warp = arith(end, "divui", K.tid, kWarp), lane = arith(end, "remui", K.tid, kWarp);
+  /* The warp's tile origin within the block and in C. */
+  MlirValue wRowIn = arith(end, "muli", arith(end, "divui", warp, t->warpsN), wm);
+  MlirValue wColIn = arith(end, "muli", arith(end, "remui", warp, t->warpsN), wn);
+  MlirValue wRow = pbcGpuArith(end, "addi", K.i0, wRowIn);
+  MlirValue wCol = pbcGpuArith(end, "addi", K.j0, wColIn);
+  MlirValue gq = arith(end, "divui", lane, 4), tq = arith(end, "remui", lane, 4);
+
+  /* Prologue: the first S-1 tiles in flight. */
+  MlirValue group = {NULL};
+  for (int s = 0; s + 1 < t->stages; ++s)
+    group = copyStage(&K, end, cst(end, s), cst(end, s));
+
+  /* Accumulators start from C (f16 C widened). */
+  MlirType cElem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
+  bool narrowC = !mlirTypeIsAF32(cElem);
+  MlirType accType = mlirTypeParseGet(K.ctx, mlirStringRefCreateFromCString("vector<2x2xf32>"));
+  MlirNamedAttribute zero = named(K.ctx, "value", parse(K.ctx, "dense<0.0> : vector<2x2xf32>"));
+  MlirValue acc[256];
+  for (int mi = 0; mi < fm; ++mi)
+    for (int ni = 0; ni < fn; ++ni) {
+      MlirValue v = pbcGpuOp(end, "arith.constant", 0, NULL, accType, 1, &zero);
+      for (int e = 0; e < 4; ++e) {
+        MlirValue iv[kPbcMaxBand];
+        accElement(&K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
+        MlirValue x = pbcGpuGemmLoad(end, g, &g->c, iv);
+        if (narrowC)
+          x = pbcGpuOp(end, "arith.extf", 1, &x, f32, 0, NULL);
+        MlirNamedAttribute pos = named(K.ctx, "static_position",
+                                       mlirDenseI64ArrayGet(K.ctx, 2, (int64_t[]){e / 2, e % 2}));
+        MlirValue ops[2] = {x, v};
+        v = pbcGpuOp(end, "vector.insert", 2, ops, accType, 1, &pos);
+      }
+      acc[mi * fn + ni] = v;
+    }
+
+  MlirOperation loop = pbcGpuBuildFor(end, cst(end, 0), cst(end, K.kTiles), c1, fm * fn, acc);
+  MlirBlock lb = pbcGpuBody(loop, 0);
+  MlirOperation yield = mlirBlockGetTerminator(lb);
+  MlirValue kt = mlirBlockGetArgument(lb, 0);
+  asyncWait(&K, yield, group, t->stages - 2);
+  pbcGpuOp(yield, "gpu.barrier", 0, NULL, (MlirType){NULL}, 0, NULL);
+  MlirValue ahead = arith(yield, "addi", kt, t->stages - 1);
+  copyStage(&K, yield, ahead, arith(yield, "remui", ahead, t->stages));
+  MlirValue cur = arith(yield, "remui", kt, t->stages);
+  MlirValue lane16 = arith(yield, "remui", lane, 16), half8 = arith(yield, "muli", arith(yield, "divui", lane, 16), 8);
+  MlirValue next[256];
+  for (int i = 0; i < fm * fn; ++i)
+    next[i] = mlirBlockGetArgument(lb, 1 + i);
+  for (int kk = 0; kk < t->bk / 16; ++kk) {
+    /* A: lanes 0-15 address rows 0-15 at k 0, lanes 16-31 at k 8. B (x4,
+     * transposed): rows k 0-15, columns n and n + 8. */
+    MlirValue aF[8], bF[16];
+    MlirValue kCol = arith(yield, "addi", half8, 16 * kk);
+    for (int mi = 0; mi < fm; ++mi)
+      aF[mi] = ldmatrix(&K, yield, K.aS, cur,
+                        pbcGpuAffine1(yield, wRowIn, 1, lane16, 16 * mi), kCol, false);
+    MlirValue kRow = arith(yield, "addi", lane16, 16 * kk);
+    for (int np = 0; np < fn / 2; ++np) {
+      MlirValue b4 = ldmatrix(&K, yield, K.bS, cur, kRow,
+                              pbcGpuAffine1(yield, wColIn, 1, half8, 16 * np), true);
+      bF[2 * np] = bHalf(&K, yield, b4, 0);
+      bF[2 * np + 1] = bHalf(&K, yield, b4, 1);
+    }
+    MlirNamedAttribute shape = named(K.ctx, "mmaShape", parse(K.ctx, "[16 : i64, 8 : i64, 16 : i64]"));
+    for (int mi = 0; mi < fm; ++mi)
+      for (int ni = 0; ni < fn; ++ni) {
+        MlirValue ops[3] = {aF[mi], bF[ni], next[mi * fn + ni]};
+        next[mi * fn + ni] = pbcGpuOp(yield, "nvgpu.mma.sync", 3, ops, accType, 1, &shape);
+      }
+  }
+  for (int i = 0; i < fm * fn; ++i)
+    mlirOperationSetOperand(yield, i, next[i]);
+
+  /* No copy may be in flight when the block exits; then store C once. */
+  asyncWait(&K, end, group, 0);
+  for (int mi = 0; mi < fm; ++mi)
+    for (int ni = 0; ni < fn; ++ni) {
+      MlirValue res = mlirOperationGetResult(loop, mi * fn + ni);
+      for (int e = 0; e < 4; ++e) {
+        MlirNamedAttribute pos = named(K.ctx, "static_position",
+                                       mlirDenseI64ArrayGet(K.ctx, 2, (int64_t[]){e / 2, e % 2}));
+        MlirValue x = pbcGpuOp(end, "vector.extract", 1, &res, f32, 1, &pos);
+        if (narrowC)
+          x = pbcGpuOp(end, "arith.truncf", 1, &x, cElem, 0, NULL);
+        MlirValue iv[kPbcMaxBand];
+        accElement(&K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
+        pbcGpuGemmStore(end, g, x, iv);
+      }
+    }
+  pbcGpuTileFinish(g);
+}

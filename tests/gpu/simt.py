@@ -1,0 +1,426 @@
+"""A SIMT simulator for pbc's GPU kernels at S3, so that matrix-unit kernels
+are checked for numbers on machines without a GPU.
+
+It runs the gpu.launch ops of a function in MLIR's generic form (what
+`mlir-opt --mlir-print-op-generic` prints) on numpy arrays: every block at
+once, each warp as a coroutine of 32 lanes in lockstep. Warps run one after
+another between barriers, in a chosen order (forward or reverse), so a
+missing barrier shows as wrong data. 16-byte async copies land either at
+issue ("eager") or as late as their wait allows ("late"), so a missing or
+too-weak wait shows as wrong data too. Shared memory starts as NaN.
+
+Hardware semantics modelled (PTX ISA, "Matrix fragments for mma.m16n8k16"
+and "ldmatrix"); g = lane / 4, t = lane % 4:
+  mma.sync m16n8k16 f16 -> f32
+    A (4 x 2 halves): register r, element e -> A[g + 8 (r % 2)][2t + e + 8 (r / 2)]
+    B (2 x 2 halves): register r, element e -> B[2t + e + 8 r][g]
+    C, D (2 x 2 f32): register r, element e -> C[g + 8 r][2t + e]
+  ldmatrix .x1/.x2/.x4 [.trans]: lanes 8i..8i+7 address the 8 rows of
+    matrix i (8 halves each); lane l receives row l / 4, halves 2 (l % 4),
+    +1 of each matrix (of its transpose with .trans).
+Only what pbc's kernels use is modelled; anything else is an error, never
+silently skipped. Ops outside gpu.launch other than constants are skipped:
+the caller provides the memrefs' contents before the launches.
+"""
+import collections
+import re
+
+import numpy as np
+
+WARP = 32
+
+# --- Parsing MLIR's generic form -------------------------------------------
+
+Op = collections.namedtuple("Op", "name results operands text regions tail")
+Block = collections.namedtuple("Block", "args ops")
+
+_OP = re.compile(r'(?:(%[\w]+)(?::(\d+))? = )?"([\w.]+)"\((.*?)\)(.*)$')
+
+
+def _split_top(s):
+    """Splits s at the commas outside any bracket."""
+    parts, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "<([{":
+            depth += 1
+        elif ch in ">)]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return parts
+
+
+def _parse_ops(lines, pos):
+    blocks = [Block([], [])]
+    while pos < len(lines):
+        s = lines[pos].strip()
+        if s.startswith("}"):
+            return blocks, pos
+        if s.startswith("^"):
+            args = [a.split(":")[0].strip() for a in _split_top(s[s.index("(") + 1:s.rindex(")")])]
+            if blocks[-1].ops or blocks[-1].args:
+                blocks.append(Block(args, []))
+            else:
+                blocks[-1] = Block(args, [])
+            pos += 1
+            continue
+        if not s or s.startswith("#"):
+            pos += 1
+            continue
+        op, pos = _parse_op(lines, pos)
+        blocks[-1].ops.append(op)
+    return blocks, pos
+
+
+def _parse_op(lines, pos):
+    s = lines[pos].strip()
+    m = _OP.match(s)
+    if not m:
+        raise ValueError("cannot parse: " + s)
+    res, nres, name, operands, rest = m.groups()
+    results = [] if not res else [res] if not nres else ["%s#%d" % (res, i) for i in range(int(nres))]
+    op = Op(name, results, re.findall(r"%[\w#]+", operands), rest, [], [])
+    pos += 1
+    if rest.endswith("({"):
+        while True:
+            blocks, pos = _parse_ops(lines, pos)
+            op.regions.append(blocks)
+            close = lines[pos].strip()
+            pos += 1
+            if not close.startswith("}, {"):
+                op.tail.append(close)
+                break
+    return op, pos
+
+
+def parse_module(text):
+    """The func.func ops of a module in generic form, by name."""
+    blocks, _ = _parse_ops(text.splitlines(), 0)
+    funcs = {}
+
+    def walk(ops):
+        for op in ops:
+            if op.name == "func.func":
+                funcs[re.search(r'sym_name = "([\w.]+)"', op.text).group(1)] = op
+            for region in op.regions:
+                for b in region:
+                    walk(b.ops)
+    walk(blocks[0].ops)
+    return funcs
+
+
+def _result_types(op):
+    text = op.tail[0] if op.tail else op.text
+    out = text[text.rindex("->") + 2:].strip()
+    if out.startswith("("):
+        out = out[1:-1]
+    return _split_top(out)
+
+
+_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int64,
+           "i64": np.int64, "index": np.int64, "i1": np.bool_}
+
+
+def _shape_dtype(t):
+    """(shape, dtype) of a vector or memref type text; ((), dtype) of a scalar."""
+    m = re.match(r"(?:vector|memref)<([^,>]*)", t)
+    if not m:
+        return (), _DTYPES[t]
+    dims = m.group(1).split("x")
+    return tuple(int(d) if d != "?" else -1 for d in dims[:-1]), _DTYPES[dims[-1]]
+
+
+def _attr(op, name):
+    m = re.search(r"\b%s = ([^,}>]+(?:<[^>]*>)?)" % re.escape(name), op.text)
+    return m.group(1).strip() if m else None
+
+
+def _ints(op, name):
+    m = re.search(r"\b%s = (?:array<i\d+: )?\[?([-\d, :i]*)" % re.escape(name), op.text)
+    return [int(x.split(":")[0]) for x in m.group(1).split(",") if x.strip()]
+
+
+# --- Values -----------------------------------------------------------------
+
+class Shared:
+    """A memref in shared memory: arr has the block as its first axis."""
+
+    def __init__(self, arr):
+        self.arr = arr
+
+
+class Global:
+    def __init__(self, arr):
+        self.arr = arr
+
+
+class Warp:
+    """What a warp carries: its lanes' thread ids, async copies in flight."""
+
+    def __init__(self, blocks, tid):
+        self.bid = np.arange(blocks)[:, None]
+        self.tid = tid
+        self.pending, self.groups = [], collections.deque()
+
+
+def _u(v):
+    """The one value of a uniform index."""
+    a = np.asarray(v)
+    if a.size and not np.all(a == a.flat[0]):
+        raise ValueError("value is not uniform across threads")
+    return int(a.flat[0])
+
+
+def _index(mem, w, idx):
+    idx = tuple(np.asarray(i, dtype=np.int64) for i in idx)
+    if isinstance(mem, Shared):
+        return (w.bid,) + idx
+    return idx
+
+
+class Kernel:
+    def __init__(self, env, late_copies):
+        self.env, self.late = env, late_copies
+
+    def land(self, copies):
+        for mem, dst, vals in copies:
+            mem.arr[dst] = vals
+
+    def run(self, ops, env, w):
+        """Runs ops for warp w; yields at each barrier."""
+        for op in ops:
+            n = op.name
+            get = lambda i: env[op.operands[i]]
+            if n == "gpu.barrier":
+                yield "barrier"
+            elif n in ("gpu.terminator", "scf.yield"):
+                env["__yield__"] = [env[x] for x in op.operands]
+            elif n == "scf.for":
+                lb, ub, step = (_u(get(i)) for i in range(3))
+                carried = [get(i) for i in range(3, len(op.operands))]
+                body = op.regions[0][0]
+                for k in range(lb, ub, step):
+                    inner = dict(env)
+                    inner[body.args[0]] = np.int64(k)
+                    for a, v in zip(body.args[1:], carried):
+                        inner[a] = v
+                    yield from self.run(body.ops, inner, w)
+                    carried = inner["__yield__"]
+                for r, v in zip(op.results, carried):
+                    env[r] = v
+            else:
+                self.step(op, env, w)
+
+    def step(self, op, env, w):
+        n, get = op.name, (lambda i: env[op.operands[i]])
+        types = _result_types(op)
+        binary = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
+                  "arith.divui": np.floor_divide, "arith.remui": np.remainder,
+                  "arith.minui": np.minimum, "arith.addf": np.add, "arith.mulf": np.multiply,
+                  "arith.maxui": np.maximum}
+        if n in binary:
+            out = binary[n](get(0), get(1))
+        elif n == "arith.constant":
+            out = _constant(op, types[0])
+        elif n in ("arith.extf", "arith.truncf"):
+            out = np.asarray(get(0)).astype(_shape_dtype(types[0])[1])
+        elif n == "gpu.dynamic_shared_memory":
+            out = env["__raw__"]
+        elif n == "memref.view":
+            shape, dt = _shape_dtype(types[0])
+            off, raw = _u(get(1)), get(0).arr
+            size = int(np.prod(shape)) * np.dtype(dt).itemsize
+            out = Shared(raw[:, off:off + size].view(dt).reshape((raw.shape[0],) + shape))
+        elif n == "memref.load":
+            mem = get(0)
+            out = mem.arr[_index(mem, w, [get(i) for i in range(1, len(op.operands))])]
+        elif n == "memref.store":
+            mem = get(1)
+            idx = _index(mem, w, [get(i) for i in range(2, len(op.operands))])
+            mem.arr[idx] = np.broadcast_to(get(0), np.broadcast(*idx).shape)
+        elif n == "vector.extract":
+            # Vectors carry (block, lane) axes first; pos indexes the rest.
+            pos = tuple(_ints(op, "static_position"))
+            out = np.asarray(get(0))[(slice(None), slice(None)) + pos]
+        elif n == "vector.to_elements":
+            vec = np.asarray(get(0))
+            flat = vec.reshape(vec.shape[:2] + (-1,))
+            for i, r in enumerate(op.results):
+                env[r] = flat[..., i]
+            return
+        elif n == "vector.insert":
+            pos = tuple(_ints(op, "static_position"))
+            vec = np.asarray(get(1))
+            dest = np.array(np.broadcast_to(vec, np.broadcast(w.bid, w.tid).shape + vec.shape[2:]))
+            dest[(slice(None), slice(None)) + pos] = get(0)
+            out = dest
+        elif n == "vector.from_elements":
+            shape, dt = _shape_dtype(types[0])
+            base = np.broadcast(w.bid, w.tid).shape
+            parts = [np.broadcast_to(env[x], base) for x in op.operands]
+            out = np.stack(parts, axis=-1).astype(dt).reshape(base + shape)
+        elif n == "nvgpu.device_async_copy":
+            self.async_copy(op, env, w)
+            out = None
+        elif n == "nvgpu.device_async_create_group":
+            w.groups.append(w.pending)
+            w.pending = []
+            out = None
+        elif n == "nvgpu.device_async_wait":
+            keep = _ints(op, "numGroups")[0]
+            while len(w.groups) > keep:
+                self.land(w.groups.popleft())
+            return
+        elif n == "nvgpu.ldmatrix":
+            out = self.ldmatrix(op, env, w)
+        elif n == "nvgpu.mma.sync":
+            out = _mma_m16n8k16(get(0), get(1), get(2))
+        else:
+            raise NotImplementedError("simt: no model of " + n)
+        if op.results:
+            env[op.results[0]] = out
+
+    def async_copy(self, op, env, w):
+        seg = _ints(op, "operandSegmentSizes")
+        vals = [env[x] for x in op.operands]
+        dst, dst_idx = vals[0], vals[1:1 + seg[1]]
+        src, src_idx = vals[1 + seg[1]], vals[2 + seg[1]:2 + seg[1] + seg[3]]
+        if seg[4]:
+            raise NotImplementedError("simt: async copy with a source element count")
+        n = _ints(op, "dstElements")[0]
+        e = np.arange(n)
+        base = np.broadcast(w.bid, w.tid).shape
+        s = tuple(np.broadcast_to(i, base)[..., None] for i in src_idx[:-1]) + \
+            (np.broadcast_to(src_idx[-1], base)[..., None] + e,)
+        d = (np.broadcast_to(w.bid, base)[..., None],) + \
+            tuple(np.broadcast_to(i, base)[..., None] for i in dst_idx[:-1]) + \
+            (np.broadcast_to(dst_idx[-1], base)[..., None] + e,)
+        copy = (dst, d, src.arr[s])
+        if self.late:
+            w.pending.append(copy)
+        else:
+            self.land([copy])
+
+    def ldmatrix(self, op, env, w):
+        tiles = _ints(op, "numTiles")[0]
+        trans = _attr(op, "transpose") == "true"
+        mem = env[op.operands[0]]
+        idx = [env[x] for x in op.operands[1:]]
+        base = np.broadcast(w.bid, w.tid).shape
+        e = np.arange(8)
+        rows = mem.arr[(np.broadcast_to(w.bid, base)[..., None],) +
+                       tuple(np.broadcast_to(i, base)[..., None] for i in idx[:-1]) +
+                       (np.broadcast_to(idx[-1], base)[..., None] + e,)]  # (B, 32, 8)
+        lane = np.arange(WARP)
+        out = np.empty(base + (tiles, 2), dtype=mem.arr.dtype)
+        for i in range(tiles):
+            m = rows[:, 8 * i:8 * i + 8, :]  # (B, 8 rows, 8 cols)
+            if trans:
+                m = np.swapaxes(m, 1, 2)
+            for k in range(2):
+                out[:, :, i, k] = m[:, lane // 4, 2 * (lane % 4) + k]
+        return out
+
+
+def _constant(op, t):
+    shape, dt = _shape_dtype(t)
+    v = _attr(op, "value")
+    if v.startswith("dense<"):
+        x = float(re.match(r"dense<([^>]*)>", v).group(1))
+        return np.full((1, 1) + shape, x, dtype=dt)
+    lit = v.split(":")[0].strip()
+    if lit in ("true", "false"):
+        return np.bool_(lit == "true")
+    return dt(float(lit)) if dt in (np.float16, np.float32, np.float64) else np.int64(int(lit))
+
+
+_LANE = np.arange(WARP)
+_G, _T = _LANE // 4, _LANE % 4
+
+
+def _mma_m16n8k16(a, b, c):
+    """nvgpu.mma.sync m16n8k16: a (B,32,4,2) f16, b (B,32,2,2) f16,
+    c (B,32,2,2) f32 in the PTX fragment layouts."""
+    nb = max(a.shape[0], b.shape[0], c.shape[0])
+    a = np.broadcast_to(a, (nb, WARP, 4, 2))
+    b = np.broadcast_to(b, (nb, WARP, 2, 2))
+    c = np.broadcast_to(c, (nb, WARP, 2, 2))
+    A = np.zeros((nb, 16, 16), np.float32)
+    B = np.zeros((nb, 16, 8), np.float32)
+    C = np.zeros((nb, 16, 8), np.float32)
+    for r in range(4):
+        for e in range(2):
+            A[:, _G + 8 * (r % 2), 2 * _T + e + 8 * (r // 2)] = a[:, :, r, e]
+    for r in range(2):
+        for e in range(2):
+            B[:, 2 * _T + e + 8 * r, _G] = b[:, :, r, e]
+            C[:, _G + 8 * r, 2 * _T + e] = c[:, :, r, e]
+    D = A @ B + C
+    out = np.empty((nb, WARP, 2, 2), np.float32)
+    for r in range(2):
+        for e in range(2):
+            out[:, :, r, e] = D[:, _G + 8 * r, 2 * _T + e]
+    return out
+
+
+def run_function(func, args, order="forward", late_copies=True):
+    """Runs the gpu.launch ops of func (a parsed func.func) on args (numpy
+    arrays for its memref arguments, updated in place)."""
+    body = func.regions[0][0]
+    env = {a: Global(x) for a, x in zip(body.args, args)}
+    for op in body.ops:
+        if op.name == "arith.constant":
+            env[op.results[0]] = _constant(op, _result_types(op)[0])
+        elif op.name == "gpu.launch":
+            _launch(op, env, order, late_copies)
+
+
+def _launch(op, env, order, late):
+    seg = _ints(op, "operandSegmentSizes")
+    if seg[0] or any(seg[7:10]):
+        raise NotImplementedError("simt: async or clustered launch")
+    vals = [_u(env[x]) for x in op.operands]
+    gx, gy, gz, tx, ty, tz = vals[:6]
+    smem = vals[6] if seg[10] else 0
+    if ty != 1 or tz != 1 or tx % WARP:
+        raise NotImplementedError("simt: blocks must be 1-D and whole warps")
+    nb = gx * gy * gz
+    bid = np.arange(nb)[:, None]
+    body = op.regions[0][0]
+    raw = Shared(np.full((nb, max(smem, 1)), 0xFF, np.uint8))  # f16/f32 NaN
+    kernel = Kernel(env, late)
+    warps, coroutines = [], []
+    for wi in range(tx // WARP):
+        w = Warp(nb, wi * WARP + np.arange(WARP)[None, :])
+        inner = dict(env)
+        ids = [bid % gx, (bid // gx) % gy, bid // (gx * gy), w.tid, np.int64(0), np.int64(0),
+               gx, gy, gz, tx, ty, tz]
+        for a, v in zip(body.args, ids):
+            inner[a] = np.asarray(v, dtype=np.int64)
+        inner["__raw__"] = raw
+        warps.append(w)
+        coroutines.append(kernel.run(body.ops, inner, w))
+    live = list(range(len(coroutines)))
+    while live:
+        seq = live if order == "forward" else list(reversed(live))
+        done = [i for i in seq if _advance(coroutines[i])]
+        if done and len(done) != len(live):
+            raise RuntimeError("simt: warps disagree on the number of barriers")
+        live = [i for i in live if i not in done]
+    for w in warps:
+        if w.pending or w.groups:
+            raise RuntimeError("simt: async copies still in flight when the kernel ends")
+
+
+def _advance(co):
+    """Runs a warp to its next barrier; True when it has finished."""
+    try:
+        next(co)
+        return False
+    except StopIteration:
+        return True

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Numbers from pbc's NVIDIA tensor-core kernels, without a GPU: each case is
+compiled to S3 (`pbc --target=nvgpu --emit=s3`), its gpu.launch ops run in
+the SIMT simulator (simt.py) on fresh random inputs, and the result is
+compared with numpy. Every case runs under two schedules: warps forward
+with async copies landing as late as their waits allow, and warps in
+reverse with copies landing at once, so a missing barrier or wait changes
+the numbers. C starts random (the kernels accumulate into it), so an
+element the kernel never writes fails the comparison too.
+
+  simt_matrix_units.py --pbc PBC [--mlir-opt MLIR_OPT] [--chip sm_80] [--only NAME]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import simt  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def conv_nhwc_hwcf(x, w, stride, dilation):
+    n, h, wd, c = x.shape
+    kh, kw, _, f = w.shape
+    oh = (h - dilation * (kh - 1) - 1) // stride + 1
+    ow = (wd - dilation * (kw - 1) - 1) // stride + 1
+    out = np.zeros((n, oh, ow, f))
+    for i in range(kh):
+        for j in range(kw):
+            win = x[:, i * dilation:i * dilation + stride * (oh - 1) + 1:stride,
+                    j * dilation:j * dilation + stride * (ow - 1) + 1:stride, :]
+            out += np.einsum("nhwc,cf->nhwf", win, w[i, j])
+    return out
+
+
+def contraction(spec, dtype_out="f32"):
+    """A linalg.generic C[..] += A[..] * B[..] from an einsum spec."""
+    ins, out = spec.split("->")
+    a, b = ins.split(",")
+    dims = sorted(set(a + b + out), key=(a + b + out).index)
+    return a, b, out, dims, dtype_out
+
+
+def mlir_for(name, spec, sizes, out_type):
+    a, b, c, dims, _ = contraction(spec)
+    shape = lambda s: "x".join(str(sizes[d]) for d in s)
+    amap = lambda s: "affine_map<(%s) -> (%s)>" % (", ".join(dims), ", ".join(s))
+    iters = ", ".join('"reduction"' if d not in c else '"parallel"' for d in dims)
+    ot = out_type
+    ext = ("%xe = arith.extf %x : f16 to f32\n    %ye = arith.extf %y : f16 to f32\n    %p = arith.mulf %xe, %ye : f32"
+           if ot == "f32" else "%p = arith.mulf %x, %y : f16")
+    return f"""
+func.func @{name}(%a: tensor<{shape(a)}xf16>, %b: tensor<{shape(b)}xf16>, %c: tensor<{shape(c)}x{ot}>) -> tensor<{shape(c)}x{ot}> {{
+  %r = linalg.generic {{indexing_maps = [{amap(a)}, {amap(b)}, {amap(c)}], iterator_types = [{iters}]}}
+      ins(%a, %b : tensor<{shape(a)}xf16>, tensor<{shape(b)}xf16>) outs(%c : tensor<{shape(c)}x{ot}>) {{
+  ^bb0(%x: f16, %y: f16, %acc: {ot}):
+    {ext}
+    %s = arith.addf %acc, %p : {ot}
+    linalg.yield %s : {ot}
+  }} -> tensor<{shape(c)}x{ot}>
+  return %r : tensor<{shape(c)}x{ot}>
+}}
+"""
+
+
+CONV = """
+func.func @conv(%x: tensor<{N}x{H}x{W}x{C}xf16>, %w: tensor<{KH}x{KW}x{C}x{F}xf16>, %o: tensor<{N}x{OH}x{OW}x{F}x{T}>) -> tensor<{N}x{OH}x{OW}x{F}x{T}> {{
+  %r = linalg.conv_2d_nhwc_hwcf {{dilations = dense<{D}> : tensor<2xi64>, strides = dense<{S}> : tensor<2xi64>}}
+      ins(%x, %w : tensor<{N}x{H}x{W}x{C}xf16>, tensor<{KH}x{KW}x{C}x{F}xf16>) outs(%o : tensor<{N}x{OH}x{OW}x{F}x{T}>) -> tensor<{N}x{OH}x{OW}x{F}x{T}>
+  return %r : tensor<{N}x{OH}x{OW}x{F}x{T}>
+}}
+"""
+
+
+def gemm_case(spec, sizes, out="f32"):
+    a, b, c, _, _ = contraction(spec)
+    shapes = [tuple(sizes[d] for d in s) for s in (a, b, c)]
+    ref = lambda A, B, C: C.astype(np.float64) + np.einsum(spec, A.astype(np.float64), B.astype(np.float64))
+    return mlir_for("k", spec, sizes, out), shapes, ref, out
+
+
+def conv_case(n, h, w, c, kh, kw, f, stride, dilation, out="f32"):
+    oh = (h - dilation * (kh - 1) - 1) // stride + 1
+    ow = (w - dilation * (kw - 1) - 1) // stride + 1
+    text = CONV.format(N=n, H=h, W=w, C=c, KH=kh, KW=kw, F=f, OH=oh, OW=ow, T=out, S=stride, D=dilation)
+    shapes = [(n, h, w, c), (kh, kw, c, f), (n, oh, ow, f)]
+    ref = lambda X, W, O: O.astype(np.float64) + conv_nhwc_hwcf(X.astype(np.float64), W.astype(np.float64), stride, dilation)
+    return text, shapes, ref, out
+
+
+CASES = {
+    # 32x32 block tiles, 2 stages, 16-byte async copies of A and B.
+    "mm": gemm_case("mk,kn->mn", dict(m=128, k=64, n=96)),
+    # B read as [n][k] (element copies), f16 C.
+    "mm_bt_f16": gemm_case("mk,nk->mn", dict(m=64, k=48, n=48), out="f16"),
+    # A read as [k][m] (element copies).
+    "mm_at": gemm_case("km,kn->mn", dict(m=64, k=96, n=32)),
+    "bmm": gemm_case("bmk,bkn->bmn", dict(b=3, m=32, k=64, n=48)),
+    # Implicit GEMM: rows n*oh*ow, reduction kh*kw*c read through the
+    # window's subscripts (16-byte copies along c).
+    "conv_s2": conv_case(1, 33, 33, 32, 3, 3, 64, 2, 1),
+    "conv_d2_f16": conv_case(2, 12, 12, 16, 3, 3, 32, 1, 2, out="f16"),
+    # 128x128 block tiles of 2x2 warps (64x64 each), 4 stages.
+    "mm_large": gemm_case("mk,kn->mn", dict(m=1536, k=128, n=1536)),
+}
+
+
+def run_case(name, pbc, mlir_opt, chip, rng):
+    text, shapes, ref, out = CASES[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, name + ".mlir")
+        with open(src, "w") as f:
+            f.write(text)
+        s3 = subprocess.run([pbc, "--target=nvgpu", "--chip=" + chip, "--emit=s3", src],
+                            capture_output=True, text=True)
+        if s3.returncode:
+            return "pbc failed:\n" + s3.stderr
+        generic = subprocess.run([mlir_opt, "--mlir-print-op-generic"], input=s3.stdout,
+                                 capture_output=True, text=True)
+        if generic.returncode:
+            return "mlir-opt failed:\n" + generic.stderr
+    if "nvgpu.mma.sync" not in generic.stdout:
+        return "no nvgpu.mma.sync in the S3 output"
+    func = list(simt.parse_module(generic.stdout).values())[0]
+    A = (rng.standard_normal(shapes[0]) * 0.5).astype(np.float16)
+    B = (rng.standard_normal(shapes[1]) * 0.5).astype(np.float16)
+    C0 = rng.standard_normal(shapes[2]).astype(np.float16 if out == "f16" else np.float32)
+    expect = ref(A, B, C0)
+    tol = 4e-3 if out == "f16" else 1e-4
+    for order, late in (("forward", True), ("reverse", False)):
+        # The function's last argument is the result buffer; the nest that
+        # copies C into it runs outside the launches, so start it as C0.
+        C = C0.copy()
+        simt.run_function(func, [A, B, C0.copy(), C], order=order, late_copies=late)
+        err = np.max(np.abs(C.astype(np.float64) - expect)) / np.max(np.abs(expect))
+        if not np.isfinite(err) or err > tol:
+            bad = np.argwhere(~np.isclose(C, expect, rtol=tol, atol=tol * np.max(np.abs(expect))))
+            return "%s warps, %s copies: relative error %.3g (%d elements off, first at %s)" % (
+                order, "late" if late else "eager", err, len(bad), tuple(bad[0]) if len(bad) else "-")
+    return None
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--pbc", required=True)
+    p.add_argument("--mlir-opt", default="/usr/lib/llvm-22/bin/mlir-opt")
+    p.add_argument("--chip", default="sm_80")
+    p.add_argument("--only")
+    args = p.parse_args()
+    rng = np.random.default_rng()
+    failed = 0
+    for name in CASES:
+        if args.only and name != args.only:
+            continue
+        problem = run_case(name, args.pbc, args.mlir_opt, args.chip, rng)
+        print(("FAIL %s: %s" % (name, problem)) if problem else "PASS %s" % name, flush=True)
+        failed += bool(problem)
+    print("%d failed" % failed)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
