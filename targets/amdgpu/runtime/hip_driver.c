@@ -28,6 +28,7 @@ typedef void *hipModule_t, *hipFunction_t, *hipStream_t, *hipEvent_t;
   X(hipEventDestroy, (hipEvent_t))                                                            \
   X(hipEventSynchronize, (hipEvent_t))                                                        \
   X(hipEventRecord, (hipEvent_t, hipStream_t))                                                \
+  X(hipEventElapsedTime, (float *, hipEvent_t, hipEvent_t))                                   \
   X(hipMalloc, (void **, size_t))                                                             \
   X(hipMallocManaged, (void **, size_t, unsigned))                                            \
   X(hipFree, (void *))                                                                        \
@@ -91,6 +92,7 @@ static int eventCreate(void **e) { return p_hipEventCreate(e); }
 static int eventDestroy(void *e) { return p_hipEventDestroy(e); }
 static int eventSynchronize(void *e) { return p_hipEventSynchronize(e); }
 static int eventRecord(void *e, void *s) { return p_hipEventRecord(e, s); }
+static int eventElapsed(float *ms, void *a, void *b) { return p_hipEventElapsedTime(ms, a, b); }
 
 static int memAlloc(void **p, size_t bytes, bool hostShared) {
   return hostShared ? p_hipMallocManaged(p, bytes, HIP_MEM_ATTACH_GLOBAL) : p_hipMalloc(p, bytes);

@@ -41,6 +41,8 @@ typedef struct PbcGpuDriver {
   int (*eventDestroy)(void *event);
   int (*eventSynchronize)(void *event);
   int (*eventRecord)(void *event, void *stream);
+  /* Milliseconds between two recorded, completed events. */
+  int (*eventElapsed)(float *ms, void *start, void *stop);
   /* hostShared: memory both host and device address (managed). */
   int (*memAlloc)(void **ptr, size_t bytes, bool hostShared);
   int (*memFree)(void *ptr);
@@ -59,7 +61,7 @@ typedef struct PbcGpuDriver {
   .streamDestroy = streamDestroy, .streamSynchronize = streamSynchronize,                   \
   .streamWaitEvent = streamWaitEvent, .eventCreate = eventCreate,                           \
   .eventDestroy = eventDestroy, .eventSynchronize = eventSynchronize,                       \
-  .eventRecord = eventRecord, .memAlloc = memAlloc, .memFree = memFree,                     \
+  .eventRecord = eventRecord, .eventElapsed = eventElapsed, .memAlloc = memAlloc, .memFree = memFree,                     \
   .memcpyAsync = memcpyAsync, .memset32Async = memset32Async, .memset16Async = memset16Async
 
 /* Defined by the target's runtime. */

@@ -94,15 +94,41 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   return f;
 }
 
+/* Kernel timing for benchmarks (PBC_GPU_KERNEL_TIMING=1): each launch is
+ * bracketed by events and waited for, and its time added up, so a caller
+ * can tell kernel time from the host<->device copies around it. */
+static double kernelMilliseconds;
+static int timingKernels = -1;
+
+double pbcGpuKernelMilliseconds(void) { return kernelMilliseconds; }
+void pbcGpuKernelTimingReset(void) { kernelMilliseconds = 0; }
+
 void mgpuLaunchKernel(void *function, intptr_t gx, intptr_t gy, intptr_t gz, intptr_t bx,
                       intptr_t by, intptr_t bz, int32_t smem, void *stream, void **params,
                       void **extra, size_t paramsCount) {
   (void)paramsCount;
   enter("mgpuLaunchKernel");
+  if (timingKernels < 0)
+    timingKernels = getenv("PBC_GPU_KERNEL_TIMING") != NULL;
   const unsigned grid[3] = {(unsigned)gx, (unsigned)gy, (unsigned)gz};
   const unsigned block[3] = {(unsigned)bx, (unsigned)by, (unsigned)bz};
+  void *start = NULL, *stop = NULL;
+  if (timingKernels) {
+    CHECK(D->eventCreate(&start), "mgpuLaunchKernel (timing)");
+    CHECK(D->eventCreate(&stop), "mgpuLaunchKernel (timing)");
+    CHECK(D->eventRecord(start, stream), "mgpuLaunchKernel (timing)");
+  }
   CHECK(D->launch(function, grid, block, (unsigned)smem, stream, params, extra),
         "mgpuLaunchKernel");
+  if (timingKernels) {
+    float ms = 0;
+    CHECK(D->eventRecord(stop, stream), "mgpuLaunchKernel (timing)");
+    CHECK(D->eventSynchronize(stop), "mgpuLaunchKernel (timing)");
+    CHECK(D->eventElapsed(&ms, start, stop), "mgpuLaunchKernel (timing)");
+    kernelMilliseconds += ms;
+    CHECK(D->eventDestroy(start), "mgpuLaunchKernel (timing)");
+    CHECK(D->eventDestroy(stop), "mgpuLaunchKernel (timing)");
+  }
 }
 
 void *mgpuStreamCreate(void) {

@@ -35,6 +35,7 @@ typedef unsigned long long CUdeviceptr;
   X(cuEventDestroy_v2, (CUevent))                                                             \
   X(cuEventSynchronize, (CUevent))                                                            \
   X(cuEventRecord, (CUevent, CUstream))                                                       \
+  X(cuEventElapsedTime, (float *, CUevent, CUevent))                                          \
   X(cuMemAlloc_v2, (CUdeviceptr *, size_t))                                                   \
   X(cuMemAllocManaged, (CUdeviceptr *, size_t, unsigned))                                     \
   X(cuMemFree_v2, (CUdeviceptr))                                                              \
@@ -106,6 +107,7 @@ static int eventCreate(void **e) { return p_cuEventCreate(e, 0); }
 static int eventDestroy(void *e) { return p_cuEventDestroy_v2(e); }
 static int eventSynchronize(void *e) { return p_cuEventSynchronize(e); }
 static int eventRecord(void *e, void *s) { return p_cuEventRecord(e, s); }
+static int eventElapsed(float *ms, void *a, void *b) { return p_cuEventElapsedTime(ms, a, b); }
 
 static int memAlloc(void **p, size_t bytes, bool hostShared) {
   CUdeviceptr d = 0;
