@@ -1,6 +1,7 @@
 /* Generic construction of arith/scf/gpu ops (see gpu_build.h). */
 #include "gpu_build.h"
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -149,11 +150,12 @@ MlirOperation pbcGpuBuildLaunch(MlirOperation before, const MlirValue grid[3],
 MlirOperation pbcGpuBuildFor(MlirOperation before, MlirValue lb, MlirValue ub, MlirValue step,
                              int n, const MlirValue *inits) {
   enum { kMax = 256 };
+  assert(n <= kMax && "pbcGpuBuildFor: at most 256 iter_args");
   MlirLocation loc = mlirOperationGetLocation(before);
   MlirType types[1 + kMax] = {mlirValueGetType(lb)};
   MlirLocation locs[1 + kMax] = {loc};
   MlirValue ops[3 + kMax] = {lb, ub, step};
-  for (int i = 0; i < n && i < kMax; ++i) {
+  for (int i = 0; i < n; ++i) {
     types[1 + i] = mlirValueGetType(inits[i]);
     locs[1 + i] = loc;
     ops[3 + i] = inits[i];
@@ -241,6 +243,30 @@ void pbcGpuMemcpy(MlirOperation before, MlirValue dst, MlirValue src) {
   asyncOp(before, "gpu.memcpy", 2, args);
 }
 
+MlirNamedAttribute pbcGpuNamed(MlirOperation at, const char *name, MlirAttribute a) {
+  return named(mlirOperationGetContext(at), name, a);
+}
+
+MlirNamedAttribute pbcGpuNamedI32(MlirOperation at, const char *name, int32_t value) {
+  MlirContext ctx = mlirOperationGetContext(at);
+  return named(ctx, name, mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), value));
+}
+
+MlirValue pbcGpuVectorExtract(MlirOperation before, MlirValue vec, int n, const int64_t *pos,
+                              MlirType result) {
+  MlirNamedAttribute at = named(mlirOperationGetContext(before), "static_position",
+                                mlirDenseI64ArrayGet(mlirOperationGetContext(before), n, pos));
+  return pbcGpuOp(before, "vector.extract", 1, &vec, result, 1, &at);
+}
+
+MlirValue pbcGpuVectorInsert(MlirOperation before, MlirValue value, MlirValue vec, int n,
+                             const int64_t *pos) {
+  MlirNamedAttribute at = named(mlirOperationGetContext(before), "static_position",
+                                mlirDenseI64ArrayGet(mlirOperationGetContext(before), n, pos));
+  MlirValue ops[2] = {value, vec};
+  return pbcGpuOp(before, "vector.insert", 2, ops, mlirValueGetType(vec), 1, &at);
+}
+
 MlirNamedAttribute pbcGpuNamedIndex(MlirOperation at, const char *name, int64_t value) {
   MlirContext ctx = mlirOperationGetContext(at);
   return named(ctx, name, mlirIntegerAttrGet(mlirIndexTypeGet(ctx), value));
@@ -261,4 +287,8 @@ void pbcGpuMoveRange(MlirOperation first, MlirOperation end, MlirOperation befor
 
 MlirAttribute pbcGpuParseAttr(MlirOperation op, const char *text) {
   return mlirAttributeParseGet(mlirOperationGetContext(op), str(text));
+}
+
+MlirType pbcGpuParseType(MlirOperation op, const char *text) {
+  return mlirTypeParseGet(mlirOperationGetContext(op), str(text));
 }

@@ -49,15 +49,27 @@ MlirValue pbcGpuAlloc(MlirOperation before, MlirType type, MlirValue like);
 void pbcGpuDealloc(MlirOperation before, MlirValue buffer);
 void pbcGpuMemcpy(MlirOperation before, MlirValue dst, MlirValue src);
 
-/* Named attributes in at's context: an index integer, a unit. */
+/* Named attributes in at's context: any attribute, an index integer, an
+ * i32, a unit. */
+MlirNamedAttribute pbcGpuNamed(MlirOperation at, const char *name, MlirAttribute a);
 MlirNamedAttribute pbcGpuNamedIndex(MlirOperation at, const char *name, int64_t value);
+MlirNamedAttribute pbcGpuNamedI32(MlirOperation at, const char *name, int32_t value);
 MlirNamedAttribute pbcGpuNamedUnit(MlirOperation at, const char *name);
+
+/* vector.extract of the element (or sub-vector) at pos[0..n) of vec, of
+ * type `result`; vector.insert of value there, returning the new vector. */
+MlirValue pbcGpuVectorExtract(MlirOperation before, MlirValue vec, int n, const int64_t *pos,
+                              MlirType result);
+MlirValue pbcGpuVectorInsert(MlirOperation before, MlirValue value, MlirValue vec, int n,
+                             const int64_t *pos);
 
 /* Moves the ops from `first` up to (not including) `end`, in order, before
  * `before`. */
 void pbcGpuMoveRange(MlirOperation first, MlirOperation end, MlirOperation before);
 
-/* Parses attribute text (e.g. a #gpu.loop_dim_map) in op's context. */
+/* Parses attribute text (e.g. a #gpu.loop_dim_map) or type text (e.g.
+ * vector<4x2xf16>) in op's context. */
 MlirAttribute pbcGpuParseAttr(MlirOperation op, const char *text);
+MlirType pbcGpuParseType(MlirOperation op, const char *text);
 
 #endif

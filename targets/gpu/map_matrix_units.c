@@ -74,7 +74,8 @@ MlirPass pbcGpuCreateMapMatrixUnitsPass(const char *options, char *err, size_t e
   else if (strcmp(unit, "wmma") == 0)
     st.lanes = &pbcWmma16x16x16F16, need = st.lanes->lanes;
   else if (strcmp(unit, "subgroup-mma") != 0) {
-    snprintf(err, errLen, "unknown unit '%s' (expected mma-sync, subgroup-mma, mfma or wmma)", unit);
+    snprintf(err, errLen, "unknown unit '%s' (expected mma-sync, subgroup-mma, mfma or wmma)",
+             unit);
     return (MlirPass){NULL};
   }
   if (warp != need) {

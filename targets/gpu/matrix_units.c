@@ -17,7 +17,7 @@
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-static bool isIv(const PbcLinearForm *f, MlirOperation loop) {
+bool pbcGpuSubscriptIsIv(const PbcLinearForm *f, MlirOperation loop) {
   return f->linear && f->nTerms == 1 && f->constant == 0 && f->coeffs[0] == 1 &&
          f->values[0].ptr == pbcLoopIv(loop).ptr;
 }
@@ -25,7 +25,7 @@ static bool isIv(const PbcLinearForm *f, MlirOperation loop) {
 /* The band loop whose induction variable the subscript is, or -1. */
 static int ivLoop(const PbcLinearForm *f, const PbcGemm *g) {
   for (int l = 0; l < g->depth; ++l)
-    if (isIv(f, g->band[l]))
+    if (pbcGpuSubscriptIsIv(f, g->band[l]))
       return l;
   return -1;
 }
@@ -89,7 +89,8 @@ static bool matchBody(PbcGemm *g, PbcAccess *x, PbcAccess *y) {
   if (!mlirValueIsAOpResult(cLoad) || !pbcAccessGet(mlirOpResultGetOwner(cLoad), &cl) ||
       !pbcAccessesSame(&cl, &g->c) || cl.memref.ptr != g->c.memref.ptr)
     return false;
-  MlirValue p = stripExt(mlirOperationGetOperand(mul, 0)), q = stripExt(mlirOperationGetOperand(mul, 1));
+  MlirValue p = stripExt(mlirOperationGetOperand(mul, 0)),
+            q = stripExt(mlirOperationGetOperand(mul, 1));
   return mlirValueIsAOpResult(p) && mlirValueIsAOpResult(q) &&
          pbcAccessGet(mlirOpResultGetOwner(p), x) && pbcAccessGet(mlirOpResultGetOwner(q), y);
 }
@@ -126,9 +127,10 @@ static bool assignRoles(PbcGemm *g) {
  * B[b,k,j] or [b,j,k] on identity-layout buffers. */
 static bool indexedBy(const PbcAccess *acc, const PbcGemm *g, int r, int c) {
   int batch = g->depth - 3;
-  if (acc->rank != 2 + batch || (batch && !isIv(&acc->subscripts[0], g->band[0])))
+  if (acc->rank != 2 + batch || (batch && !pbcGpuSubscriptIsIv(&acc->subscripts[0], g->band[0])))
     return false;
-  return isIv(&acc->subscripts[batch], g->band[r]) && isIv(&acc->subscripts[batch + 1], g->band[c]);
+  return pbcGpuSubscriptIsIv(&acc->subscripts[batch], g->band[r]) &&
+         pbcGpuSubscriptIsIv(&acc->subscripts[batch + 1], g->band[c]);
 }
 
 static void matchPlain(PbcGemm *g) {
@@ -138,7 +140,8 @@ static void matchPlain(PbcGemm *g) {
              isRowMajor(g->a.memref) && isRowMajor(g->b.memref) && isRowMajor(g->c.memref);
   g->aT = g->plain && indexedBy(&g->a, g, k, i);
   g->bT = g->plain && indexedBy(&g->b, g, j, k);
-  if (g->plain && ((!g->aT && !indexedBy(&g->a, g, i, k)) || (!g->bT && !indexedBy(&g->b, g, k, j))))
+  if (g->plain &&
+      ((!g->aT && !indexedBy(&g->a, g, i, k)) || (!g->bT && !indexedBy(&g->b, g, k, j))))
     g->plain = false;
 }
 

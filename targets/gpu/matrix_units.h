@@ -50,6 +50,9 @@ typedef struct {
  * subscripts, loops from 0 with step 1, M, N, K multiples of 16. */
 bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g);
 
+/* Whether subscript f is exactly loop's induction variable. */
+bool pbcGpuSubscriptIsIv(const PbcLinearForm *f, MlirOperation loop);
+
 /* The launch every emitter builds in place of the nest: a warp of `lanes`
  * threads per 16x16 tile of C. Ops go before `end` (the gpu.terminator). */
 typedef struct {

@@ -27,9 +27,12 @@ static MlirValue cast(MlirOperation before, const char *op, MlirValue v, MlirTyp
   return pbcGpuOp(before, op, 1, &v, to, 0, NULL);
 }
 
-static MlirNamedAttribute i32Attr(MlirContext ctx, const char *name, int v) {
-  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name)),
-                               mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), v));
+/* C's row loops (into ivC) for accumulator element e of the lane in quad q:
+ * row i0 + cRowPerQuad * q + cRowPerElem * e. */
+static void cRow(MlirOperation before, const PbcGemm *g, const PbcLaneLayout *L, MlirValue i0,
+                 MlirValue q, int e, MlirValue ivC[]) {
+  MlirValue row = pbcGpuAffine1(before, i0, L->cRowPerQuad, q, (long long)L->cRowPerElem * e);
+  pbcGpuGemmDelinearize(before, g, kPbcRowM, row, ivC);
 }
 
 void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
@@ -52,7 +55,7 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
   pbcGpuGemmDelinearize(end, g, kPbcColN, pbcGpuArith(end, "addi", t.j0, r), ivC);
   MlirValue acc[16];
   for (int e = 0; e < L->cElems; ++e) {
-    pbcGpuGemmDelinearize(end, g, kPbcRowM, pbcGpuAffine1(end, t.i0, L->cRowPerQuad, q, (long long)L->cRowPerElem * e), ivC);
+    cRow(end, g, L, t.i0, q, e, ivC);
     acc[e] = pbcGpuGemmLoad(end, g, &g->c, ivC);
     if (narrowC)
       acc[e] = cast(end, "arith.extf", acc[e], f32);
@@ -76,21 +79,19 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
   MlirValue ops[3] = {pack(yield, a, L->abElems, f16), pack(yield, b, L->abElems, f16),
                       mlirBlockGetArgument(body, 1)};
   /* MFMA: one block, no broadcast (cbsz, abid, blgp keep their defaults). */
-  MlirNamedAttribute attrs[4] = {i32Attr(ctx, "m", kPbcFrag), i32Attr(ctx, "n", kPbcFrag),
-                                 i32Attr(ctx, "k", kPbcFrag), i32Attr(ctx, "blocks", 1)};
+  MlirNamedAttribute attrs[4] = {
+      pbcGpuNamedI32(yield, "m", kPbcFrag), pbcGpuNamedI32(yield, "n", kPbcFrag),
+      pbcGpuNamedI32(yield, "k", kPbcFrag), pbcGpuNamedI32(yield, "blocks", 1)};
   bool mfma = strcmp(L->op, "amdgpu.mfma") == 0;
   MlirValue next = pbcGpuOp(yield, L->op, 3, ops, mlirValueGetType(acc0), mfma ? 4 : 3, attrs);
   mlirOperationSetOperand(yield, 0, next);
   /* Store the accumulator once, after the k loop. */
   MlirValue res = mlirOperationGetResult(loop, 0);
   for (int e = 0; e < L->cElems; ++e) {
-    MlirNamedAttribute pos = mlirNamedAttributeGet(
-        mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("static_position")),
-        mlirDenseI64ArrayGet(ctx, 1, (int64_t[]){e}));
-    MlirValue v = pbcGpuOp(end, "vector.extract", 1, &res, f32, 1, &pos);
+    MlirValue v = pbcGpuVectorExtract(end, res, 1, (int64_t[]){e}, f32);
     if (narrowC)
       v = cast(end, "arith.truncf", v, cElem);
-    pbcGpuGemmDelinearize(end, g, kPbcRowM, pbcGpuAffine1(end, t.i0, L->cRowPerQuad, q, (long long)L->cRowPerElem * e), ivC);
+    cRow(end, g, L, t.i0, q, e, ivC);
     pbcGpuGemmStore(end, g, v, ivC);
   }
   pbcGpuTileFinish(g);

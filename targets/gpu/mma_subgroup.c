@@ -10,13 +10,11 @@
 
 enum { kWarp = 32 };
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
-
 static MlirType fragType(MlirOperation at, MlirType elem, const char *operand) {
   char text[96];
   snprintf(text, sizeof(text), "!gpu.mma_matrix<%dx%dx%s, \"%s\">", kPbcFrag, kPbcFrag,
            mlirTypeIsAF16(elem) ? "f16" : "f32", operand);
-  return mlirTypeParseGet(mlirOperationGetContext(at), str(text));
+  return pbcGpuParseType(at, text);
 }
 
 static long long leadDim(MlirValue memref) {

@@ -67,26 +67,17 @@ PbcBlockTiles pbcGpuChooseBlockTiles(const PbcGemm *g, long long sms, long long 
 typedef struct {
   const PbcGemm *g;
   PbcBlockTiles t;
-  MlirContext ctx;
-  MlirValue aS, bS;         /* shared tiles [stage][row][col] */
-  MlirValue tid, i0, j0;    /* thread, the block's origin in C */
+  MlirValue aS, bS;      /* shared tiles [stage][row][col] */
+  MlirValue tid, i0, j0; /* thread, the block's origin in C */
   MlirValue ivBatch[kPbcMaxBand];
   int threads;
   long long kTiles;
-  bool asyncA, asyncB;      /* 16-byte cp.async copies */
+  bool asyncA, asyncB; /* 16-byte cp.async copies */
 } Kernel;
 
 static MlirValue cst(MlirOperation before, long long v) { return pbcGpuConstIndex(before, v); }
 static MlirValue arith(MlirOperation before, const char *op, MlirValue a, long long b) {
   return pbcGpuArith(before, op, a, cst(before, b));
-}
-
-static MlirNamedAttribute named(MlirContext ctx, const char *name, MlirAttribute a) {
-  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, mlirStringRefCreateFromCString(name)), a);
-}
-
-static MlirAttribute parse(MlirContext ctx, const char *text) {
-  return mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString(text));
 }
 
 /* Whether eight consecutive indices of `role`, from a multiple of 8, are
@@ -103,9 +94,7 @@ static bool chunkable(const PbcGemm *g, const PbcAccess *acc, PbcGemmRole role) 
       !mlirShapedTypeHasStaticShape(t) || acc->rank < 1 ||
       mlirShapedTypeGetDimSize(t, acc->rank - 1) % kChunk)
     return false;
-  const PbcLinearForm *last = &acc->subscripts[acc->rank - 1];
-  if (!last->linear || last->nTerms != 1 || last->constant || last->coeffs[0] != 1 ||
-      last->values[0].ptr != pbcLoopIv(g->band[inner]).ptr)
+  if (!pbcGpuSubscriptIsIv(&acc->subscripts[acc->rank - 1], g->band[inner]))
     return false;
   for (int d = 0; d + 1 < acc->rank; ++d)
     for (int k = 0; k < acc->subscripts[d].nTerms; ++k)
@@ -118,9 +107,9 @@ static bool chunkable(const PbcGemm *g, const PbcAccess *acc, PbcGemmRole role) 
  * `rowRole` from rowOrigin, columns of `colRole` from colOrigin. Threads
  * take items (16-byte chunks or elements) round-robin; a thread past the
  * last item repeats it (same data, same place), so no thread branches. */
-static int copyTile(const Kernel *K, MlirOperation before, const PbcAccess *acc,
-                    MlirValue shared, MlirValue stage, PbcGemmRole rowRole, MlirValue rowOrigin,
-                    int rows, PbcGemmRole colRole, MlirValue colOrigin, int cols, bool async,
+static int copyTile(const Kernel *K, MlirOperation before, const PbcAccess *acc, MlirValue shared,
+                    MlirValue stage, PbcGemmRole rowRole, MlirValue rowOrigin, int rows,
+                    PbcGemmRole colRole, MlirValue colOrigin, int cols, bool async,
                     MlirValue *tokens) {
   int vec = async ? kChunk : 1;
   int items = rows * cols / vec, perRow = cols / vec, n = 0;
@@ -144,13 +133,11 @@ static int copyTile(const Kernel *K, MlirOperation before, const PbcAccess *acc,
     int rank = pbcGpuGemmSubscripts(before, K->g, acc, iv, ops + 5);
     int32_t seg[5] = {1, 3, 1, rank, 0};
     MlirNamedAttribute attrs[3] = {
-        named(K->ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(K->ctx, 5, seg)),
-        named(K->ctx, "dstElements", mlirIntegerAttrGet(mlirIndexTypeGet(K->ctx), kChunk)),
-        named(K->ctx, "bypassL1", mlirUnitAttrGet(K->ctx))};
+        pbcGpuNamed(before, "operandSegmentSizes",
+                    mlirDenseI32ArrayGet(mlirOperationGetContext(before), 5, seg)),
+        pbcGpuNamedIndex(before, "dstElements", kChunk), pbcGpuNamedUnit(before, "bypassL1")};
     tokens[n++] = pbcGpuOp(before, "nvgpu.device_async_copy", 5 + rank, ops,
-                           mlirTypeParseGet(K->ctx, mlirStringRefCreateFromCString(
-                                                        "!nvgpu.device.async.token")),
-                           3, attrs);
+                           pbcGpuParseType(before, "!nvgpu.device.async.token"), 3, attrs);
   }
   return n;
 }
@@ -172,36 +159,40 @@ static MlirValue copyStage(const Kernel *K, MlirOperation before, MlirValue kt, 
                   0, NULL);
 }
 
-static void asyncWait(const Kernel *K, MlirOperation before, MlirValue group, int pending) {
+static void asyncWait(MlirOperation before, MlirValue group, int pending) {
   if (mlirValueIsNull(group))
     return;
-  MlirNamedAttribute n = named(K->ctx, "numGroups", mlirIntegerAttrGet(mlirIntegerTypeGet(K->ctx, 32), pending));
+  MlirNamedAttribute n = pbcGpuNamedI32(before, "numGroups", pending);
   pbcGpuOp(before, "nvgpu.device_async_wait", 1, &group, (MlirType){NULL}, 1, &n);
 }
 
-static MlirValue ldmatrix(const Kernel *K, MlirOperation before, MlirValue shared, MlirValue stage,
-                          MlirValue row, MlirValue col, bool transpose) {
+static MlirValue ldmatrix(MlirOperation before, MlirValue shared, MlirValue stage, MlirValue row,
+                          MlirValue col, bool transpose) {
   MlirValue ops[4] = {shared, stage, row, col};
   MlirNamedAttribute attrs[2] = {
-      named(K->ctx, "numTiles", mlirIntegerAttrGet(mlirIntegerTypeGet(K->ctx, 32), 4)),
-      named(K->ctx, "transpose", mlirBoolAttrGet(K->ctx, transpose))};
-  return pbcGpuOp(before, "nvgpu.ldmatrix", 4, ops, mlirTypeParseGet(K->ctx, mlirStringRefCreateFromCString("vector<4x2xf16>")), 2, attrs);
+      pbcGpuNamedI32(before, "numTiles", 4),
+      pbcGpuNamed(before, "transpose",
+                  mlirBoolAttrGet(mlirOperationGetContext(before), transpose))};
+  return pbcGpuOp(before, "nvgpu.ldmatrix", 4, ops, pbcGpuParseType(before, "vector<4x2xf16>"), 2,
+                  attrs);
+}
+
+/* arith.constant dense<0.0> of a vector type. */
+static MlirValue zeros(MlirOperation before, const char *type) {
+  char text[64];
+  snprintf(text, sizeof(text), "dense<0.0> : %s", type);
+  MlirNamedAttribute value = pbcGpuNamed(before, "value", pbcGpuParseAttr(before, text));
+  return pbcGpuOp(before, "arith.constant", 0, NULL, pbcGpuParseType(before, type), 1, &value);
 }
 
 /* Rows 2h, 2h+1 of an x4 B load: the fragment of one 8-column slice.
  * (Row by row: n-D vector.extract_strided_slice has no NVVM lowering.) */
-static MlirValue bHalf(const Kernel *K, MlirOperation before, MlirValue b4, int h) {
-  MlirType row = mlirTypeParseGet(K->ctx, mlirStringRefCreateFromCString("vector<2xf16>"));
-  MlirType frag = mlirTypeParseGet(K->ctx, mlirStringRefCreateFromCString("vector<2x2xf16>"));
-  MlirNamedAttribute zero = named(K->ctx, "value", parse(K->ctx, "dense<0.0> : vector<2x2xf16>"));
-  MlirValue v = pbcGpuOp(before, "arith.constant", 0, NULL, frag, 1, &zero);
-  for (int r = 0; r < 2; ++r) {
-    MlirNamedAttribute from = named(K->ctx, "static_position",
-                                    mlirDenseI64ArrayGet(K->ctx, 1, (int64_t[]){2 * h + r}));
-    MlirNamedAttribute to =
-        named(K->ctx, "static_position", mlirDenseI64ArrayGet(K->ctx, 1, (int64_t[]){r}));
-    MlirValue ops[2] = {pbcGpuOp(before, "vector.extract", 1, &b4, row, 1, &from), v};
-    v = pbcGpuOp(before, "vector.insert", 2, ops, frag, 1, &to);
+static MlirValue bHalf(MlirOperation before, MlirValue b4, int h) {
+  MlirValue v = zeros(before, "vector<2x2xf16>");
+  for (int64_t r = 0; r < 2; ++r) {
+    MlirValue row = pbcGpuVectorExtract(before, b4, 1, (int64_t[]){2 * h + r},
+                                        pbcGpuParseType(before, "vector<2xf16>"));
+    v = pbcGpuVectorInsert(before, row, v, 1, &r);
   }
   return v;
 }
@@ -213,7 +204,8 @@ static void accElement(const Kernel *K, MlirOperation before, MlirValue wRow, Ml
                        MlirValue g, MlirValue t, int mi, int ni, int r, int c, MlirValue iv[]) {
   for (int l = 0; l < K->g->depth; ++l)
     iv[l] = K->ivBatch[l];
-  pbcGpuGemmDelinearize(before, K->g, kPbcRowM, pbcGpuAffine1(before, wRow, 1, g, 16 * mi + 8 * r), iv);
+  pbcGpuGemmDelinearize(before, K->g, kPbcRowM, pbcGpuAffine1(before, wRow, 1, g, 16 * mi + 8 * r),
+                        iv);
   pbcGpuGemmDelinearize(before, K->g, kPbcColN, pbcGpuAffine1(before, wCol, 2, t, 8 * ni + c), iv);
 }
 
@@ -221,41 +213,39 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   Kernel K = {.g = g, .t = pbcGpuChooseBlockTiles(g, sms, sharedBytes)};
   const PbcBlockTiles *t = &K.t;
   MlirOperation at = g->root;
-  K.ctx = mlirOperationGetContext(at);
+  MlirContext ctx = mlirOperationGetContext(at);
   K.threads = kWarp * t->warpsM * t->warpsN;
   K.kTiles = g->k / t->bk;
   K.asyncA = chunkable(g, &g->a, kPbcRed);
   K.asyncB = chunkable(g, &g->b, kPbcColN);
   int wm = t->bm / t->warpsM, wn = t->bn / t->warpsN, fm = wm / 16, fn = wn / 8;
-  MlirType f32 = mlirF32TypeGet(K.ctx);
+  MlirType f32 = mlirF32TypeGet(ctx);
 
   MlirValue c1 = cst(at, 1);
   MlirValue grid[3] = {cst(at, g->n / t->bn), cst(at, g->m / t->bm), cst(at, g->batch)};
   MlirValue block[3] = {cst(at, K.threads), c1, c1};
   long long aBytes = 2LL * t->stages * t->bm * (t->bk + kPad);
-  MlirType i32 = mlirIntegerTypeGet(K.ctx, 32);
-  MlirNamedAttribute smemValue =
-      named(K.ctx, "value", mlirIntegerAttrGet(i32, t->stages * t->stageBytes));
-  MlirValue smem = pbcGpuOp(at, "arith.constant", 0, NULL, i32, 1, &smemValue);
+  MlirNamedAttribute smemValue = pbcGpuNamedI32(at, "value", (int32_t)(t->stages * t->stageBytes));
+  MlirValue smem =
+      pbcGpuOp(at, "arith.constant", 0, NULL, mlirIntegerTypeGet(ctx, 32), 1, &smemValue);
   MlirOperation launch = pbcGpuBuildLaunch(at, grid, block, smem);
   MlirBlock body = pbcGpuBody(launch, 0);
   MlirOperation end = mlirBlockGetTerminator(body);
 
   /* Shared memory: the A stages, then the B stages, in one dynamic buffer
    * (16-byte aligned, as cp.async and ldmatrix need). */
-  MlirValue raw = pbcGpuOp(end, "gpu.dynamic_shared_memory", 0, NULL,
-                           mlirTypeParseGet(K.ctx, mlirStringRefCreateFromCString(
-                                                   "memref<?xi8, #gpu.address_space<workgroup>>")),
-                           0, NULL);
+  MlirValue raw =
+      pbcGpuOp(end, "gpu.dynamic_shared_memory", 0, NULL,
+               pbcGpuParseType(end, "memref<?xi8, #gpu.address_space<workgroup>>"), 0, NULL);
   char type[128];
   snprintf(type, sizeof(type), "memref<%dx%dx%dxf16, #gpu.address_space<workgroup>>", t->stages,
            t->bm, t->bk + kPad);
   MlirValue view[2] = {raw, cst(end, 0)};
-  K.aS = pbcGpuOp(end, "memref.view", 2, view, mlirTypeParseGet(K.ctx, mlirStringRefCreateFromCString(type)), 0, NULL);
+  K.aS = pbcGpuOp(end, "memref.view", 2, view, pbcGpuParseType(end, type), 0, NULL);
   snprintf(type, sizeof(type), "memref<%dx%dx%dxf16, #gpu.address_space<workgroup>>", t->stages,
            t->bk, t->bn + kPad);
   view[1] = cst(end, aBytes);
-  K.bS = pbcGpuOp(end, "memref.view", 2, view, mlirTypeParseGet(K.ctx, mlirStringRefCreateFromCString(type)), 0, NULL);
+  K.bS = pbcGpuOp(end, "memref.view", 2, view, pbcGpuParseType(end, type), 0, NULL);
 
   K.tid = mlirBlockGetArgument(body, 3);
   K.j0 = arith(end, "muli", mlirBlockGetArgument(body, 0), t->bn);
@@ -277,22 +267,18 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   /* Accumulators start from C (f16 C widened). */
   MlirType cElem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
   bool narrowC = !mlirTypeIsAF32(cElem);
-  MlirType accType = mlirTypeParseGet(K.ctx, mlirStringRefCreateFromCString("vector<2x2xf32>"));
-  MlirNamedAttribute zero = named(K.ctx, "value", parse(K.ctx, "dense<0.0> : vector<2x2xf32>"));
+  MlirType accType = pbcGpuParseType(end, "vector<2x2xf32>");
   MlirValue acc[256];
   for (int mi = 0; mi < fm; ++mi)
     for (int ni = 0; ni < fn; ++ni) {
-      MlirValue v = pbcGpuOp(end, "arith.constant", 0, NULL, accType, 1, &zero);
+      MlirValue v = zeros(end, "vector<2x2xf32>");
       for (int e = 0; e < 4; ++e) {
         MlirValue iv[kPbcMaxBand];
         accElement(&K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
         MlirValue x = pbcGpuGemmLoad(end, g, &g->c, iv);
         if (narrowC)
           x = pbcGpuOp(end, "arith.extf", 1, &x, f32, 0, NULL);
-        MlirNamedAttribute pos = named(K.ctx, "static_position",
-                                       mlirDenseI64ArrayGet(K.ctx, 2, (int64_t[]){e / 2, e % 2}));
-        MlirValue ops[2] = {x, v};
-        v = pbcGpuOp(end, "vector.insert", 2, ops, accType, 1, &pos);
+        v = pbcGpuVectorInsert(end, x, v, 2, (int64_t[]){e / 2, e % 2});
       }
       acc[mi * fn + ni] = v;
     }
@@ -301,12 +287,13 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   MlirBlock lb = pbcGpuBody(loop, 0);
   MlirOperation yield = mlirBlockGetTerminator(lb);
   MlirValue kt = mlirBlockGetArgument(lb, 0);
-  asyncWait(&K, yield, group, t->stages - 2);
+  asyncWait(yield, group, t->stages - 2);
   pbcGpuOp(yield, "gpu.barrier", 0, NULL, (MlirType){NULL}, 0, NULL);
   MlirValue ahead = arith(yield, "addi", kt, t->stages - 1);
   copyStage(&K, yield, ahead, arith(yield, "remui", ahead, t->stages));
   MlirValue cur = arith(yield, "remui", kt, t->stages);
-  MlirValue lane16 = arith(yield, "remui", lane, 16), half8 = arith(yield, "muli", arith(yield, "divui", lane, 16), 8);
+  MlirValue lane16 = arith(yield, "remui", lane, 16),
+            half8 = arith(yield, "muli", arith(yield, "divui", lane, 16), 8);
   MlirValue next[256];
   for (int i = 0; i < fm * fn; ++i)
     next[i] = mlirBlockGetArgument(lb, 1 + i);
@@ -316,16 +303,17 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
     MlirValue aF[8], bF[16];
     MlirValue kCol = arith(yield, "addi", half8, 16 * kk);
     for (int mi = 0; mi < fm; ++mi)
-      aF[mi] = ldmatrix(&K, yield, K.aS, cur,
-                        pbcGpuAffine1(yield, wRowIn, 1, lane16, 16 * mi), kCol, false);
+      aF[mi] =
+          ldmatrix(yield, K.aS, cur, pbcGpuAffine1(yield, wRowIn, 1, lane16, 16 * mi), kCol, false);
     MlirValue kRow = arith(yield, "addi", lane16, 16 * kk);
     for (int np = 0; np < fn / 2; ++np) {
-      MlirValue b4 = ldmatrix(&K, yield, K.bS, cur, kRow,
-                              pbcGpuAffine1(yield, wColIn, 1, half8, 16 * np), true);
-      bF[2 * np] = bHalf(&K, yield, b4, 0);
-      bF[2 * np + 1] = bHalf(&K, yield, b4, 1);
+      MlirValue b4 =
+          ldmatrix(yield, K.bS, cur, kRow, pbcGpuAffine1(yield, wColIn, 1, half8, 16 * np), true);
+      bF[2 * np] = bHalf(yield, b4, 0);
+      bF[2 * np + 1] = bHalf(yield, b4, 1);
     }
-    MlirNamedAttribute shape = named(K.ctx, "mmaShape", parse(K.ctx, "[16 : i64, 8 : i64, 16 : i64]"));
+    MlirNamedAttribute shape =
+        pbcGpuNamed(yield, "mmaShape", pbcGpuParseAttr(yield, "[16 : i64, 8 : i64, 16 : i64]"));
     for (int mi = 0; mi < fm; ++mi)
       for (int ni = 0; ni < fn; ++ni) {
         MlirValue ops[3] = {aF[mi], bF[ni], next[mi * fn + ni]};
@@ -336,14 +324,12 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
     mlirOperationSetOperand(yield, i, next[i]);
 
   /* No copy may be in flight when the block exits; then store C once. */
-  asyncWait(&K, end, group, 0);
+  asyncWait(end, group, 0);
   for (int mi = 0; mi < fm; ++mi)
     for (int ni = 0; ni < fn; ++ni) {
       MlirValue res = mlirOperationGetResult(loop, mi * fn + ni);
       for (int e = 0; e < 4; ++e) {
-        MlirNamedAttribute pos = named(K.ctx, "static_position",
-                                       mlirDenseI64ArrayGet(K.ctx, 2, (int64_t[]){e / 2, e % 2}));
-        MlirValue x = pbcGpuOp(end, "vector.extract", 1, &res, f32, 1, &pos);
+        MlirValue x = pbcGpuVectorExtract(end, res, 2, (int64_t[]){e / 2, e % 2}, f32);
         if (narrowC)
           x = pbcGpuOp(end, "arith.truncf", 1, &x, cElem, 0, NULL);
         MlirValue iv[kPbcMaxBand];

@@ -184,8 +184,8 @@ def _index(mem, w, idx):
 
 
 class Kernel:
-    def __init__(self, env, late_copies):
-        self.env, self.late = env, late_copies
+    def __init__(self, late_copies):
+        self.late = late_copies
 
     def land(self, copies):
         for mem, dst, vals in copies:
@@ -393,7 +393,7 @@ def _launch(op, env, order, late):
     bid = np.arange(nb)[:, None]
     body = op.regions[0][0]
     raw = Shared(np.full((nb, max(smem, 1)), 0xFF, np.uint8))  # f16/f32 NaN
-    kernel = Kernel(env, late)
+    kernel = Kernel(late)
     warps, coroutines = [], []
     for wi in range(tx // WARP):
         w = Warp(nb, wi * WARP + np.arange(WARP)[None, :])

@@ -21,8 +21,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import simt  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
 
 def conv_nhwc_hwcf(x, w, stride, dilation):
     n, h, wd, c = x.shape
@@ -38,16 +36,16 @@ def conv_nhwc_hwcf(x, w, stride, dilation):
     return out
 
 
-def contraction(spec, dtype_out="f32"):
-    """A linalg.generic C[..] += A[..] * B[..] from an einsum spec."""
+def contraction(spec):
+    """The operands' and the loops' index letters of an einsum spec."""
     ins, out = spec.split("->")
     a, b = ins.split(",")
     dims = sorted(set(a + b + out), key=(a + b + out).index)
-    return a, b, out, dims, dtype_out
+    return a, b, out, dims
 
 
 def mlir_for(name, spec, sizes, out_type):
-    a, b, c, dims, _ = contraction(spec)
+    a, b, c, dims = contraction(spec)
     shape = lambda s: "x".join(str(sizes[d]) for d in s)
     amap = lambda s: "affine_map<(%s) -> (%s)>" % (", ".join(dims), ", ".join(s))
     iters = ", ".join('"reduction"' if d not in c else '"parallel"' for d in dims)
@@ -78,7 +76,7 @@ func.func @conv(%x: tensor<{N}x{H}x{W}x{C}xf16>, %w: tensor<{KH}x{KW}x{C}x{F}xf1
 
 
 def gemm_case(spec, sizes, out="f32"):
-    a, b, c, _, _ = contraction(spec)
+    a, b, c, _ = contraction(spec)
     shapes = [tuple(sizes[d] for d in s) for s in (a, b, c)]
     ref = lambda A, B, C: C.astype(np.float64) + np.einsum(spec, A.astype(np.float64), B.astype(np.float64))
     return mlir_for("k", spec, sizes, out), shapes, ref, out
