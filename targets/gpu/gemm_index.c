@@ -34,20 +34,26 @@ void pbcGpuGemmDelinearize(MlirOperation before, const PbcGemm *g, PbcGemmRole r
   }
 }
 
+MlirValue pbcGpuEvalLinear(MlirOperation before, const PbcLinearForm *f, int n,
+                           const MlirValue from[], const MlirValue to[]) {
+  MlirValue x = cst(before, f->constant);
+  for (int t = 0; t < f->nTerms; ++t) {
+    MlirValue v = f->values[t]; /* a loop index, or a value from outside */
+    for (int i = 0; i < n; ++i)
+      if (from[i].ptr == v.ptr)
+        v = to[i];
+    x = pbcGpuAffine1(before, x, f->coeffs[t], v, 0);
+  }
+  return x;
+}
+
 int pbcGpuGemmSubscripts(MlirOperation before, const PbcGemm *g, const PbcAccess *acc,
                          const MlirValue iv[], MlirValue out[]) {
-  for (int d = 0; d < acc->rank; ++d) {
-    const PbcLinearForm *f = &acc->subscripts[d];
-    MlirValue x = cst(before, f->constant);
-    for (int t = 0; t < f->nTerms; ++t) {
-      MlirValue v = f->values[t]; /* a band index, or a value from outside */
-      for (int l = 0; l < g->depth; ++l)
-        if (pbcLoopIv(g->band[l]).ptr == v.ptr)
-          v = iv[l];
-      x = pbcGpuAffine1(before, x, f->coeffs[t], v, 0);
-    }
-    out[d] = x;
-  }
+  MlirValue band[kPbcMaxBand];
+  for (int l = 0; l < g->depth; ++l)
+    band[l] = pbcLoopIv(g->band[l]);
+  for (int d = 0; d < acc->rank; ++d)
+    out[d] = pbcGpuEvalLinear(before, &acc->subscripts[d], g->depth, band, iv);
   return acc->rank;
 }
 

@@ -37,6 +37,9 @@ static bool run(MlirOperation func, void *state) {
     bool wholeFragments = !st->lanes && !st->mmaSync;
     if (!pbcGpuMatchGemm(roots[i], &g) || (wholeFragments && !g.plain))
       continue;
+    /* Per-element copy-out absorbs the fill and the pointwise consumer. */
+    if (!wholeFragments)
+      pbcGpuMatchNeighbours(&g);
     if (st->lanes)
       pbcGpuEmitLaneMma(&g, st->lanes);
     else if (st->mmaSync)

@@ -41,13 +41,15 @@ static bool isRowMajor(MlirValue memref) {
   return pbcMemrefHasIdentityLayout(t) && mlirShapedTypeHasStaticShape(t);
 }
 
-/* Tiles index from the origin: the loops must start at 0. */
-static bool startsAtZero(MlirOperation loop) {
+long long pbcGpuZeroBasedTrip(MlirOperation loop) {
   MlirAttribute lb = mlirOperationGetAttributeByName(loop, str("lowerBoundMap"));
-  if (mlirAttributeIsNull(lb) || !mlirAttributeIsAAffineMap(lb))
-    return false;
+  if (mlirAttributeIsNull(lb) || !mlirAttributeIsAAffineMap(lb) || pbcLoopStep(loop) != 1)
+    return -1;
   MlirAffineMap map = mlirAffineMapAttrGetValue(lb);
-  return mlirAffineMapIsSingleConstant(map) && mlirAffineMapGetSingleConstantResult(map) == 0;
+  if (!mlirAffineMapIsSingleConstant(map) || mlirAffineMapGetSingleConstantResult(map) != 0)
+    return -1;
+  long long trip = pbcExtAffineConstantTripCount(loop);
+  return trip > 0 ? trip : -1;
 }
 
 static bool allLinear(const PbcAccess *acc) {
@@ -150,11 +152,12 @@ bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g) {
   g->depth = pbcLoopBand(root, g->band, kPbcMaxBand);
   if (g->depth < 3)
     return false;
-  for (int l = 0; l < g->depth; ++l) {
-    g->trip[l] = pbcExtAffineConstantTripCount(g->band[l]);
-    if (g->trip[l] <= 0 || pbcLoopStep(g->band[l]) != 1 || !startsAtZero(g->band[l]))
+  g->fill = g->epilogue = (MlirOperation){NULL};
+  g->init = (MlirValue){NULL};
+  g->storeC = true;
+  for (int l = 0; l < g->depth; ++l)
+    if ((g->trip[l] = pbcGpuZeroBasedTrip(g->band[l])) < 0)
       return false;
-  }
   PbcAccess x, y;
   if (!matchBody(g, &x, &y) || !allLinear(&x) || !allLinear(&y))
     return false;
@@ -214,5 +217,3 @@ int pbcGpuTileIndices(const PbcTileLaunch *t, MlirValue row, MlirValue col, bool
   out[n++] = transposed ? row : col;
   return n;
 }
-
-void pbcGpuTileFinish(const PbcGemm *g) { mlirOperationDestroy(g->root); }

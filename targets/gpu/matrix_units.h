@@ -43,12 +43,40 @@ typedef struct {
    * [j][k] (column-major fragments). */
   bool plain, aT, bT;
   MlirOperation root;
+  /* Neighbours the kernel absorbs (pbcGpuMatchNeighbours), or null: the
+   * nest before that stores `init` into all of C, and the pointwise nest
+   * after that reads C. storeC: the kernel still stores C (read elsewhere
+   * too, or no epilogue). */
+  MlirOperation fill, epilogue;
+  MlirValue init;
+  bool storeC;
 } PbcGemm;
 
 /* Whether the nest rooted at `root` (classified matmul by S2) is a
  * contraction the matrix units take: f16 A and B, f16 or f32 C, linear
  * subscripts, loops from 0 with step 1, M, N, K multiples of 16. */
 bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g);
+
+/* Finds the neighbours of a matched gemm its kernel can absorb
+ * (gemm_epilogue.c): a fill of all of C with a loop-invariant value just
+ * before it (the accumulators start from that value instead of loading C),
+ * and a pointwise nest just after it that reads each element of C once at
+ * its own index and writes another buffer (bias, activation, truncation
+ * run on the accumulators in registers; C need not be stored at all when
+ * nothing else reads it). Constants and allocations between the nests move
+ * above the gemm. */
+void pbcGpuMatchNeighbours(PbcGemm *g);
+/* C's element at the band indices iv[] as the accumulator starts, in f32:
+ * the fill's value, or C loaded. */
+MlirValue pbcGpuAccInit(MlirOperation before, const PbcGemm *g, const MlirValue iv[]);
+/* The copy-out of the f32 accumulator of C's element at iv[]: stored into
+ * C (narrowed to C's type) if g->storeC, then the epilogue's body for that
+ * element. */
+void pbcGpuCopyOut(MlirOperation before, const PbcGemm *g, MlirValue acc, const MlirValue iv[]);
+
+/* Tiles index from the origin: a loop's constant trip count if it runs
+ * from 0 with step 1, else -1. */
+long long pbcGpuZeroBasedTrip(MlirOperation loop);
 
 /* Whether subscript f is exactly loop's induction variable. */
 bool pbcGpuSubscriptIsIv(const PbcLinearForm *f, MlirOperation loop);
@@ -69,7 +97,8 @@ MlirOperation pbcGpuTileKLoop(const PbcTileLaunch *t, const PbcGemm *g, MlirValu
  * col, or [b,] col, row when stored transposed); returns their number. */
 int pbcGpuTileIndices(const PbcTileLaunch *t, MlirValue row, MlirValue col, bool transposed,
                       MlirValue out[3]);
-/* Erases the nest the launch replaces. */
+/* Erases the nest the launch replaces and the neighbours it absorbed (and
+ * C's buffer, once nothing uses it). */
 void pbcGpuTileFinish(const PbcGemm *g);
 
 /* Element addressing for emitters that load per thread (gemm_index.c). */
@@ -82,6 +111,10 @@ void pbcGpuGemmDelinearize(MlirOperation before, const PbcGemm *g, PbcGemmRole r
                            MlirValue iv[]);
 /* acc's subscripts evaluated with the band's loop indices iv[], into out[];
  * returns their number. */
+/* A linear form evaluated with index values: every from[i] among its
+ * values stands for to[i]. */
+MlirValue pbcGpuEvalLinear(MlirOperation before, const PbcLinearForm *f, int n,
+                           const MlirValue from[], const MlirValue to[]);
 int pbcGpuGemmSubscripts(MlirOperation before, const PbcGemm *g, const PbcAccess *acc,
                          const MlirValue iv[], MlirValue out[]);
 /* memref.load of acc at iv[]; memref.store of v into C at iv[]. */

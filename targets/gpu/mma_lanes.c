@@ -3,8 +3,8 @@
  * (matrix_units.h), packs them into vectors, and the wave multiplies 16x16x16
  * tiles with one instruction per k step, accumulating in f32 registers.
  * Element loads take any affine subscripts (gemm_index.c): transposed
- * operands and convolutions (implicit GEMM) included. C in f16 is widened on
- * load and narrowed on store. */
+ * operands and convolutions (implicit GEMM) included. The copy-out
+ * (gemm_epilogue.c) narrows f16 C and runs an absorbed pointwise consumer. */
 #include <string.h>
 
 #include "gpu_build.h"
@@ -23,10 +23,6 @@ static MlirValue pack(MlirOperation before, MlirValue *elems, int n, MlirType el
                   NULL);
 }
 
-static MlirValue cast(MlirOperation before, const char *op, MlirValue v, MlirType to) {
-  return pbcGpuOp(before, op, 1, &v, to, 0, NULL);
-}
-
 /* C's row loops (into ivC) for accumulator element e of the lane in quad q:
  * row i0 + cRowPerQuad * q + cRowPerElem * e. */
 static void cRow(MlirOperation before, const PbcGemm *g, const PbcLaneLayout *L, MlirValue i0,
@@ -40,8 +36,6 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
   MlirOperation end = t.end;
   MlirContext ctx = mlirOperationGetContext(g->root);
   MlirType f32 = mlirF32TypeGet(ctx);
-  MlirType cElem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
-  bool narrowC = !mlirTypeIsAF32(cElem);
   /* Lane l: r = l % 16 (A's row, B's and C's column), q = l / 16. */
   MlirValue r = pbcGpuArith(end, "remui", t.lane, cst(end, kPbcFrag));
   MlirValue q = pbcGpuArith(end, "divui", t.lane, cst(end, kPbcFrag));
@@ -56,9 +50,7 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
   MlirValue acc[16];
   for (int e = 0; e < L->cElems; ++e) {
     cRow(end, g, L, t.i0, q, e, ivC);
-    acc[e] = pbcGpuGemmLoad(end, g, &g->c, ivC);
-    if (narrowC)
-      acc[e] = cast(end, "arith.extf", acc[e], f32);
+    acc[e] = pbcGpuAccInit(end, g, ivC);
   }
   MlirValue acc0 = pack(end, acc, L->cElems, f32);
   MlirOperation loop = pbcGpuTileKLoop(&t, g, acc0);
@@ -89,10 +81,8 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
   MlirValue res = mlirOperationGetResult(loop, 0);
   for (int e = 0; e < L->cElems; ++e) {
     MlirValue v = pbcGpuVectorExtract(end, res, 1, (int64_t[]){e}, f32);
-    if (narrowC)
-      v = cast(end, "arith.truncf", v, cElem);
     cRow(end, g, L, t.i0, q, e, ivC);
-    pbcGpuGemmStore(end, g, v, ivC);
+    pbcGpuCopyOut(end, g, v, ivC);
   }
   pbcGpuTileFinish(g);
 }

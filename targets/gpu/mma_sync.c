@@ -264,10 +264,8 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   for (int s = 0; s + 1 < t->stages; ++s)
     group = copyStage(&K, end, cst(end, s), cst(end, s));
 
-  /* Accumulators start from C (f16 C widened). */
-  MlirType cElem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
-  bool narrowC = !mlirTypeIsAF32(cElem);
   MlirType accType = pbcGpuParseType(end, "vector<2x2xf32>");
+  /* Accumulators start from the fill's value or from C (widened). */
   MlirValue acc[256];
   for (int mi = 0; mi < fm; ++mi)
     for (int ni = 0; ni < fn; ++ni) {
@@ -275,10 +273,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
       for (int e = 0; e < 4; ++e) {
         MlirValue iv[kPbcMaxBand];
         accElement(&K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
-        MlirValue x = pbcGpuGemmLoad(end, g, &g->c, iv);
-        if (narrowC)
-          x = pbcGpuOp(end, "arith.extf", 1, &x, f32, 0, NULL);
-        v = pbcGpuVectorInsert(end, x, v, 2, (int64_t[]){e / 2, e % 2});
+        v = pbcGpuVectorInsert(end, pbcGpuAccInit(end, g, iv), v, 2, (int64_t[]){e / 2, e % 2});
       }
       acc[mi * fn + ni] = v;
     }
@@ -323,18 +318,17 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   for (int i = 0; i < fm * fn; ++i)
     mlirOperationSetOperand(yield, i, next[i]);
 
-  /* No copy may be in flight when the block exits; then store C once. */
+  /* No copy may be in flight when the block exits; then the copy-out, once
+   * per element of C (the absorbed epilogue included). */
   asyncWait(end, group, 0);
   for (int mi = 0; mi < fm; ++mi)
     for (int ni = 0; ni < fn; ++ni) {
       MlirValue res = mlirOperationGetResult(loop, mi * fn + ni);
       for (int e = 0; e < 4; ++e) {
         MlirValue x = pbcGpuVectorExtract(end, res, 2, (int64_t[]){e / 2, e % 2}, f32);
-        if (narrowC)
-          x = pbcGpuOp(end, "arith.truncf", 1, &x, cElem, 0, NULL);
         MlirValue iv[kPbcMaxBand];
         accElement(&K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
-        pbcGpuGemmStore(end, g, x, iv);
+        pbcGpuCopyOut(end, g, x, iv);
       }
     }
   pbcGpuTileFinish(g);

@@ -222,9 +222,13 @@ class Kernel:
         binary = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply,
                   "arith.divui": np.floor_divide, "arith.remui": np.remainder,
                   "arith.minui": np.minimum, "arith.addf": np.add, "arith.mulf": np.multiply,
-                  "arith.maxui": np.maximum}
+                  "arith.maxui": np.maximum, "arith.subf": np.subtract, "arith.divf": np.divide,
+                  "arith.maximumf": np.maximum, "arith.minimumf": np.minimum}
+        unary = {"arith.negf": np.negative, "math.exp": np.exp, "math.tanh": np.tanh}
         if n in binary:
             out = binary[n](get(0), get(1))
+        elif n in unary:
+            out = unary[n](get(0))
         elif n == "arith.constant":
             out = _constant(op, types[0])
         elif n in ("arith.extf", "arith.truncf"):
@@ -331,7 +335,7 @@ def _constant(op, t):
     shape, dt = _shape_dtype(t)
     v = _attr(op, "value")
     if v.startswith("dense<"):
-        x = float(re.match(r"dense<([^>]*)>", v).group(1))
+        x = float(re.match(r"dense<([^>]*)", v).group(1))
         return np.full((1, 1) + shape, x, dtype=dt)
     lit = v.split(":")[0].strip()
     if lit in ("true", "false"):

@@ -75,11 +75,28 @@ func.func @conv(%x: tensor<{N}x{H}x{W}x{C}xf16>, %w: tensor<{KH}x{KW}x{C}x{F}xf1
 """
 
 
+def f16(rng, shape):
+    return (rng.standard_normal(shape) * 0.5).astype(np.float16)
+
+
+def accumulate_case(text, shapes, product, out):
+    """C += A * B on the function (A, B, C) -> C: C starts random (C0), so
+    an element the kernel never writes fails. The function's last argument
+    is the result buffer; the nest that copies C into it runs outside the
+    launches, so it starts as C0 too."""
+    def make(rng):
+        A, B = f16(rng, shapes[0]), f16(rng, shapes[1])
+        C0 = rng.standard_normal(shapes[2]).astype(np.float16 if out == "f16" else np.float32)
+        expect = C0.astype(np.float64) + product(A.astype(np.float64), B.astype(np.float64))
+        return [A, B, C0, C0.copy()], expect
+    return text, make, out
+
+
 def gemm_case(spec, sizes, out="f32"):
     a, b, c, _ = contraction(spec)
     shapes = [tuple(sizes[d] for d in s) for s in (a, b, c)]
-    ref = lambda A, B, C: C.astype(np.float64) + np.einsum(spec, A.astype(np.float64), B.astype(np.float64))
-    return mlir_for("k", spec, sizes, out), shapes, ref, out
+    return accumulate_case(mlir_for("k", spec, sizes, out), shapes,
+                           lambda A, B: np.einsum(spec, A, B), out)
 
 
 def conv_case(n, h, w, c, kh, kw, f, stride, dilation, out="f32"):
@@ -87,9 +104,50 @@ def conv_case(n, h, w, c, kh, kw, f, stride, dilation, out="f32"):
     ow = (w - dilation * (kw - 1) - 1) // stride + 1
     text = CONV.format(N=n, H=h, W=w, C=c, KH=kh, KW=kw, F=f, OH=oh, OW=ow, T=out, S=stride, D=dilation)
     shapes = [(n, h, w, c), (kh, kw, c, f), (n, oh, ow, f)]
-    ref = lambda X, W, O: O.astype(np.float64) + conv_nhwc_hwcf(X.astype(np.float64), W.astype(np.float64), stride, dilation)
-    return text, shapes, ref, out
+    return accumulate_case(text, shapes, lambda X, W: conv_nhwc_hwcf(X, W, stride, dilation), out)
 
+
+# The fill before the contraction and the pointwise nest after it run in the
+# kernel: relu(A * B + bias) truncated to f16, with no f32 intermediate.
+EPILOGUE = """
+func.func @k(%a: tensor<{A}xf16>, %b: tensor<{B}xf16>, %bias: tensor<{N}xf32>) -> tensor<{C}xf16> {{
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<{C}xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<{C}xf32>) -> tensor<{C}xf32>
+  %m = {OP} ins(%a, %b : tensor<{A}xf16>, tensor<{B}xf16>) outs(%z : tensor<{C}xf32>) -> tensor<{C}xf32>
+  %eh = tensor.empty() : tensor<{C}xf16>
+  %h = linalg.generic {{indexing_maps = [{ID}, {LAST}, {ID}], iterator_types = [{PAR}]}}
+      ins(%m, %bias : tensor<{C}xf32>, tensor<{N}xf32>) outs(%eh : tensor<{C}xf16>) {{
+    ^bb0(%x: f32, %y: f32, %o: f16):
+      %s = arith.addf %x, %y : f32
+      %r = arith.maximumf %s, %zero : f32
+      %t = arith.truncf %r : f32 to f16
+      linalg.yield %t : f16
+  }} -> tensor<{C}xf16>
+  return %h : tensor<{C}xf16>
+}}
+"""
+
+
+def epilogue_case(op, a, b, c, product):
+    dims = ", ".join("d%d" % i for i in range(len(c)))
+    text = EPILOGUE.format(
+        OP=op, A="x".join(map(str, a)), B="x".join(map(str, b)), C="x".join(map(str, c)), N=c[-1],
+        ID="affine_map<(%s) -> (%s)>" % (dims, dims),
+        LAST="affine_map<(%s) -> (d%d)>" % (dims, len(c) - 1),
+        PAR=", ".join(['"parallel"'] * len(c)))
+
+    def make(rng):
+        A, B = f16(rng, a), f16(rng, b)
+        bias = rng.standard_normal(c[-1]).astype(np.float32)
+        D = rng.standard_normal(c).astype(np.float16)  # unwritten elements fail
+        expect = np.maximum(product(A.astype(np.float64), B.astype(np.float64)) + bias, 0)
+        return [A, B, bias, D], expect
+    return text, make, "f16"
+
+
+CONV_OP = ("linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, "
+           "strides = dense<1> : tensor<2xi64>}")
 
 CASES = {
     # 32x32 block tiles, 2 stages, 16-byte async copies of A and B.
@@ -105,11 +163,16 @@ CASES = {
     "conv_d2_f16": conv_case(2, 12, 12, 16, 3, 3, 32, 1, 2, out="f16"),
     # 128x128 block tiles of 2x2 warps (64x64 each), 4 stages.
     "mm_large": gemm_case("mk,kn->mn", dict(m=1536, k=128, n=1536)),
+    # Fill and bias + relu + truncf absorbed (fused copy-out).
+    "mm_bias_relu": epilogue_case("linalg.matmul", (64, 96), (96, 128), (64, 128),
+                                  lambda A, B: A @ B),
+    "conv_bias_relu": epilogue_case(CONV_OP, (1, 10, 10, 32), (3, 3, 32, 64), (1, 8, 8, 64),
+                                    lambda X, W: conv_nhwc_hwcf(X, W, 1, 1)),
 }
 
 
 def run_case(name, pbc, mlir_opt, chip, rng):
-    text, shapes, ref, out = CASES[name]
+    text, make, out = CASES[name]
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, name + ".mlir")
         with open(src, "w") as f:
@@ -125,19 +188,15 @@ def run_case(name, pbc, mlir_opt, chip, rng):
     if "nvgpu.mma.sync" not in generic.stdout:
         return "no nvgpu.mma.sync in the S3 output"
     func = list(simt.parse_module(generic.stdout).values())[0]
-    A = (rng.standard_normal(shapes[0]) * 0.5).astype(np.float16)
-    B = (rng.standard_normal(shapes[1]) * 0.5).astype(np.float16)
-    C0 = rng.standard_normal(shapes[2]).astype(np.float16 if out == "f16" else np.float32)
-    expect = ref(A, B, C0)
+    args, expect = make(rng)
     tol = 4e-3 if out == "f16" else 1e-4
     for order, late in (("forward", True), ("reverse", False)):
-        # The function's last argument is the result buffer; the nest that
-        # copies C into it runs outside the launches, so start it as C0.
-        C = C0.copy()
-        simt.run_function(func, [A, B, C0.copy(), C], order=order, late_copies=late)
-        err = np.max(np.abs(C.astype(np.float64) - expect)) / np.max(np.abs(expect))
+        run = [x.copy() for x in args]
+        simt.run_function(func, run, order=order, late_copies=late)
+        got = run[-1]
+        err = np.max(np.abs(got.astype(np.float64) - expect)) / np.max(np.abs(expect))
         if not np.isfinite(err) or err > tol:
-            bad = np.argwhere(~np.isclose(C, expect, rtol=tol, atol=tol * np.max(np.abs(expect))))
+            bad = np.argwhere(~np.isclose(got, expect, rtol=tol, atol=tol * np.max(np.abs(expect))))
             return "%s warps, %s copies: relative error %.3g (%d elements off, first at %s)" % (
                 order, "late" if late else "eager", err, len(bad), tuple(bad[0]) if len(bad) else "-")
     return None

@@ -3,12 +3,17 @@
 // shared memory (rows padded by 8 halves) by 16-byte cp.async copies, S
 // stages in flight (wait for at most S-2 groups, then a barrier, then the
 // next copies), ldmatrix fragments, mma.sync m16n8k16 accumulators carried
-// across the k loop, C stored once. Operands whose 8 consecutive k (A) or n
+// across the k loop, C stored once. The fill before the nest and a
+// pointwise consumer after it are absorbed: the accumulators start from the
+// fill's value, and the consumer (bias, relu, truncation) runs on them in
+// registers instead of reading C back from memory. Operands whose 8 consecutive k (A) or n
 // (B) are not contiguous are staged by element copies. f32 matmuls and
 // shapes that are not multiples of 16 keep the generic mapping.
 // RUN: split-file %s %t
 // RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/mm.mlir | FileCheck %s --check-prefix=MMA
 // RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/conv.mlir | FileCheck %s --check-prefix=CONV
+// RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/mm_bias_relu.mlir | FileCheck %s --check-prefix=FUSED
+// RUN: pbc --target=nvgpu --emit=s3 %t/consumers.mlir | FileCheck %s --check-prefix=CONSUMERS
 // RUN: pbc --target=nvgpu --emit=s3 %t/transposed.mlir | FileCheck %s --check-prefix=TRANS
 // RUN: pbc --target=nvgpu --emit=s3 %t/large.mlir | FileCheck %s --check-prefix=LARGE
 // RUN: pbc --target=nvgpu --chip=sm_86 --emit=s3 %t/large.mlir | FileCheck %s --check-prefix=SM86
@@ -21,8 +26,10 @@
 // RUN: pbc-opt --target=nvgpu --through=s2 %S/../gpu/inputs/conv.mlir | pbc-opt --target=nvgpu -p 'pbc-gpu-map-matrix-units{unit=subgroup-mma}' - | FileCheck %s --check-prefix=F32
 
 // 128x64 . 64x96 on 108 SMs: 32x32 block tiles (more blocks), 2x2 warps of
-// 16x16, BK 32, 2 stages (K has 2 tiles).
+// 16x16, BK 32, 2 stages (K has 2 tiles). The zero fill is absorbed.
 // MMA-LABEL: func.func @mm
+// MMA: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<2x2xf32>
+// MMA-NOT: affine.for
 // MMA: gpu.launch blocks({{.*}}) in ({{.*}} = %c3, {{.*}} = %c4, {{.*}} = %c1) threads({{.*}}) in ({{.*}} = %c128, {{.*}} = %c1, {{.*}} = %c1) dynamic_shared_memory_size %c10240_i32
 // MMA: %[[RAW:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // MMA: %[[AS:.*]] = memref.view %[[RAW]][%c0][] {{.*}} to memref<2x32x40xf16, #gpu.address_space<workgroup>>
@@ -30,8 +37,8 @@
 // MMA: nvgpu.device_async_copy %arg0[{{.*}}], %[[AS]][%c0, {{.*}}], 8 {bypassL1}
 // MMA: nvgpu.device_async_copy %arg1[{{.*}}], %[[BS]][%c0, {{.*}}], 8 {bypassL1}
 // MMA: %[[G:.*]] = nvgpu.device_async_create_group
-// MMA: memref.load %arg2
-// MMA: scf.for {{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>)
+// MMA-NOT: memref.load %arg2
+// MMA: scf.for {{.*}} iter_args({{.*}} = %[[ZERO]], {{.*}} = %[[ZERO]]) -> (vector<2x2xf32>, vector<2x2xf32>)
 // MMA-NEXT: nvgpu.device_async_wait %[[G]] {numGroups = 0 : i32}
 // MMA-NEXT: gpu.barrier
 // MMA: nvgpu.device_async_copy %arg0
@@ -45,6 +52,49 @@
 // MMA: memref.store {{.*}}, %arg2
 // MMA-NOT: affine.load
 // MMA: return
+
+// bias + relu + truncf in the copy-out: no f32 intermediate buffer, no
+// second nest; C's element goes from the accumulator to the consumer.
+// FUSED-LABEL: func.func @mm_bias_relu
+// FUSED-NOT: memref.alloc
+// FUSED: gpu.launch
+// FUSED: nvgpu.mma.sync
+// FUSED: scf.yield
+// FUSED: nvgpu.device_async_wait
+// FUSED-NOT: memref.store
+// FUSED: %[[X:.*]] = vector.extract
+// FUSED-NOT: memref.store
+// FUSED: %[[BIAS:.*]] = memref.load %arg2
+// FUSED: %[[S:.*]] = arith.addf %[[X]], %[[BIAS]] {{.*}}: f32
+// FUSED: %[[R:.*]] = arith.maximumf %[[S]], {{.*}} : f32
+// FUSED: %[[H:.*]] = arith.truncf %[[R]] : f32 to f16
+// FUSED: memref.store %[[H]], %arg3
+// FUSED-NOT: affine.for
+// FUSED-NOT: memref.alloc
+// FUSED: return
+
+// Consumers that stay nests: a row sum (its store is not one element per
+// iteration) keeps C stored; a consumer reading C shifted by one column is
+// not element-wise. A consumer reading C transposed is absorbed.
+// CONSUMERS-LABEL: func.func @rowsum
+// CONSUMERS: %[[C:.*]] = memref.alloc() {{.*}} : memref<64x64xf32>
+// CONSUMERS: gpu.launch
+// CONSUMERS: memref.store {{.*}}, %[[C]]
+// CONSUMERS: affine.{{for|parallel}}
+// CONSUMERS: affine.load %[[C]]
+// CONSUMERS-LABEL: func.func @shifted
+// CONSUMERS: %[[C:.*]] = memref.alloc() {{.*}} : memref<64x64xf32>
+// CONSUMERS: gpu.launch
+// CONSUMERS: memref.store {{.*}}, %[[C]]
+// CONSUMERS: affine.{{for|parallel}}
+// CONSUMERS: affine.load %[[C]]
+// CONSUMERS-LABEL: func.func @transposed_out
+// CONSUMERS-NOT: memref.alloc
+// CONSUMERS: gpu.launch
+// CONSUMERS: arith.addf
+// CONSUMERS: memref.store {{.*}}, %arg2
+// CONSUMERS-NOT: affine.{{for|parallel}}
+// CONSUMERS: return
 
 // Implicit GEMM (M = 256, N = 64, K = 288): A's k runs along the input's
 // channels, so the window is copied 16 bytes at a time from the input itself;
@@ -63,7 +113,6 @@
 // TRANS-NOT: nvgpu.device_async_copy %arg1
 // TRANS: %[[K:.*]] = memref.load %arg1
 // TRANS: memref.store %[[K]], %view
-// TRANS: arith.extf {{.*}} : f16 to f32
 // TRANS: nvgpu.mma.sync
 // TRANS: arith.truncf {{.*}} : f32 to f16
 
@@ -129,4 +178,53 @@ func.func @mm(%a: tensor<2048x1024xf16>, %b: tensor<1024x2048xf16>) -> tensor<20
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
   %r = linalg.matmul ins(%a, %b : tensor<2048x1024xf16>, tensor<1024x2048xf16>) outs(%f : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
   return %r : tensor<2048x2048xf32>
+}
+
+//--- consumers.mlir
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+#row = affine_map<(d0, d1) -> (d0)>
+#shift = affine_map<(d0, d1) -> (d0, d1 + 1)>
+func.func @rowsum(%a: tensor<64x32xf16>, %b: tensor<32x64xf16>) -> tensor<64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<64x32xf16>, tensor<32x64xf16>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %e1 = tensor.empty() : tensor<64xf32>
+  %f1 = linalg.fill ins(%z : f32) outs(%e1 : tensor<64xf32>) -> tensor<64xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%m : tensor<64x64xf32>) outs(%f1 : tensor<64xf32>) {
+    ^bb0(%x: f32, %acc: f32):
+      %y = arith.addf %x, %acc : f32
+      linalg.yield %y : f32
+  } -> tensor<64xf32>
+  return %s : tensor<64xf32>
+}
+func.func @shifted(%a: tensor<64x32xf16>, %b: tensor<32x64xf16>) -> tensor<64x63xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<64x32xf16>, tensor<32x64xf16>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %e1 = tensor.empty() : tensor<64x63xf32>
+  %s = linalg.generic {indexing_maps = [#shift, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<64x64xf32>) outs(%e1 : tensor<64x63xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %y = arith.addf %x, %x : f32
+      linalg.yield %y : f32
+  } -> tensor<64x63xf32>
+  return %s : tensor<64x63xf32>
+}
+func.func @transposed_out(%a: tensor<64x32xf16>, %b: tensor<32x64xf16>) -> tensor<64x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<64x32xf16>, tensor<32x64xf16>) outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %e1 = tensor.empty() : tensor<64x64xf32>
+  %s = linalg.generic {indexing_maps = [#t, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<64x64xf32>) outs(%e1 : tensor<64x64xf32>) {
+    ^bb0(%x: f32, %o: f32):
+      %y = arith.addf %x, %x : f32
+      linalg.yield %y : f32
+  } -> tensor<64x64xf32>
+  return %s : tensor<64x64xf32>
 }
