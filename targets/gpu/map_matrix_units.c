@@ -35,7 +35,8 @@ static bool run(MlirOperation func, void *state) {
     /* Whole-fragment loads need plain row-major operands; the other
      * emitters take any affine subscripts (convolutions too). */
     bool wholeFragments = !st->lanes && !st->mmaSync;
-    if (!pbcGpuMatchGemm(roots[i], &g) || (wholeFragments && !g.plain))
+    if (!pbcGpuMatchGemm(roots[i], &g) || (wholeFragments && !g.plain) ||
+        (g.partial && !st->mmaSync))
       continue;
     /* Per-element copy-out absorbs the fill and the pointwise consumer. */
     if (!wholeFragments)

@@ -180,8 +180,8 @@ bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g) {
   g->batch = size[kPbcBatch], g->m = size[kPbcRowM], g->n = size[kPbcColN], g->k = size[kPbcRed];
   matchPlain(g);
   /* Grid y and z hold at most 65535 blocks. */
-  return g->m % kPbcFrag == 0 && g->n % kPbcFrag == 0 && g->k % kPbcFrag == 0 &&
-         g->m / kPbcFrag <= 65535 && g->batch <= 65535;
+  g->partial = g->m % kPbcFrag || g->n % kPbcFrag || g->k % kPbcFrag;
+  return (g->m + kPbcFrag - 1) / kPbcFrag <= 65535 && g->batch <= 65535;
 }
 
 PbcTileLaunch pbcGpuTileLaunch(const PbcGemm *g, int lanes) {

@@ -42,6 +42,9 @@ typedef struct {
    * them: what whole-fragment loads need. aT/bT: A read as [k][i], B as
    * [j][k] (column-major fragments). */
   bool plain, aT, bT;
+  /* M, N or K is not a multiple of 16: only emitters that mask their
+   * copies and stores (mma-sync) take it. */
+  bool partial;
   MlirOperation root;
   /* Neighbours the kernel absorbs (pbcGpuMatchNeighbours), or null: the
    * nest before that stores `init` into all of C, and the pointwise nest
@@ -54,7 +57,8 @@ typedef struct {
 
 /* Whether the nest rooted at `root` (classified matmul by S2) is a
  * contraction the matrix units take: f16 A and B, f16 or f32 C, linear
- * subscripts, loops from 0 with step 1, M, N, K multiples of 16. */
+ * subscripts, loops from 0 with step 1 (g->partial when M, N or K is not a
+ * multiple of 16). */
 bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g);
 
 /* Finds the neighbours of a matched gemm its kernel can absorb

@@ -20,7 +20,14 @@
  *   start the copies of tile kt+S-1 into the stage tile kt-1 used;
  *   multiply tile kt.
  * Tiles past the end re-copy the last tile (clamped index), which keeps the
- * number of copy groups per iteration uniform and costs S-1 tile copies. */
+ * number of copy groups per iteration uniform and costs S-1 tile copies.
+ *
+ * Partial tiles (M, N or K not a multiple of the tile): the grid covers the
+ * edge with a last, partial tile. Copies past an operand's edge read a
+ * clamped (valid) address; past K's edge they put zeros in shared memory
+ * (cp.async with no source elements, a select for element copies), so the
+ * padding adds nothing to the products. The copy-out of C's elements past
+ * M's or N's edge is skipped (scf.if). */
 #include <stdio.h>
 
 #include "gpu_build.h"
@@ -30,33 +37,43 @@
 
 enum { kWarp = 32, kPad = 8, kChunk = 8 /* f16 per 16-byte copy */ };
 
-static int largestTile(long long x, int cap) {
-  for (int t = cap; t > kPbcFrag; t /= 2)
-    if (x % t == 0)
-      return t;
-  return kPbcFrag;
+/* A block-tile side for x indices: the largest of cap, cap/2, ..., 16 that
+ * divides x; when x is not a multiple of 16, the smallest power of two
+ * from 16 up to cap that covers it (the last tile is partial: masked). */
+static int tileFor(long long x, int cap) {
+  int t = cap;
+  if (x % kPbcFrag == 0) {
+    while (t > kPbcFrag && x % t)
+      t /= 2;
+    return t;
+  }
+  for (t = kPbcFrag; t < cap && t < x; t *= 2)
+    ;
+  return t;
 }
+
+static long long tilesOf(long long x, int tile) { return (x + tile - 1) / tile; }
 
 PbcBlockTiles pbcGpuChooseBlockTiles(const PbcGemm *g, long long sms, long long sharedBytes) {
   PbcBlockTiles t;
-  t.bm = largestTile(g->m, 128);
-  t.bn = largestTile(g->n, 128);
+  t.bm = tileFor(g->m, 128);
+  t.bn = tileFor(g->n, 128);
   /* Fewer blocks than SMs leaves SMs idle: split the larger side (not below
    * 32) until every SM has a block. */
-  while ((g->m / t.bm) * (g->n / t.bn) * g->batch < sms && (t.bm > 32 || t.bn > 32)) {
+  while (tilesOf(g->m, t.bm) * tilesOf(g->n, t.bn) * g->batch < sms && (t.bm > 32 || t.bn > 32)) {
     if (t.bn >= t.bm && t.bn > 32)
       t.bn /= 2;
     else
       t.bm /= 2;
   }
-  t.bk = g->k % 32 == 0 ? 32 : 16;
+  t.bk = g->k % 32 == 0 || g->k % 16 ? 32 : 16;
   t.warpsM = t.bm >= 32 ? 2 : 1;
   t.warpsN = t.bn >= 32 ? 2 : 1;
   t.stageBytes = 2LL * (t.bm * (t.bk + kPad) + t.bk * (t.bn + kPad));
   /* Half the SM's shared memory per block, so that two blocks share an SM
    * and one's barrier waits hide behind the other's work. */
   long long stages = sharedBytes / 2 / t.stageBytes;
-  long long kTiles = g->k / t.bk;
+  long long kTiles = tilesOf(g->k, t.bk);
   if (stages > kTiles) /* more stages than k tiles would only re-copy */
     stages = kTiles;
   t.stages = stages < 2 ? 2 : stages > 4 ? 4 : (int)stages;
@@ -70,6 +87,7 @@ typedef struct {
   MlirValue aS, bS;      /* shared tiles [stage][row][col] */
   MlirValue tid, i0, j0; /* thread, the block's origin in C */
   MlirValue ivBatch[kPbcMaxBand];
+  MlirValue zeroF16; /* what partial tiles hold past the edge */
   int threads;
   long long kTiles;
   bool asyncA, asyncB; /* 16-byte cp.async copies */
@@ -78,6 +96,31 @@ typedef struct {
 static MlirValue cst(MlirOperation before, long long v) { return pbcGpuConstIndex(before, v); }
 static MlirValue arith(MlirOperation before, const char *op, MlirValue a, long long b) {
   return pbcGpuArith(before, op, a, cst(before, b));
+}
+
+static long long roleSize(const PbcGemm *g, PbcGemmRole role) {
+  return role == kPbcRowM ? g->m : role == kPbcColN ? g->n : g->k;
+}
+
+/* Partial tiles: an index x of `role` in tiles of `tile` (x from a multiple
+ * of vec). When the role's size is not a multiple of the tile, x is
+ * clamped into range (so that addresses stay valid) and, if `in` is given,
+ * *in ANDs whether it was in range; else nothing changes. */
+static void guard(MlirOperation before, const PbcGemm *g, PbcGemmRole role, int tile, int vec,
+                  MlirValue *x, MlirValue *in) {
+  long long size = roleSize(g, role);
+  if (size % tile == 0)
+    return;
+  if (in) {
+    MlirValue ok = pbcGpuLessThan(before, *x, cst(before, size));
+    *in = mlirValueIsNull(*in) ? ok : pbcGpuArith(before, "andi", *in, ok);
+  }
+  *x = arith(before, "minui", *x, size - vec);
+}
+
+static MlirValue select(MlirOperation before, MlirValue cond, MlirValue a, MlirValue b) {
+  MlirValue ops[3] = {cond, a, b};
+  return pbcGpuOp(before, "arith.select", 3, ops, mlirValueGetType(a), 0, NULL);
 }
 
 /* Whether eight consecutive indices of `role`, from a multiple of 8, are
@@ -119,24 +162,39 @@ static int copyTile(const Kernel *K, MlirOperation before, const PbcAccess *acc,
       item = arith(before, "minui", item, items - 1);
     MlirValue r = arith(before, "divui", item, perRow);
     MlirValue c = arith(before, "muli", arith(before, "remui", item, perRow), vec);
+    /* Past K's edge (a partial tile) the tile holds zeros, which add
+     * nothing to the products; past M's or N's it holds copies of the last
+     * row or column, which only reach elements of C the copy-out skips. */
+    MlirValue row = pbcGpuArith(before, "addi", rowOrigin, r);
+    MlirValue col = pbcGpuArith(before, "addi", colOrigin, c), in = {NULL};
+    guard(before, K->g, rowRole, rows, 1, &row, rowRole == kPbcRed ? &in : NULL);
+    guard(before, K->g, colRole, cols, vec, &col, colRole == kPbcRed ? &in : NULL);
     MlirValue iv[kPbcMaxBand];
     for (int l = 0; l < K->g->depth; ++l)
       iv[l] = K->ivBatch[l];
-    pbcGpuGemmDelinearize(before, K->g, rowRole, pbcGpuArith(before, "addi", rowOrigin, r), iv);
-    pbcGpuGemmDelinearize(before, K->g, colRole, pbcGpuArith(before, "addi", colOrigin, c), iv);
+    pbcGpuGemmDelinearize(before, K->g, rowRole, row, iv);
+    pbcGpuGemmDelinearize(before, K->g, colRole, col, iv);
     if (!async) {
-      MlirValue st[5] = {pbcGpuGemmLoad(before, K->g, acc, iv), shared, stage, r, c};
+      MlirValue x = pbcGpuGemmLoad(before, K->g, acc, iv);
+      if (!mlirValueIsNull(in))
+        x = select(before, in, x, K->zeroF16);
+      MlirValue st[5] = {x, shared, stage, r, c};
       pbcGpuOp(before, "memref.store", 5, st, (MlirType){NULL}, 0, NULL);
       continue;
     }
-    MlirValue ops[5 + PBC_MAX_RANK] = {shared, stage, r, c, acc->memref};
+    MlirValue ops[6 + PBC_MAX_RANK] = {shared, stage, r, c, acc->memref};
     int rank = pbcGpuGemmSubscripts(before, K->g, acc, iv, ops + 5);
-    int32_t seg[5] = {1, 3, 1, rank, 0};
+    /* cp.async zero-fills what it does not copy: no source elements past
+     * the edge. */
+    bool masked = !mlirValueIsNull(in);
+    if (masked)
+      ops[5 + rank] = select(before, in, cst(before, kChunk), cst(before, 0));
+    int32_t seg[5] = {1, 3, 1, rank, masked};
     MlirNamedAttribute attrs[3] = {
         pbcGpuNamed(before, "operandSegmentSizes",
                     mlirDenseI32ArrayGet(mlirOperationGetContext(before), 5, seg)),
         pbcGpuNamedIndex(before, "dstElements", kChunk), pbcGpuNamedUnit(before, "bypassL1")};
-    tokens[n++] = pbcGpuOp(before, "nvgpu.device_async_copy", 5 + rank, ops,
+    tokens[n++] = pbcGpuOp(before, "nvgpu.device_async_copy", 5 + rank + masked, ops,
                            pbcGpuParseType(before, "!nvgpu.device.async.token"), 3, attrs);
   }
   return n;
@@ -199,14 +257,21 @@ static MlirValue bHalf(MlirOperation before, MlirValue b4, int h) {
 
 /* C's element (r, c) of accumulator (mi, ni) of this lane's warp tile:
  * row wRow + 16 mi + g + 8 r, column wCol + 8 ni + 2 t + c (the mma.sync
- * m16n8 accumulator layout; g = lane / 4, t = lane % 4). */
-static void accElement(const Kernel *K, MlirOperation before, MlirValue wRow, MlirValue wCol,
-                       MlirValue g, MlirValue t, int mi, int ni, int r, int c, MlirValue iv[]) {
+ * m16n8 accumulator layout; g = lane / 4, t = lane % 4), as band indices
+ * iv[]. Returns whether the element lies inside C (null: always), with the
+ * indices clamped into C when it may not. */
+static MlirValue accElement(const Kernel *K, MlirOperation before, MlirValue wRow, MlirValue wCol,
+                            MlirValue g, MlirValue t, int mi, int ni, int r, int c,
+                            MlirValue iv[]) {
   for (int l = 0; l < K->g->depth; ++l)
     iv[l] = K->ivBatch[l];
-  pbcGpuGemmDelinearize(before, K->g, kPbcRowM, pbcGpuAffine1(before, wRow, 1, g, 16 * mi + 8 * r),
-                        iv);
-  pbcGpuGemmDelinearize(before, K->g, kPbcColN, pbcGpuAffine1(before, wCol, 2, t, 8 * ni + c), iv);
+  MlirValue row = pbcGpuAffine1(before, wRow, 1, g, 16 * mi + 8 * r);
+  MlirValue col = pbcGpuAffine1(before, wCol, 2, t, 8 * ni + c), in = {NULL};
+  guard(before, K->g, kPbcRowM, K->t.bm, 1, &row, &in);
+  guard(before, K->g, kPbcColN, K->t.bn, 1, &col, &in);
+  pbcGpuGemmDelinearize(before, K->g, kPbcRowM, row, iv);
+  pbcGpuGemmDelinearize(before, K->g, kPbcColN, col, iv);
+  return in;
 }
 
 void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
@@ -215,14 +280,15 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   MlirOperation at = g->root;
   MlirContext ctx = mlirOperationGetContext(at);
   K.threads = kWarp * t->warpsM * t->warpsN;
-  K.kTiles = g->k / t->bk;
+  K.kTiles = tilesOf(g->k, t->bk);
   K.asyncA = chunkable(g, &g->a, kPbcRed);
   K.asyncB = chunkable(g, &g->b, kPbcColN);
   int wm = t->bm / t->warpsM, wn = t->bn / t->warpsN, fm = wm / 16, fn = wn / 8;
   MlirType f32 = mlirF32TypeGet(ctx);
 
   MlirValue c1 = cst(at, 1);
-  MlirValue grid[3] = {cst(at, g->n / t->bn), cst(at, g->m / t->bm), cst(at, g->batch)};
+  MlirValue grid[3] = {cst(at, tilesOf(g->n, t->bn)), cst(at, tilesOf(g->m, t->bm)),
+                       cst(at, g->batch)};
   MlirValue block[3] = {cst(at, K.threads), c1, c1};
   long long aBytes = 2LL * t->stages * t->bm * (t->bk + kPad);
   MlirNamedAttribute smemValue = pbcGpuNamedI32(at, "value", (int32_t)(t->stages * t->stageBytes));
@@ -248,6 +314,8 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   K.bS = pbcGpuOp(end, "memref.view", 2, view, pbcGpuParseType(end, type), 0, NULL);
 
   K.tid = mlirBlockGetArgument(body, 3);
+  MlirNamedAttribute zero = pbcGpuNamed(end, "value", pbcGpuParseAttr(end, "0.0 : f16"));
+  K.zeroF16 = pbcGpuOp(end, "arith.constant", 0, NULL, mlirF16TypeGet(ctx), 1, &zero);
   K.j0 = arith(end, "muli", mlirBlockGetArgument(body, 0), t->bn);
   K.i0 = arith(end, "muli", mlirBlockGetArgument(body, 1), t->bm);
   pbcGpuGemmDelinearize(end, g, kPbcBatch, mlirBlockGetArgument(body, 2), K.ivBatch);
@@ -327,8 +395,11 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
       for (int e = 0; e < 4; ++e) {
         MlirValue x = pbcGpuVectorExtract(end, res, 2, (int64_t[]){e / 2, e % 2}, f32);
         MlirValue iv[kPbcMaxBand];
-        accElement(&K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
-        pbcGpuCopyOut(end, g, x, iv);
+        MlirValue in = accElement(&K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
+        MlirOperation at = end;
+        if (!mlirValueIsNull(in)) /* past C's edge in a partial tile */
+          at = mlirBlockGetTerminator(pbcGpuBody(pbcGpuBuildIf(end, in), 0));
+        pbcGpuCopyOut(at, g, x, iv);
       }
     }
   pbcGpuTileFinish(g);

@@ -18,6 +18,12 @@ and "ldmatrix"); g = lane / 4, t = lane % 4:
   ldmatrix .x1/.x2/.x4 [.trans]: lanes 8i..8i+7 address the 8 rows of
     matrix i (8 halves each); lane l receives row l / 4, halves 2 (l % 4),
     +1 of each matrix (of its transpose with .trans).
+  cp.async with a source size: the rest of the 16 bytes are zeros.
+  Global memory: each element may be stored once per launch (more is a
+    race, or wasted work).
+  scf.if: the lanes where the condition fails are masked: they store
+    nothing, and their loads read element 0 (any address they compute is
+    then harmless).
 Only what pbc's kernels use is modelled; anything else is an error, never
 silently skipped. Ops outside gpu.launch other than constants are skipped:
 the caller provides the memrefs' contents before the launches.
@@ -176,8 +182,11 @@ def _u(v):
     return int(a.flat[0])
 
 
-def _index(mem, w, idx):
+def _index(mem, w, idx, mask=None):
+    """Subscripts into mem's array; lanes a mask turns off read element 0."""
     idx = tuple(np.asarray(i, dtype=np.int64) for i in idx)
+    if mask is not None:
+        idx = tuple(np.where(mask, i, 0) for i in idx)
     if isinstance(mem, Shared):
         return (w.bid,) + idx
     return idx
@@ -186,6 +195,20 @@ def _index(mem, w, idx):
 class Kernel:
     def __init__(self, late_copies):
         self.late = late_copies
+        self.writes = {}  # id(Global) -> (Global, stores per element)
+
+    def count_writes(self, mem, idx):
+        if id(mem) not in self.writes:
+            self.writes[id(mem)] = (mem, np.zeros(mem.arr.shape, np.int64))
+        np.add.at(self.writes[id(mem)][1], idx, 1)
+
+    def check_writes(self):
+        """Each element of global memory is stored at most once per launch:
+        two threads storing one element is a race (or wasted work)."""
+        for mem, counts in self.writes.values():
+            if counts.max() > 1:
+                raise RuntimeError("simt: %d global elements stored more than once, first at %s"
+                                   % ((counts > 1).sum(), tuple(np.argwhere(counts > 1)[0])))
 
     def land(self, copies):
         for mem, dst, vals in copies:
@@ -200,6 +223,14 @@ class Kernel:
                 yield "barrier"
             elif n in ("gpu.terminator", "scf.yield"):
                 env["__yield__"] = [env[x] for x in op.operands]
+            elif n == "scf.if":
+                # Lanes run the region masked: stores only where the
+                # condition (and any enclosing one) holds.
+                if op.results:
+                    raise NotImplementedError("simt: scf.if with results")
+                inner = dict(env)
+                inner["__mask__"] = np.logical_and(env.get("__mask__", True), get(0))
+                yield from self.run(op.regions[0][0].ops, inner, w)
             elif n == "scf.for":
                 lb, ub, step = (_u(get(i)) for i in range(3))
                 carried = [get(i) for i in range(3, len(op.operands))]
@@ -241,12 +272,27 @@ class Kernel:
             size = int(np.prod(shape)) * np.dtype(dt).itemsize
             out = Shared(raw[:, off:off + size].view(dt).reshape((raw.shape[0],) + shape))
         elif n == "memref.load":
-            mem = get(0)
-            out = mem.arr[_index(mem, w, [get(i) for i in range(1, len(op.operands))])]
+            mem, mask = get(0), env.get("__mask__")
+            out = mem.arr[_index(mem, w, [get(i) for i in range(1, len(op.operands))], mask)]
         elif n == "memref.store":
-            mem = get(1)
-            idx = _index(mem, w, [get(i) for i in range(2, len(op.operands))])
-            mem.arr[idx] = np.broadcast_to(get(0), np.broadcast(*idx).shape)
+            mem, mask = get(1), env.get("__mask__")
+            idx = _index(mem, w, [get(i) for i in range(2, len(op.operands))], mask)
+            shape = np.broadcast(*idx, w.bid, w.tid).shape
+            idx = tuple(np.broadcast_to(i, shape) for i in idx)
+            val = np.broadcast_to(get(0), shape)
+            on = np.ones(shape, bool) if mask is None else np.broadcast_to(mask, shape)
+            mem.arr[tuple(i[on] for i in idx)] = val[on]
+            if isinstance(mem, Global):
+                self.count_writes(mem, tuple(i[on] for i in idx))
+        elif n == "arith.cmpi":
+            # Predicates: eq 0, ne 1, slt 2, sle 3, sgt 4, sge 5, ult 6.
+            pred = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal,
+                    4: np.greater, 5: np.greater_equal, 6: np.less}[_ints(op, "predicate")[0]]
+            out = pred(get(0), get(1))
+        elif n == "arith.andi":
+            out = np.logical_and(get(0), get(1)) if types[0] == "i1" else np.bitwise_and(get(0), get(1))
+        elif n == "arith.select":
+            out = np.where(get(0), get(1), get(2))
         elif n == "vector.extract":
             # Vectors carry (block, lane) axes first; pos indexes the rest.
             pos = tuple(_ints(op, "static_position"))
@@ -294,17 +340,18 @@ class Kernel:
         vals = [env[x] for x in op.operands]
         dst, dst_idx = vals[0], vals[1:1 + seg[1]]
         src, src_idx = vals[1 + seg[1]], vals[2 + seg[1]:2 + seg[1] + seg[3]]
-        if seg[4]:
-            raise NotImplementedError("simt: async copy with a source element count")
         n = _ints(op, "dstElements")[0]
         e = np.arange(n)
         base = np.broadcast(w.bid, w.tid).shape
+        # With a source element count, the rest of the destination is zeros
+        # (cp.async's src-size) and those source elements are not read.
+        count = np.broadcast_to(vals[-1], base)[..., None] if seg[4] else n
         s = tuple(np.broadcast_to(i, base)[..., None] for i in src_idx[:-1]) + \
-            (np.broadcast_to(src_idx[-1], base)[..., None] + e,)
+            (np.broadcast_to(src_idx[-1], base)[..., None] + np.minimum(e, np.maximum(count - 1, 0)),)
         d = (np.broadcast_to(w.bid, base)[..., None],) + \
             tuple(np.broadcast_to(i, base)[..., None] for i in dst_idx[:-1]) + \
             (np.broadcast_to(dst_idx[-1], base)[..., None] + e,)
-        copy = (dst, d, src.arr[s])
+        copy = (dst, d, np.where(e < count, src.arr[s], 0).astype(src.arr.dtype))
         if self.late:
             w.pending.append(copy)
         else:
@@ -416,6 +463,7 @@ def _launch(op, env, order, late):
         if done and len(done) != len(live):
             raise RuntimeError("simt: warps disagree on the number of barriers")
         live = [i for i in live if i not in done]
+    kernel.check_writes()
     for w in warps:
         if w.pending or w.groups:
             raise RuntimeError("simt: async copies still in flight when the kernel ends")

@@ -8,7 +8,7 @@
 // fill's value, and the consumer (bias, relu, truncation) runs on them in
 // registers instead of reading C back from memory. Operands whose 8 consecutive k (A) or n
 // (B) are not contiguous are staged by element copies. f32 matmuls and
-// shapes that are not multiples of 16 keep the generic mapping.
+// M, N or K that are not multiples of the tiles get partial tiles.
 // RUN: split-file %s %t
 // RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/mm.mlir | FileCheck %s --check-prefix=MMA
 // RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/conv.mlir | FileCheck %s --check-prefix=CONV
@@ -18,7 +18,7 @@
 // RUN: pbc --target=nvgpu --emit=s3 %t/large.mlir | FileCheck %s --check-prefix=LARGE
 // RUN: pbc --target=nvgpu --chip=sm_86 --emit=s3 %t/large.mlir | FileCheck %s --check-prefix=SM86
 // RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/mm_f32.mlir | FileCheck %s --check-prefix=F32
-// RUN: pbc --target=nvgpu --emit=s3 %t/odd.mlir | FileCheck %s --check-prefix=F32
+// RUN: pbc --target=nvgpu --emit=s3 %t/odd.mlir | FileCheck %s --check-prefix=PARTIAL
 // RUN: pbc --target=nvgpu --emit=s3 --disable=matrix-units %S/../gpu/inputs/mm.mlir | FileCheck %s --check-prefix=F32
 // The whole-fragment emitter (unit=subgroup-mma) takes plain gemms only.
 // RUN: pbc-opt --target=nvgpu --through=s2 %S/../gpu/inputs/mm.mlir | pbc-opt --target=nvgpu -p 'pbc-gpu-map-matrix-units{unit=subgroup-mma}' - | FileCheck %s --check-prefix=WMMA
@@ -96,6 +96,23 @@
 // CONSUMERS-NOT: affine.{{for|parallel}}
 // CONSUMERS: return
 
+// Partial tiles: 100 x 72 . 72 x 96 in 32 x 32 x 32 tiles, a grid of 3 x 4.
+// Copies past K's edge read a clamped address and zero-fill (a source size
+// of 0 elements); rows past M's edge read row 99 (clamped), and the
+// copy-out skips them.
+// PARTIAL: gpu.launch blocks({{.*}}) in ({{.*}} = %c3, {{.*}} = %c4, {{.*}} = %c1)
+// PARTIAL: %[[ROW:.*]] = arith.minui {{.*}}, %c99 : index
+// PARTIAL: %[[KIN:.*]] = arith.cmpi slt, %[[K:.*]], %c72 : index
+// PARTIAL: %[[KC:.*]] = arith.minui %[[K]], %c64 : index
+// PARTIAL: %[[N:.*]] = arith.select %[[KIN]], %c8, %c0 : index
+// PARTIAL: nvgpu.device_async_copy %arg0[%[[ROW]], %[[KC]]], {{.*}}, 8, %[[N]] {bypassL1}
+// PARTIAL: scf.for
+// PARTIAL: scf.yield
+// PARTIAL: %[[IN:.*]] = arith.cmpi slt, {{.*}}, %c100 : index
+// PARTIAL: scf.if %[[IN]] {
+// PARTIAL-NEXT: memref.store {{.*}}, %arg2
+// PARTIAL-NEXT: }
+
 // Implicit GEMM (M = 256, N = 64, K = 288): A's k runs along the input's
 // channels, so the window is copied 16 bytes at a time from the input itself;
 // 4 stages, at most 2 copy groups in flight at each wait.
@@ -163,11 +180,11 @@ func.func @qk(%q: tensor<64x32xf16>, %k: tensor<48x32xf16>) -> tensor<64x48xf16>
 }
 
 //--- odd.mlir
-func.func @mm(%a: tensor<100x64xf16>, %b: tensor<64x96xf16>) -> tensor<100x96xf32> {
+func.func @mm(%a: tensor<100x72xf16>, %b: tensor<72x96xf16>) -> tensor<100x96xf32> {
   %z = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<100x96xf32>
   %f = linalg.fill ins(%z : f32) outs(%e : tensor<100x96xf32>) -> tensor<100x96xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<100x64xf16>, tensor<64x96xf16>) outs(%f : tensor<100x96xf32>) -> tensor<100x96xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<100x72xf16>, tensor<72x96xf16>) outs(%f : tensor<100x96xf32>) -> tensor<100x96xf32>
   return %r : tensor<100x96xf32>
 }
 
