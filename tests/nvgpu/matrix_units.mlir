@@ -18,7 +18,7 @@
 // RUN: pbc --target=nvgpu --emit=s3 %t/large.mlir | FileCheck %s --check-prefix=LARGE
 // RUN: pbc --target=nvgpu --chip=sm_86 --emit=s3 %t/large.mlir | FileCheck %s --check-prefix=SM86
 // RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/mm_f32.mlir | FileCheck %s --check-prefix=F32
-// RUN: pbc --target=nvgpu --emit=s3 %t/odd.mlir | FileCheck %s --check-prefix=PARTIAL
+// RUN: pbc --target=nvgpu --emit=s3 %S/../gpu/inputs/mm_partial.mlir | FileCheck %s --check-prefix=PARTIAL
 // RUN: pbc --target=nvgpu --emit=s3 --disable=matrix-units %S/../gpu/inputs/mm.mlir | FileCheck %s --check-prefix=F32
 // The whole-fragment emitter (unit=subgroup-mma) takes plain gemms only.
 // RUN: pbc-opt --target=nvgpu --through=s2 %S/../gpu/inputs/mm.mlir | pbc-opt --target=nvgpu -p 'pbc-gpu-map-matrix-units{unit=subgroup-mma}' - | FileCheck %s --check-prefix=WMMA
@@ -179,14 +179,6 @@ func.func @qk(%q: tensor<64x32xf16>, %k: tensor<48x32xf16>) -> tensor<64x48xf16>
   return %r : tensor<64x48xf16>
 }
 
-//--- odd.mlir
-func.func @mm(%a: tensor<100x72xf16>, %b: tensor<72x96xf16>) -> tensor<100x96xf32> {
-  %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<100x96xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<100x96xf32>) -> tensor<100x96xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<100x72xf16>, tensor<72x96xf16>) outs(%f : tensor<100x96xf32>) -> tensor<100x96xf32>
-  return %r : tensor<100x96xf32>
-}
 
 //--- large.mlir
 func.func @mm(%a: tensor<2048x1024xf16>, %b: tensor<1024x2048xf16>) -> tensor<2048x2048xf32> {

@@ -10,6 +10,8 @@
 // RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/conv.mlir | FileCheck %s --check-prefix=MMA
 // RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/attention.mlir | FileCheck %s --check-prefix=ATT
 // RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/attention.mlir | FileCheck %s --check-prefix=ATT
+// RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/mm_partial.mlir | FileCheck %s --check-prefix=PARTIAL
+// RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/mm_bias_relu.mlir | FileCheck %s --check-prefix=FUSED
 
 // PTX80: .target sm_80
 // PTX90: .target sm_90
@@ -26,3 +28,19 @@
 // Both products of attention run on the tensor cores: Q.K^T (K staged by
 // element copies) and P.V.
 // ATT-COUNT-2: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+
+// Partial tiles: copies past K's edge give cp.async a source size in a
+// register (0: zero-fill); the copy-out of C past M's edge is predicated.
+// PARTIAL: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, %r{{[0-9]+}};
+// PARTIAL: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// PARTIAL: setp.{{.*}}
+// PARTIAL: st.global.b32
+
+// bias + relu + truncation in the matmul's kernel: one kernel, which
+// stores f16 (the copy-out) and no 32-bit values.
+// FUSED: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// FUSED: max.NaN.f32
+// FUSED: cvt.rn.f16.f32
+// FUSED: st.global.b16
+// FUSED-NOT: st.global.b32
+// FUSED-NOT: pbc: gpu.binary
