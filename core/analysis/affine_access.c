@@ -325,10 +325,28 @@ MlirValue pbcMemrefBase(MlirValue memref) {
   return memref;
 }
 
+/* The symbol a memref.get_global reads, or an empty name. */
+static MlirStringRef globalName(MlirValue memref) {
+  if (mlirValueIsAOpResult(memref) &&
+      pbcOpIsA(mlirOpResultGetOwner(memref), "memref.get_global")) {
+    MlirAttribute name = mlirOperationGetAttributeByName(mlirOpResultGetOwner(memref), str("name"));
+    if (mlirAttributeIsAFlatSymbolRef(name))
+      return mlirFlatSymbolRefAttrGetValue(name);
+  }
+  return (MlirStringRef){NULL, 0};
+}
+
 bool pbcMemrefsMayAlias(MlirValue a, MlirValue b) {
   MlirValue ba = pbcMemrefBase(a), bb = pbcMemrefBase(b);
   if (mlirValueEqual(ba, bb))
     return true;
+  /* Module globals (pbc's are private constants, never passed in): one
+   * global aliases only itself, and no argument or allocation. */
+  MlirStringRef ga = globalName(ba), gb = globalName(bb);
+  if (ga.data && gb.data)
+    return ga.length == gb.length && !strncmp(ga.data, gb.data, ga.length);
+  if ((ga.data && pbcMemrefIsRoot(bb)) || (gb.data && pbcMemrefIsRoot(ba)))
+    return false;
   return !pbcMemrefIsRoot(ba) || !pbcMemrefIsRoot(bb);
 }
 

@@ -17,6 +17,9 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
                      pbcCreateCopyToLoopsPass);
   pbcPassRegistryAdd(reg, "pbc-fuse", "func.func",
                      "Producer-consumer fusion of same-shape nests", pbcCreateFusePass);
+  pbcPassRegistryAdd(reg, "pbc-fuse-slices", "func.func",
+                     "Slicing fusion of stencil consumers with private buffers",
+                     pbcCreateFuseSlicesPass);
   pbcPassRegistryAdd(reg, "pbc-tile", "func.func",
                      "Register and cache tiling of key (matmul-kind) nests",
                      pbcCreateTilePass);

@@ -14,6 +14,7 @@ MlirPass pbcCreateClassifyNestsPass(const char *options, char *err, size_t errLe
 MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateCopyToLoopsPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateFusePass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateFuseSlicesPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateVectorizePass(const char *options, char *err, size_t errLen);

@@ -1,0 +1,115 @@
+// pbc-fuse-slices, the paper's Fig. 6: a stencil consumer (it reads rows
+// h .. h+4 of the intermediate) is tiled along h (64 rows: the 4-row halo is
+// 6% of redundant work, within the 10% bound), and per tile the producers
+// (fill, then the horizontal pass) compute the 68 rows it reads into a
+// private buffer; the global intermediate is gone, and the tile loop is
+// marked parallel. Rejected: a private buffer (17 KiB here) larger than
+// L2, a producer that reads its own output at another row (a recurrence
+// along h), and an intermediate read by anything besides the consumer.
+// RUN: pbc-opt %s -p 'pbc-fuse-slices{l2-bytes=1048576}' | FileCheck %s
+// RUN: pbc-opt %s -p 'pbc-fuse-slices{l2-bytes=16384}' | FileCheck %s --check-prefix=SMALL
+
+// CHECK-LABEL: func.func @blur
+// CHECK-NOT: memref.alloc() {{.*}} : memref<1028x64xf32>
+// CHECK: affine.for %[[T:.*]] = 0 to 1024 step 64 {
+// CHECK-NEXT: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<68x64xf32>
+// CHECK: affine.for %[[H:.*]] = 0 to 68 {
+// CHECK-NEXT: %[[R:.*]] = affine.apply #{{.*}}(%[[T]], %[[H]])
+// CHECK: affine.store %{{.*}}, %[[P]][%[[R]] - %[[T]], %{{.*}}] : memref<68x64xf32>
+// CHECK: affine.for %[[H2:.*]] = 0 to 68 {
+// CHECK-NEXT: %[[R2:.*]] = affine.apply #{{.*}}(%[[T]], %[[H2]])
+// CHECK: affine.load %arg0[%[[R2]], %{{.*}}]
+// CHECK: affine.store %{{.*}}, %[[P]][%[[R2]] - %[[T]], %{{.*}}] : memref<68x64xf32>
+// CHECK: affine.for %[[H3:.*]] = 0 to 64 {
+// CHECK-NEXT: %[[R3:.*]] = affine.apply #{{.*}}(%[[T]], %[[H3]])
+// CHECK: affine.load %[[P]][%[[R3]] + %{{.*}} - %[[T]], %{{.*}}] : memref<68x64xf32>
+// CHECK: affine.store %{{.*}}, %arg1[%[[R3]], %{{.*}}] : memref<1024x64xf32>
+// CHECK: memref.dealloc %[[P]]
+// CHECK-NEXT: } {pbc.kind = "misc", pbc.parallel}
+// CHECK-NOT: memref.alloc
+// CHECK: return
+// SMALL-LABEL: func.func @blur
+// SMALL: memref.alloc() {{.*}} : memref<1028x64xf32>
+// SMALL-NOT: step 64
+// SMALL-LABEL: func.func @recurrence
+
+// CHECK-LABEL: func.func @recurrence
+// CHECK: memref.alloc() {{.*}} : memref<1028x64xf32>
+// CHECK-NOT: step 64
+// CHECK-LABEL: func.func @escapes
+// CHECK: memref.alloc() {{.*}} : memref<1028x64xf32>
+// CHECK-NOT: step 64
+// CHECK: return
+
+func.func @blur(%x: memref<1028x64xf32>, %y: memref<1024x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %t = memref.alloc() {alignment = 64 : i64} : memref<1028x64xf32>
+  affine.for %h = 0 to 1028 {
+    affine.for %w = 0 to 64 {
+      affine.store %zero, %t[%h, %w] : memref<1028x64xf32>
+    }
+  } {pbc.kind = "pointwise"}
+  affine.for %h = 0 to 1028 {
+    affine.for %w = 0 to 64 {
+      %a = affine.load %x[%h, %w] : memref<1028x64xf32>
+      %b = affine.load %t[%h, %w] : memref<1028x64xf32>
+      %s = arith.addf %a, %b : f32
+      affine.store %s, %t[%h, %w] : memref<1028x64xf32>
+    }
+  } {pbc.kind = "pointwise"}
+  affine.for %h = 0 to 1024 {
+    affine.for %w = 0 to 64 {
+      affine.for %k = 0 to 5 {
+        %a = affine.load %t[%h + %k, %w] : memref<1028x64xf32>
+        %o = affine.load %y[%h, %w] : memref<1024x64xf32>
+        %s = arith.addf %a, %o : f32
+        affine.store %s, %y[%h, %w] : memref<1024x64xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  memref.dealloc %t : memref<1028x64xf32>
+  return
+}
+
+func.func @recurrence(%x: memref<1028x64xf32>, %y: memref<1024x64xf32>) {
+  %t = memref.alloc() {alignment = 64 : i64} : memref<1028x64xf32>
+  affine.for %h = 1 to 1028 {
+    affine.for %w = 0 to 64 {
+      %a = affine.load %t[%h - 1, %w] : memref<1028x64xf32>
+      affine.store %a, %t[%h, %w] : memref<1028x64xf32>
+    }
+  } {pbc.kind = "misc"}
+  affine.for %h = 0 to 1024 {
+    affine.for %w = 0 to 64 {
+      affine.for %k = 0 to 5 {
+        %a = affine.load %t[%h + %k, %w] : memref<1028x64xf32>
+        affine.store %a, %y[%h, %w] : memref<1024x64xf32>
+      }
+    }
+  } {pbc.kind = "misc"}
+  memref.dealloc %t : memref<1028x64xf32>
+  return
+}
+
+func.func @escapes(%x: memref<1028x64xf32>, %y: memref<1024x64xf32>, %z: memref<1028x64xf32>) {
+  %t = memref.alloc() {alignment = 64 : i64} : memref<1028x64xf32>
+  affine.for %h = 0 to 1028 {
+    affine.for %w = 0 to 64 {
+      %a = affine.load %x[%h, %w] : memref<1028x64xf32>
+      affine.store %a, %t[%h, %w] : memref<1028x64xf32>
+    }
+  } {pbc.kind = "pointwise"}
+  affine.for %h = 0 to 1024 {
+    affine.for %w = 0 to 64 {
+      affine.for %k = 0 to 5 {
+        %a = affine.load %t[%h + %k, %w] : memref<1028x64xf32>
+        %o = affine.load %y[%h, %w] : memref<1024x64xf32>
+        %s = arith.addf %a, %o : f32
+        affine.store %s, %y[%h, %w] : memref<1024x64xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  memref.copy %t, %z : memref<1028x64xf32> to memref<1028x64xf32>
+  memref.dealloc %t : memref<1028x64xf32>
+  return
+}
