@@ -233,6 +233,20 @@ long long pbcLoopStep(MlirOperation forOp) {
   return mlirAttributeIsNull(a) ? 1 : mlirIntegerAttrGetValueInt(a);
 }
 
+long long pbcLoopZeroBasedTrip(MlirOperation forOp) {
+  MlirAttribute lb = mlirOperationGetAttributeByName(forOp, str("lowerBoundMap"));
+  MlirAttribute ub = mlirOperationGetAttributeByName(forOp, str("upperBoundMap"));
+  if (mlirAttributeIsNull(lb) || mlirAttributeIsNull(ub) || !mlirAttributeIsAAffineMap(lb) ||
+      !mlirAttributeIsAAffineMap(ub) || mlirOperationGetNumOperands(forOp) ||
+      pbcLoopStep(forOp) != 1)
+    return -1;
+  MlirAffineMap l = mlirAffineMapAttrGetValue(lb), u = mlirAffineMapAttrGetValue(ub);
+  if (!mlirAffineMapIsSingleConstant(l) || mlirAffineMapGetSingleConstantResult(l) != 0 ||
+      !mlirAffineMapIsSingleConstant(u) || mlirAffineMapGetSingleConstantResult(u) <= 0)
+    return -1;
+  return mlirAffineMapGetSingleConstantResult(u);
+}
+
 void pbcLoopSetStep(MlirOperation forOp, long long step) {
   MlirContext ctx = mlirOperationGetContext(forOp);
   mlirOperationSetInherentAttributeByName(
@@ -348,6 +362,10 @@ bool pbcMemrefsMayAlias(MlirValue a, MlirValue b) {
   if ((ga.data && pbcMemrefIsRoot(bb)) || (gb.data && pbcMemrefIsRoot(ba)))
     return false;
   return !pbcMemrefIsRoot(ba) || !pbcMemrefIsRoot(bb);
+}
+
+bool pbcOpIsConstantOrAlloc(MlirOperation op) {
+  return pbcOpIsA(op, "arith.constant") || pbcOpIsA(op, "memref.alloc");
 }
 
 bool pbcNestKindIs(MlirOperation op, const char *kind) {

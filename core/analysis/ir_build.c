@@ -69,3 +69,12 @@ MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirVal
                                   const MlirValue *indices, int rank, MlirLocation loc) {
   return access("affine.store", before, value, memref, indices, rank, loc);
 }
+
+void pbcEraseWithUsers(MlirOperation op) {
+  for (intptr_t r = 0; r < mlirOperationGetNumResults(op); ++r) {
+    MlirValue v = mlirOperationGetResult(op, r);
+    while (!mlirOpOperandIsNull(mlirValueGetFirstUse(v)))
+      mlirOperationDestroy(mlirOpOperandGetOwner(mlirValueGetFirstUse(v)));
+  }
+  mlirOperationDestroy(op);
+}

@@ -20,6 +20,7 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
 #include "pbc/passes.h"
 
 #define MAX_ACC 256
@@ -171,11 +172,8 @@ static void eraseWriteOnlyBuffers(MlirOperation func) {
         if (!isStoreInto && !pbcOpIsA(user, "memref.dealloc"))
           writeOnly = false;
       }
-      if (writeOnly) {
-        while (!mlirOpOperandIsNull(mlirValueGetFirstUse(buf)))
-          mlirOperationDestroy(mlirOpOperandGetOwner(mlirValueGetFirstUse(buf)));
-        mlirOperationDestroy(op);
-      }
+      if (writeOnly)
+        pbcEraseWithUsers(op);
     }
     op = next;
   }
@@ -197,7 +195,7 @@ static bool run(MlirOperation func, void *state) {
         fused = true;
       }
       P = op;
-    } else if (!pbcOpIsA(op, "memref.alloc") && !pbcOpIsA(op, "arith.constant")) {
+    } else if (!pbcOpIsConstantOrAlloc(op)) {
       P = (MlirOperation){NULL}; /* only fuse nests adjacent but for allocs */
     }
     op = next;

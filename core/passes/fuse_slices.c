@@ -25,7 +25,6 @@
  *    and lc is a parallel loop;
  *  - the nests between the producers and the consumer do not touch X nor
  *    write what the producers read (the producers move past them). */
-#include <assert.h>
 #include <stdlib.h>
 
 #include "mlir-c/AffineExpr.h"
@@ -52,14 +51,9 @@ static int simpleBand(MlirOperation root, MlirOperation band[], long long trip[]
   if (!pbcOpIsA(root, "affine.for"))
     return 0;
   int depth = pbcLoopBand(root, band, PBC_MAX_BAND);
-  for (int l = 0; l < depth; ++l) {
-    MlirAttribute lb = mlirOperationGetAttributeByName(band[l], str("lowerBoundMap"));
-    trip[l] = pbcExtAffineConstantTripCount(band[l]);
-    if (trip[l] <= 0 || pbcLoopStep(band[l]) != 1 || mlirOperationGetNumOperands(band[l]) ||
-        mlirAttributeIsNull(lb) || !mlirAffineMapIsSingleConstant(mlirAffineMapAttrGetValue(lb)) ||
-        mlirAffineMapGetSingleConstantResult(mlirAffineMapAttrGetValue(lb)) != 0)
+  for (int l = 0; l < depth; ++l)
+    if ((trip[l] = pbcLoopZeroBasedTrip(band[l])) < 0)
       return 0;
-  }
   MlirBlock body = pbcLoopBody(band[depth - 1]);
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op))
@@ -227,9 +221,9 @@ static bool mayAliasAny(MlirValue m, const MlirValue *set, int n) {
   return false;
 }
 
-/* Every use of X is a dealloc or an affine load or store of X itself in
- * the producers or the consumer: no view or call reaches X, so the nests'
- * direct accesses are all its accesses. */
+/* Every use of X is a dealloc or an affine load or store of X itself (with
+ * linear subscripts) in the producers or the consumer: no view or call
+ * reaches X, so the accesses the checks above read are all its accesses. */
 static bool usesConfined(MlirValue x, MlirOperation *nests, int n) {
   for (MlirOpOperand u = mlirValueGetFirstUse(x); !mlirOpOperandIsNull(u);
        u = mlirOpOperandGetNextUse(u)) {
@@ -237,7 +231,9 @@ static bool usesConfined(MlirValue x, MlirOperation *nests, int n) {
     if (pbcOpIsA(user, "memref.dealloc"))
       continue;
     bool load = pbcOpIsA(user, "affine.load"), store = pbcOpIsA(user, "affine.store");
-    if (!(load || store) || (int)mlirOpOperandGetOperandNumber(u) != (store ? 1 : 0))
+    PbcAccess acc; /* and analyzable: the checks above skip what is not */
+    if (!(load || store) || (int)mlirOpOperandGetOperandNumber(u) != (store ? 1 : 0) ||
+        !pbcAccessGet(user, &acc))
       return false;
     bool inside = false;
     for (int i = 0; i < n && !inside; ++i)
@@ -277,14 +273,9 @@ static void restrictLoop(MlirOperation nest, int l, long long rows, MlirValue t0
   mlirOperationSetAttributeByName(band[l], str("upperBoundMap"),
                                   mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, rows)));
   MlirValue iv = pbcLoopIv(band[l]);
-  MlirOperation uses[kMaxOps];
-  int pos[kMaxOps], n = 0;
-  for (MlirOpOperand u = mlirValueGetFirstUse(iv); !mlirOpOperandIsNull(u) && n < kMaxOps;
-       u = mlirOpOperandGetNextUse(u))
-    uses[n] = mlirOpOperandGetOwner(u), pos[n++] = (int)mlirOpOperandGetOperandNumber(u);
   MlirValue row = applySum(mlirBlockGetFirstOperation(pbcLoopBody(band[l])), t0, iv);
-  for (int i = 0; i < n; ++i)
-    mlirOperationSetOperand(uses[i], pos[i], row);
+  MlirOperation apply = mlirOpResultGetOwner(row);
+  mlirValueReplaceAllUsesExcept(iv, row, 1, &apply);
 }
 
 /* Accesses of X in the nest go to the private buffer xp, whose row 0 is
@@ -310,7 +301,7 @@ static void rebase(MlirOperation nest, MlirValue x, MlirValue xp, int d, MlirVal
                                                             mlirAffineConstantExprGet(ctx, -1)));
     MlirAffineMap shifted = mlirAffineMapGet(ctx, dims + 1, syms, results, exprs);
     /* Operands: [value,] memref, dims..., t0, symbols... */
-    MlirValue ops[2 + 2 * PBC_MAX_TERMS + 1];
+    MlirValue *ops = malloc(sizeof(MlirValue) * (size_t)(mlirOperationGetNumOperands(op) + 1));
     intptr_t n = 0;
     for (int i = 0; i < m; ++i)
       ops[n++] = mlirOperationGetOperand(op, i);
@@ -321,6 +312,7 @@ static void rebase(MlirOperation nest, MlirValue x, MlirValue xp, int d, MlirVal
     for (intptr_t i = 0; i < syms; ++i)
       ops[n++] = mlirOperationGetOperand(op, m + 1 + dims + i);
     mlirOperationSetOperands(op, n, ops);
+    free(ops);
     mlirOperationSetAttributeByName(op, str("map"), mlirAffineMapAttrGet(shifted));
   }
 }
@@ -367,7 +359,7 @@ static bool fuseInto(MlirOperation c, MlirOperation *ops, int nOps, int at, cons
     MlirOperation op = ops[i];
     if (mlirValueIsAOpResult(s.x) && op.ptr == mlirOpResultGetOwner(s.x).ptr)
       break;
-    if (pbcOpIsA(op, "arith.constant") || pbcOpIsA(op, "memref.alloc"))
+    if (pbcOpIsConstantOrAlloc(op))
       continue;
     if (!pbcOpIsA(op, "affine.for"))
       return false;
@@ -375,10 +367,10 @@ static bool fuseInto(MlirOperation c, MlirOperation *ops, int nOps, int at, cons
     if (e.overflow)
       return false;
     if (!e.touchesX) {
-      for (int w = 0; w < e.nW && nBetween < 64; ++w)
-        between[nBetween++] = e.written[w];
-      if (e.nW > 64 - nBetween)
+      if (nBetween + e.nW > 64)
         return false;
+      for (int w = 0; w < e.nW; ++w)
+        between[nBetween++] = e.written[w];
       continue;
     }
     if (nProd == kMaxProducers || !producerOf(op, &s, rows + s.halo, &lp[nProd]))
@@ -445,16 +437,7 @@ static bool fuseInto(MlirOperation c, MlirOperation *ops, int nOps, int at, cons
   mlirOperationDestroy(c);
   for (int i = 0; i < nProd; ++i)
     mlirOperationDestroy(prod[i]);
-  MlirOperation deallocs[16];
-  int nd = 0;
-  for (MlirOpOperand u = mlirValueGetFirstUse(s.x); !mlirOpOperandIsNull(u) && nd < 16;
-       u = mlirOpOperandGetNextUse(u)) {
-    deallocs[nd++] = mlirOpOperandGetOwner(u);
-    assert(pbcOpIsA(deallocs[nd - 1], "memref.dealloc"));
-  }
-  for (int i = 0; i < nd; ++i)
-    mlirOperationDestroy(deallocs[i]);
-  mlirOperationDestroy(mlirOpResultGetOwner(s.x));
+  pbcEraseWithUsers(mlirOpResultGetOwner(s.x)); /* its deallocs */
   return true;
 }
 

@@ -16,6 +16,7 @@
 #include "matrix_units.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
 
 enum { kMaxValues = 96 };
 
@@ -35,7 +36,7 @@ static int bandOver(MlirOperation nest, const PbcAccess *acc, MlirOperation band
       if (!used[l] && pbcGpuSubscriptIsIv(&acc->subscripts[d], band[l]))
         loopOf[d] = l;
     if (loopOf[d] < 0 ||
-        pbcGpuZeroBasedTrip(band[loopOf[d]]) != mlirShapedTypeGetDimSize(t, (intptr_t)d))
+        pbcLoopZeroBasedTrip(band[loopOf[d]]) != mlirShapedTypeGetDimSize(t, (intptr_t)d))
       return 0;
     used[loopOf[d]] = true;
   }
@@ -45,8 +46,7 @@ static int bandOver(MlirOperation nest, const PbcAccess *acc, MlirOperation band
 /* The only ops that may sit between the gemm and a neighbour: they touch
  * no memory and take no operands, so they can move above the gemm. */
 static bool movable(MlirOperation op) {
-  return mlirOperationGetNumOperands(op) == 0 &&
-         (pbcOpIsA(op, "arith.constant") || pbcOpIsA(op, "memref.alloc"));
+  return mlirOperationGetNumOperands(op) == 0 && pbcOpIsConstantOrAlloc(op);
 }
 
 /* The op after (or before) root, past movable ones; null at the block's
@@ -165,17 +165,6 @@ static bool cOnlyFeedsEpilogue(const PbcGemm *g) {
   return true;
 }
 
-/* Moves the constants and allocations between the gemm and `nest` above
- * the gemm, so the kernel (built where the gemm is) sees them. */
-static void hoistBetween(const PbcGemm *g, MlirOperation nest) {
-  MlirOperation op = mlirOperationGetNextInBlock(g->root);
-  while (op.ptr != nest.ptr) {
-    MlirOperation next = mlirOperationGetNextInBlock(op);
-    mlirOperationMoveBefore(op, g->root);
-    op = next;
-  }
-}
-
 /* The gemm band loop that indexes C's dimension d (the matcher made each
  * of C's subscripts one band loop's index). */
 static int gemmLoopOfC(const PbcGemm *g, int d) {
@@ -197,7 +186,9 @@ void pbcGpuMatchNeighbours(PbcGemm *g) {
   if (!mlirOperationIsNull(before))
     matchFill(g, before);
   if (!mlirOperationIsNull(after) && matchEpilogue(g, after)) {
-    hoistBetween(g, after);
+    /* The constants and allocations between move above the gemm, where the
+     * kernel (built in its place) sees them. */
+    pbcGpuMoveRange(mlirOperationGetNextInBlock(g->root), after, g->root);
     g->storeC = !cOnlyFeedsEpilogue(g);
   }
 }
@@ -298,12 +289,5 @@ void pbcGpuTileFinish(const PbcGemm *g) {
   if (g->storeC)
     return;
   /* C is dead: only deallocs use it now. */
-  MlirOperation users[16];
-  int n = 0;
-  for (MlirOpOperand u = mlirValueGetFirstUse(g->c.memref); !mlirOpOperandIsNull(u) && n < 16;
-       u = mlirOpOperandGetNextUse(u))
-    users[n++] = mlirOpOperandGetOwner(u);
-  for (int i = 0; i < n; ++i)
-    mlirOperationDestroy(users[i]);
-  mlirOperationDestroy(mlirOpResultGetOwner(g->c.memref));
+  pbcEraseWithUsers(mlirOpResultGetOwner(g->c.memref));
 }

@@ -9,10 +9,8 @@
 #include "matrix_units.h"
 
 #include "gpu_build.h"
-#include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
-#include "pbc-ext/affine.h"
 #include "pbc/c_pass.h"
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -39,17 +37,6 @@ static MlirValue stripExt(MlirValue v) {
 static bool isRowMajor(MlirValue memref) {
   MlirType t = mlirValueGetType(memref);
   return pbcMemrefHasIdentityLayout(t) && mlirShapedTypeHasStaticShape(t);
-}
-
-long long pbcGpuZeroBasedTrip(MlirOperation loop) {
-  MlirAttribute lb = mlirOperationGetAttributeByName(loop, str("lowerBoundMap"));
-  if (mlirAttributeIsNull(lb) || !mlirAttributeIsAAffineMap(lb) || pbcLoopStep(loop) != 1)
-    return -1;
-  MlirAffineMap map = mlirAffineMapAttrGetValue(lb);
-  if (!mlirAffineMapIsSingleConstant(map) || mlirAffineMapGetSingleConstantResult(map) != 0)
-    return -1;
-  long long trip = pbcExtAffineConstantTripCount(loop);
-  return trip > 0 ? trip : -1;
 }
 
 static bool allLinear(const PbcAccess *acc) {
@@ -156,7 +143,7 @@ bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g) {
   g->init = (MlirValue){NULL};
   g->storeC = true;
   for (int l = 0; l < g->depth; ++l)
-    if ((g->trip[l] = pbcGpuZeroBasedTrip(g->band[l])) < 0)
+    if ((g->trip[l] = pbcLoopZeroBasedTrip(g->band[l])) < 0)
       return false;
   PbcAccess x, y;
   if (!matchBody(g, &x, &y) || !allLinear(&x) || !allLinear(&y))

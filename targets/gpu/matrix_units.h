@@ -78,10 +78,6 @@ MlirValue pbcGpuAccInit(MlirOperation before, const PbcGemm *g, const MlirValue 
  * element. */
 void pbcGpuCopyOut(MlirOperation before, const PbcGemm *g, MlirValue acc, const MlirValue iv[]);
 
-/* Tiles index from the origin: a loop's constant trip count if it runs
- * from 0 with step 1, else -1. */
-long long pbcGpuZeroBasedTrip(MlirOperation loop);
-
 /* Whether subscript f is exactly loop's induction variable. */
 bool pbcGpuSubscriptIsIv(const PbcLinearForm *f, MlirOperation loop);
 

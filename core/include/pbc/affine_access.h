@@ -64,6 +64,9 @@ bool pbcAccessDependsOnLoop(const PbcAccess *acc, MlirOperation loop);
 MlirValue pbcLoopIv(MlirOperation forOp);
 MlirBlock pbcLoopBody(MlirOperation forOp);
 long long pbcLoopStep(MlirOperation forOp);
+/* The trip count of a loop from 0 with step 1 and a constant upper bound
+ * (no bound operands), else -1: what tiles indexing from the origin need. */
+long long pbcLoopZeroBasedTrip(MlirOperation forOp);
 void pbcLoopSetStep(MlirOperation forOp, long long step);
 /* True if op is `ancestor` or nested inside it. */
 bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor);
@@ -90,6 +93,9 @@ MlirValue pbcMemrefBase(MlirValue memref);
  * root bases (function arguments never alias one another under pbc's
  * calling convention; fresh allocations alias nothing). */
 bool pbcMemrefsMayAlias(MlirValue a, MlirValue b);
+/* True for arith.constant and memref.alloc: ops between two nests that
+ * touch none of the nests' memory (fusion looks past them). */
+bool pbcOpIsConstantOrAlloc(MlirOperation op);
 /* True if op carries pbc.kind == kind (the S2 classification). */
 bool pbcNestKindIs(MlirOperation op, const char *kind);
 /* The root affine.for nests of a function's body, in order (of that kind

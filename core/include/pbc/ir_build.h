@@ -19,4 +19,8 @@ MlirOperation pbcBuildAffineLoad(MlirOperation before, MlirValue memref,
 MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirValue memref,
                                   const MlirValue *indices, int rank, MlirLocation loc);
 
+/* Erases op after every op that uses its results (a buffer's allocation
+ * with its deallocs and stores, once nothing reads it). */
+void pbcEraseWithUsers(MlirOperation op);
+
 #endif
