@@ -35,9 +35,10 @@ MlirOperation pbcBuildAffineFor(MlirOperation before, int64_t ub, MlirLocation l
   return loop;
 }
 
+/* result: the loaded type (null: the element type; unused for stores). */
 static MlirOperation access(const char *name, MlirOperation before, MlirValue value,
                             MlirValue memref, const MlirValue *indices, int rank,
-                            MlirLocation loc) {
+                            MlirType result, MlirLocation loc) {
   MlirContext ctx = mlirLocationGetContext(loc);
   MlirValue operands[16];
   int n = 0;
@@ -52,8 +53,9 @@ static MlirOperation access(const char *name, MlirOperation before, MlirValue va
   mlirOperationStateAddOperands(&st, n, operands);
   mlirOperationStateAddAttributes(&st, 1, &map);
   if (mlirValueIsNull(value)) {
-    MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(memref));
-    mlirOperationStateAddResults(&st, 1, &elem);
+    if (mlirTypeIsNull(result))
+      result = mlirShapedTypeGetElementType(mlirValueGetType(memref));
+    mlirOperationStateAddResults(&st, 1, &result);
   }
   MlirOperation op = mlirOperationCreate(&st);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
@@ -62,12 +64,20 @@ static MlirOperation access(const char *name, MlirOperation before, MlirValue va
 
 MlirOperation pbcBuildAffineLoad(MlirOperation before, MlirValue memref,
                                  const MlirValue *indices, int rank, MlirLocation loc) {
-  return access("affine.load", before, (MlirValue){NULL}, memref, indices, rank, loc);
+  return access("affine.load", before, (MlirValue){NULL}, memref, indices, rank,
+                (MlirType){NULL}, loc);
+}
+
+MlirOperation pbcBuildAffineVectorLoad(MlirOperation before, MlirValue memref,
+                                       const MlirValue *indices, int rank, MlirType vectorType,
+                                       MlirLocation loc) {
+  return access("affine.vector_load", before, (MlirValue){NULL}, memref, indices, rank,
+                vectorType, loc);
 }
 
 MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirValue memref,
                                   const MlirValue *indices, int rank, MlirLocation loc) {
-  return access("affine.store", before, value, memref, indices, rank, loc);
+  return access("affine.store", before, value, memref, indices, rank, (MlirType){NULL}, loc);
 }
 
 void pbcEraseWithUsers(MlirOperation op) {

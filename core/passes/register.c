@@ -37,6 +37,8 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-promote-accumulators", "func.func",
                      "Loop-invariant load/store pairs -> iter_args",
                      pbcCreatePromoteAccumulatorsPass);
+  pbcPassRegistryAdd(reg, "pbc-approximate-math", "builtin.module",
+                     "Math ops -> polynomial approximations", pbcCreateApproximateMathPass);
   pbcPassRegistryAdd(reg, "pbc-fp-contract", "func.func",
                      "Allow fused multiply-add contraction", pbcCreateFpContractPass);
   pbcPassRegistryAdd(reg, "pbc-test-crash", "builtin.module",

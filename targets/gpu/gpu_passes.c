@@ -10,7 +10,4 @@ void pbcGpuRegisterPasses(const PbcHostApi *host, void *hostCtx) {
   host->register_pass(hostCtx, "pbc-gpu-map-matrix-units", "func.func",
                       "f16 matmul-kind nests -> warp-level matrix-unit ops",
                       pbcGpuCreateMapMatrixUnitsPass);
-  host->register_pass(hostCtx, "pbc-gpu-approximate-math", "builtin.module",
-                      "Math ops in device code -> polynomial approximations",
-                      pbcGpuCreateApproximateMathPass);
 }

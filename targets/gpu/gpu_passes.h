@@ -12,7 +12,6 @@
 MlirPass pbcGpuCreateDeviceBuffersPass(const char *options, char *err, size_t errLen);
 MlirPass pbcGpuCreateMapParallelPass(const char *options, char *err, size_t errLen);
 MlirPass pbcGpuCreateMapMatrixUnitsPass(const char *options, char *err, size_t errLen);
-MlirPass pbcGpuCreateApproximateMathPass(const char *options, char *err, size_t errLen);
 
 /* Registers the passes above with the host (a plugin's register_passes). */
 void pbcGpuRegisterPasses(const PbcHostApi *host, void *hostCtx);

@@ -2,9 +2,9 @@
 // rocm-device-libs 5.2) except for tanh, which they lack and which becomes a
 // polynomial; gfx942 and gfx1100 have no device libraries in 5.2, so every
 // math op becomes a polynomial. Host code is never touched.
-// RUN: pbc-opt --target=amdgpu --chip=gfx90a --through=s4 %s | pbc-opt --target=amdgpu --chip=gfx90a -p 'pbc-gpu-approximate-math{ops=${device-math-approximation}}' - | FileCheck %s --check-prefix=LIBS
-// RUN: pbc-opt --target=amdgpu --chip=gfx942 --through=s4 %s | pbc-opt --target=amdgpu --chip=gfx942 -p 'pbc-gpu-approximate-math{ops=${device-math-approximation}}' - | FileCheck %s --check-prefix=POLY
-// RUN: pbc-opt --target=amdgpu --chip=gfx1100 --through=s4 %s | pbc-opt --target=amdgpu --chip=gfx1100 -p 'pbc-gpu-approximate-math{ops=${device-math-approximation}}' - | FileCheck %s --check-prefix=POLY
+// RUN: pbc-opt --target=amdgpu --chip=gfx90a --through=s4 %s | pbc-opt --target=amdgpu --chip=gfx90a -p 'pbc-approximate-math{ops=${device-math-approximation} scope=device}' - | FileCheck %s --check-prefix=LIBS
+// RUN: pbc-opt --target=amdgpu --chip=gfx942 --through=s4 %s | pbc-opt --target=amdgpu --chip=gfx942 -p 'pbc-approximate-math{ops=${device-math-approximation} scope=device}' - | FileCheck %s --check-prefix=POLY
+// RUN: pbc-opt --target=amdgpu --chip=gfx1100 --through=s4 %s | pbc-opt --target=amdgpu --chip=gfx1100 -p 'pbc-approximate-math{ops=${device-math-approximation} scope=device}' - | FileCheck %s --check-prefix=POLY
 // The library call that remains on gfx90a links: the HSACO builds.
 // RUN: pbc --target=amdgpu --chip=gfx90a --emit=lib -o %t.so %s
 // RUN: pbc --target=amdgpu --chip=gfx942 --emit=lib -o %t.so %s

@@ -1,12 +1,19 @@
 // pbc-vectorize-reductions: an innermost row reduction (accumulator in
 // iter_args, the row read contiguously) gets a 16-lane vector accumulator and
 // one horizontal reduction after the loop; a column reduction (strided
-// loads: a gather) and a loop that stores stay scalar.
+// loads: a gather) and a loop that stores stay scalar. The row is read with
+// affine.vector_load (not MLIR's vector.transfer_read), so the dependence
+// test still sees that the rows are independent: the row loop parallelizes.
 // RUN: pbc-opt %s -p 'pbc-vectorize-reductions{vector-bits=512}' | FileCheck %s
+// RUN: pbc-opt %s -p 'pbc-vectorize-reductions{vector-bits=512};pbc-parallelize' | FileCheck %s --check-prefix=PAR
 // CHECK-LABEL: func.func @row_sum
 // CHECK: affine.for %{{.*}} = 0 to 768 step 16 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf32>)
-// CHECK: vector.transfer_read %arg0
+// CHECK-NOT: transfer_read
+// CHECK: affine.vector_load %arg0[%{{.*}}, %{{.*}}] : memref<128x768xf32>, vector<16xf32>
 // CHECK: vector.reduction <add>, %{{.*}} : vector<16xf32> into f32
+// PAR-LABEL: func.func @row_sum
+// PAR: affine.parallel (%{{.*}}) = (0) to (128)
+// PAR: vector.reduction <add>
 func.func @row_sum(%x: memref<128x768xf32>, %s: memref<128xf32>) {
   %zero = arith.constant 0.0 : f32
   affine.for %i = 0 to 128 {
@@ -16,7 +23,7 @@ func.func @row_sum(%x: memref<128x768xf32>, %s: memref<128xf32>) {
       affine.yield %a : f32
     }
     affine.store %r, %s[%i] : memref<128xf32>
-  }
+  } {pbc.kind = "reduction"}
   return
 }
 // CHECK-LABEL: func.func @column_sum

@@ -16,6 +16,10 @@ MlirOperation pbcBuildAffineFor(MlirOperation before, int64_t ub, MlirLocation l
  * inserted before `before` (for a store, `value` is stored). */
 MlirOperation pbcBuildAffineLoad(MlirOperation before, MlirValue memref,
                                  const MlirValue *indices, int rank, MlirLocation loc);
+/* An affine.vector_load of `vectorType` at identity subscripts `indices`. */
+MlirOperation pbcBuildAffineVectorLoad(MlirOperation before, MlirValue memref,
+                                       const MlirValue *indices, int rank, MlirType vectorType,
+                                       MlirLocation loc);
 MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirValue memref,
                                   const MlirValue *indices, int rank, MlirLocation loc);
 
