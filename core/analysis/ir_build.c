@@ -37,8 +37,8 @@ MlirOperation pbcBuildAffineFor(MlirOperation before, int64_t ub, MlirLocation l
 
 /* result: the loaded type (null: the element type; unused for stores). */
 static MlirOperation access(const char *name, MlirOperation before, MlirValue value,
-                            MlirValue memref, const MlirValue *indices, int rank,
-                            MlirType result, MlirLocation loc) {
+                            MlirValue memref, const MlirValue *indices, int rank, MlirType result,
+                            MlirLocation loc) {
   MlirContext ctx = mlirLocationGetContext(loc);
   MlirValue operands[16];
   int n = 0;
@@ -62,17 +62,17 @@ static MlirOperation access(const char *name, MlirOperation before, MlirValue va
   return op;
 }
 
-MlirOperation pbcBuildAffineLoad(MlirOperation before, MlirValue memref,
-                                 const MlirValue *indices, int rank, MlirLocation loc) {
-  return access("affine.load", before, (MlirValue){NULL}, memref, indices, rank,
-                (MlirType){NULL}, loc);
+MlirOperation pbcBuildAffineLoad(MlirOperation before, MlirValue memref, const MlirValue *indices,
+                                 int rank, MlirLocation loc) {
+  return access("affine.load", before, (MlirValue){NULL}, memref, indices, rank, (MlirType){NULL},
+                loc);
 }
 
 MlirOperation pbcBuildAffineVectorLoad(MlirOperation before, MlirValue memref,
                                        const MlirValue *indices, int rank, MlirType vectorType,
                                        MlirLocation loc) {
-  return access("affine.vector_load", before, (MlirValue){NULL}, memref, indices, rank,
-                vectorType, loc);
+  return access("affine.vector_load", before, (MlirValue){NULL}, memref, indices, rank, vectorType,
+                loc);
 }
 
 MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirValue memref,
@@ -87,4 +87,26 @@ void pbcEraseWithUsers(MlirOperation op) {
       mlirOperationDestroy(mlirOpOperandGetOwner(mlirValueGetFirstUse(v)));
   }
   mlirOperationDestroy(op);
+}
+
+MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc) {
+  MlirContext ctx = mlirLocationGetContext(loc);
+  int32_t seg[2] = {0, 0};
+  MlirNamedAttribute attrs[2] = {
+      named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, seg)),
+      named(ctx, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 64))};
+  MlirOperationState st = mlirOperationStateGet(str("memref.alloc"), loc);
+  mlirOperationStateAddResults(&st, 1, &type);
+  mlirOperationStateAddAttributes(&st, 2, attrs);
+  MlirOperation alloc = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, alloc);
+  return alloc;
+}
+
+MlirOperation pbcBuildDealloc(MlirOperation before, MlirValue buffer, MlirLocation loc) {
+  MlirOperationState st = mlirOperationStateGet(str("memref.dealloc"), loc);
+  mlirOperationStateAddOperands(&st, 1, &buffer);
+  MlirOperation op = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
+  return op;
 }

@@ -402,18 +402,7 @@ static bool fuseInto(MlirOperation c, MlirOperation *ops, int nOps, int at, cons
     shape[i] = i == s.d ? tile + s.halo : mlirShapedTypeGetDimSize(xt, i);
   MlirType xpt = mlirMemRefTypeContiguousGet(mlirShapedTypeGetElementType(xt), rank, shape,
                                              mlirAttributeGetNull());
-  MlirOperationState ast = mlirOperationStateGet(str("memref.alloc"), loc);
-  MlirContext ctx = mlirOperationGetContext(c);
-  int32_t seg[2] = {0, 0};
-  MlirNamedAttribute attrs[2] = {
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("operandSegmentSizes")),
-                            mlirDenseI32ArrayGet(ctx, 2, seg)),
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("alignment")),
-                            mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 64))};
-  mlirOperationStateAddResults(&ast, 1, &xpt);
-  mlirOperationStateAddAttributes(&ast, 2, attrs);
-  MlirOperation alloc = mlirOperationCreate(&ast);
-  mlirBlockInsertOwnedOperationBefore(pbcLoopBody(tileLoop), end, alloc);
+  MlirOperation alloc = pbcBuildAlloc(end, xpt, loc);
   MlirValue xp = mlirOperationGetResult(alloc, 0);
   for (int i = nProd - 1; i >= 0; --i) {
     MlirOperation p = cloneInto(prod[i], end);
@@ -423,9 +412,8 @@ static bool fuseInto(MlirOperation c, MlirOperation *ops, int nOps, int at, cons
   MlirOperation cc = cloneInto(c, end);
   rebase(cc, s.x, xp, s.d, t0);
   restrictLoop(cc, s.lc, tile, t0);
-  MlirOperationState dst = mlirOperationStateGet(str("memref.dealloc"), loc);
-  mlirOperationStateAddOperands(&dst, 1, &xp);
-  mlirBlockInsertOwnedOperationBefore(pbcLoopBody(tileLoop), end, mlirOperationCreate(&dst));
+  pbcBuildDealloc(end, xp, loc);
+  MlirContext ctx = mlirOperationGetContext(c);
   /* The tile loop is the root nest now: not of one kind (its nests keep
    * theirs). */
   mlirOperationSetAttributeByName(tileLoop, str("pbc.kind"), mlirStringAttrGet(ctx, str("misc")));

@@ -26,6 +26,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/passes.h"
+#include "pbc/transpose_input.h"
 
 typedef struct {
   int vectorBits, vectorRegisters, cores;
@@ -36,10 +37,13 @@ typedef struct {
   MlirOperation band[PBC_MAX_BAND];
   long long trip[PBC_MAX_BAND];
   bool parallel[PBC_MAX_BAND];
-  int n, I, J;     /* indices in band; I = -1 if none */
+  int n, I, J; /* indices in band; I = -1 if none */
   int lanes, elemBytes;
-  bool gemm;       /* band ends with I, J, K */
+  bool gemm;           /* band ends with I, J, K */
   long long reduction; /* iterations of the reduction loops after J */
+  /* Inputs read across J, to be copied transposed (pbc/transpose_input.h). */
+  PbcAccess transpose[4];
+  int transposeDim[4], nTranspose;
 } Nest;
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -99,11 +103,20 @@ static bool analyzeNest(MlirOperation root, const State *st, Nest *n) {
   for (int l = n->J + 1; l < n->n; ++l)
     if (pbcAccessStrideAlong(o, n->band[l]) != PBC_STRIDE_INVARIANT)
       return false;
-  /* Every access must be contiguous or invariant along J (vectorizable). */
+  /* Every access must be contiguous or invariant along J (vectorizable), or
+   * an input that a transposed copy makes so (a GEMM's B read as Bᵀ). */
   int bits = 0;
   for (int i = 0; i < a.n; ++i) {
-    if (pbcAccessStrideAlong(&a.acc[i], n->band[n->J]) == PBC_STRIDE_OTHER)
-      return false;
+    if (pbcAccessStrideAlong(&a.acc[i], n->band[n->J]) == PBC_STRIDE_OTHER) {
+      int dim = pbcTransposableDim(&a.acc[i], root, n->band[n->J]);
+      bool written = false;
+      for (int w = 0; w < a.n; ++w)
+        written |= a.acc[w].isWrite && pbcMemrefsMayAlias(a.acc[w].memref, a.acc[i].memref);
+      if (dim < 0 || written || n->nTranspose == 4)
+        return false;
+      n->transpose[n->nTranspose] = a.acc[i];
+      n->transposeDim[n->nTranspose++] = dim;
+    }
     int b = pbcElementBits(mlirValueGetType(a.acc[i].memref));
     bits = b > bits ? b : bits;
   }
@@ -119,6 +132,8 @@ static bool analyzeNest(MlirOperation root, const State *st, Nest *n) {
       pbcAccessStrideAlong(o, n->band[n->J - 1]) != PBC_STRIDE_INVARIANT)
     n->I = n->J - 1;
   n->gemm = n->I >= 0 && n->J == n->n - 2;
+  if (n->nTranspose && !n->gemm)
+    return false; /* the copy pays off when packing makes it a GEMM's panel */
   return n->lanes > 1;
 }
 
@@ -214,6 +229,8 @@ static void tileNest(MlirOperation root, const State *st) {
   chooseRegisterTile(&n, st, &mr, &nv);
   if (nv == 0)
     return;
+  for (int t = 0; t < n.nTranspose; ++t)
+    pbcTransposeInput(&n.transpose[t], n.transposeDim[t], root);
   int nr = nv * n.lanes;
   MlirAttribute kind = mlirOperationGetAttributeByName(root, str("pbc.kind"));
   bool parallelBefore[PBC_MAX_BAND];
@@ -254,10 +271,8 @@ static void tileNest(MlirOperation root, const State *st) {
   MlirContext ctx = mlirOperationGetContext(jLoop);
   MlirType i64 = mlirIntegerTypeGet(ctx, 64);
   if (!mlirOperationIsNull(iLoop) && mr > 1)
-    mlirOperationSetAttributeByName(iLoop, str("pbc.register_tile"),
-                                    mlirIntegerAttrGet(i64, mr));
-  mlirOperationSetAttributeByName(jLoop, str("pbc.register_tile"),
-                                  mlirIntegerAttrGet(i64, nr));
+    mlirOperationSetAttributeByName(iLoop, str("pbc.register_tile"), mlirIntegerAttrGet(i64, mr));
+  mlirOperationSetAttributeByName(jLoop, str("pbc.register_tile"), mlirIntegerAttrGet(i64, nr));
   pbcOpSetUnitAttr(jLoop, "pbc.vectorize");
   /* The root may be a new loop now (the old one erased): re-tag it. */
   if (!mlirAttributeIsNull(kind))
@@ -273,13 +288,12 @@ static bool run(MlirOperation func, void *state) {
 }
 
 static const PbcCPassSpec kSpec = {"pbc-tile", "func.func",
-                                   "Register and cache tiling of key (matmul-kind) nests",
-                                   run, sizeof(State)};
+                                   "Register and cache tiling of key (matmul-kind) nests", run,
+                                   sizeof(State)};
 
 MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"vector-bits", "vector-registers", "cores",
-                                      "l1d-bytes",   "l2-bytes",         "l3-bytes",
-                                      NULL};
+  static const char *const known[] = {"vector-bits", "vector-registers", "cores", "l1d-bytes",
+                                      "l2-bytes",    "l3-bytes",         NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {256, 16, 1, 32768, 1 << 20, 8 << 20};

@@ -233,6 +233,31 @@ def _(ctx):
     batch_matmul_case(ctx, F16, F32, fragments=True)
 
 
+@test("batch_matmul_transposed_b")
+def _(ctx):
+    # Q·Kᵀ as attention writes it: K is read across the output column, so
+    # pbc-tile copies it transposed first (shapes it tiles: 16-multiples).
+    rng = ctx.rng
+    B = int(rng.integers(1, 4))
+    M, N = (16 * int(v) for v in rng.integers(1, 9, size=2))
+    K = int(rng.integers(1, 80))
+    body = fill("f", (B, M, N))
+    body += ("  %%r = linalg.generic {indexing_maps = [affine_map<(b, i, j, k) -> (b, i, k)>, "
+             "affine_map<(b, i, j, k) -> (b, j, k)>, affine_map<(b, i, j, k) -> (b, i, j)>], "
+             "iterator_types = [\"parallel\", \"parallel\", \"parallel\", \"reduction\"]} "
+             "ins(%%a, %%b : %s, %s) outs(%%f : %s) {\n"
+             "  ^bb0(%%x: f32, %%y: f32, %%z: f32):\n"
+             "    %%m = arith.mulf %%x, %%y : f32\n"
+             "    %%s = arith.addf %%z, %%m : f32\n"
+             "    linalg.yield %%s : f32\n"
+             "  } -> %s\n" % (T((B, M, K)), T((B, N, K)), T((B, M, N)), T((B, M, N))))
+    text = func("qkt", [("a", T((B, M, K))), ("b", T((B, N, K)))], [("r", T((B, M, N)))], body)
+    a, a32 = ctx.rand((B, M, K), F32)
+    b, b32 = ctx.rand((B, N, K), F32)
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, np.einsum("bmk,bnk->bmn", a32.astype(np.float64), b32), F32, k=K)
+
+
 @test("matvec")
 def _(ctx):
     M, N = rshape(ctx.rng, 2, 1, 64)

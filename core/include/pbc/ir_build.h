@@ -23,6 +23,11 @@ MlirOperation pbcBuildAffineVectorLoad(MlirOperation before, MlirValue memref,
 MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirValue memref,
                                   const MlirValue *indices, int rank, MlirLocation loc);
 
+/* memref.alloc of a static `type` (64-byte aligned) and its dealloc, each
+ * inserted before `before`. */
+MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc);
+MlirOperation pbcBuildDealloc(MlirOperation before, MlirValue buffer, MlirLocation loc);
+
 /* Erases op after every op that uses its results (a buffer's allocation
  * with its deallocs and stores, once nothing reads it). */
 void pbcEraseWithUsers(MlirOperation op);
