@@ -72,6 +72,12 @@ EXAMPLES = {
 
 
 def median_ms(fn, runs):
+    # Each side's idle OpenMP threads spin for a while after its last run
+    # (libomp's KMP_BLOCKTIME is 200 ms): let them sleep before the other side
+    # is timed, then warm up, so neither is timed against the other's spinners.
+    time.sleep(0.25)
+    for _ in range(3):
+        fn()
     ts = []
     for _ in range(runs):
         t = time.perf_counter()
