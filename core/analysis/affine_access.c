@@ -350,6 +350,8 @@ static MlirStringRef globalName(MlirValue memref) {
   return (MlirStringRef){NULL, 0};
 }
 
+bool pbcMemrefIsGlobal(MlirValue memref) { return globalName(memref).data != NULL; }
+
 bool pbcMemrefsMayAlias(MlirValue a, MlirValue b) {
   MlirValue ba = pbcMemrefBase(a), bb = pbcMemrefBase(b);
   if (mlirValueEqual(ba, bb))

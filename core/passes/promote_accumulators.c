@@ -38,8 +38,10 @@ static MlirWalkResult gather(MlirOperation op, void *data) {
   PbcAccess acc;
   if (pbcAccessGet(op, &acc)) {
     /* Views are fine when no other memref of the loop may alias them
-     * (checked after the walk): legality compares accesses per memref. */
-    if (a->n == MAX_ACC || !pbcMemrefIsRoot(pbcMemrefBase(acc.memref)))
+     * (checked after the walk): legality compares accesses per memref.
+     * Constant globals (a convolution's filter) alias only themselves. */
+    MlirValue base = pbcMemrefBase(acc.memref);
+    if (a->n == MAX_ACC || !(pbcMemrefIsRoot(base) || pbcMemrefIsGlobal(base)))
       a->ok = false;
     else
       a->acc[a->n++] = acc;

@@ -2,6 +2,8 @@
 // in the loop, into an iter_arg (loaded before, stored after), climbing out
 // of nested reduction loops; it must not when another access may touch the
 // same element.
+// A constant global (a convolution's filter) aliases no argument: the
+// accumulator read beside it is promoted too.
 // RUN: pbc-opt %s -p 'pbc-promote-accumulators' | FileCheck %s
 // CHECK-LABEL: func.func @dot2
 // CHECK: %[[INIT:.*]] = affine.load %arg2[0] : memref<4xf32>
@@ -60,6 +62,26 @@ func.func @view_of_accumulator() {
     %c = affine.load %buf[0, 0] : memref<2x4xf32>
     %s = arith.addf %c, %a : f32
     affine.store %s, %buf[0, 0] : memref<2x4xf32>
+  }
+  return
+}
+memref.global "private" constant @taps : memref<5xf32> = dense<[1.0, 4.0, 6.0, 4.0, 1.0]>
+// CHECK-LABEL: func.func @filter_global
+// CHECK: %[[INIT:.*]] = affine.load %arg1[%{{.*}}] : memref<64xf32>
+// CHECK-NEXT: %[[R:.*]] = affine.for %{{.*}} = 0 to 5 iter_args(%{{.*}} = %[[INIT]]) -> (f32) {
+// CHECK-NOT: affine.store
+// CHECK: affine.store %[[R]], %arg1[%{{.*}}] : memref<64xf32>
+func.func @filter_global(%x: memref<68xf32>, %y: memref<64xf32>) {
+  %t = memref.get_global @taps : memref<5xf32>
+  affine.for %i = 0 to 64 {
+    affine.for %k = 0 to 5 {
+      %a = affine.load %x[%i + %k] : memref<68xf32>
+      %w = affine.load %t[%k] : memref<5xf32>
+      %o = affine.load %y[%i] : memref<64xf32>
+      %p = arith.mulf %a, %w : f32
+      %s = arith.addf %o, %p : f32
+      affine.store %s, %y[%i] : memref<64xf32>
+    }
   }
   return
 }

@@ -81,6 +81,8 @@ MlirOperation pbcOnlyLoopIn(MlirOperation forOp);
  * "root" buffer: distinct roots never alias under pbc's calling convention,
  * where outputs never alias inputs). */
 bool pbcMemrefIsRoot(MlirValue memref);
+/* True for a memref.get_global (pbc's globals are private constants). */
+bool pbcMemrefIsGlobal(MlirValue memref);
 /* True for a memref type with the identity (row-major, dense) layout. */
 bool pbcMemrefHasIdentityLayout(MlirType type);
 /* True for ops that make a view of their first operand (subview, casts,
