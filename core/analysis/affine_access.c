@@ -12,23 +12,22 @@
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-static bool flatten(MlirAffineExpr e, long long scale, const MlirValue *operands,
-                    int nDims, PbcLinearForm *f);
+static bool flatten(MlirAffineExpr e, long long scale, const MlirValue *operands, int nDims,
+                    PbcLinearForm *f);
 
 /* Adds c * v; looks through single-result affine.apply (as unroll-and-jam
  * leaves them) so subscripts compare by their ivs. */
 static bool addTerm(PbcLinearForm *f, MlirValue v, long long c) {
   if (mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "affine.apply")) {
     MlirOperation apply = mlirOpResultGetOwner(v);
-    MlirAffineMap map = mlirAffineMapAttrGetValue(
-        mlirOperationGetInherentAttributeByName(apply, str("map")));
+    MlirAffineMap map =
+        mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(apply, str("map")));
     int n = (int)mlirOperationGetNumOperands(apply);
     MlirValue ops[PBC_MAX_TERMS];
     if (mlirAffineMapGetNumResults(map) == 1 && n <= PBC_MAX_TERMS) {
       for (int i = 0; i < n; ++i)
         ops[i] = mlirOperationGetOperand(apply, i);
-      return flatten(mlirAffineMapGetResult(map, 0), c, ops,
-                     (int)mlirAffineMapGetNumDims(map), f);
+      return flatten(mlirAffineMapGetResult(map, 0), c, ops, (int)mlirAffineMapGetNumDims(map), f);
     }
   }
   for (int i = 0; i < f->nTerms; ++i)
@@ -44,8 +43,8 @@ static bool addTerm(PbcLinearForm *f, MlirValue v, long long c) {
 }
 
 /* Accumulates scale * expr into f; operands are the map's operands. */
-static bool flatten(MlirAffineExpr e, long long scale, const MlirValue *operands,
-                    int nDims, PbcLinearForm *f) {
+static bool flatten(MlirAffineExpr e, long long scale, const MlirValue *operands, int nDims,
+                    PbcLinearForm *f) {
   if (mlirAffineExprIsAConstant(e)) {
     f->constant += scale * mlirAffineConstantExprGetValue(e);
     return true;
@@ -149,8 +148,7 @@ PbcStride pbcAccessStrideAlong(const PbcAccess *acc, MlirOperation loop) {
 }
 
 /* Difference a - b of two linear forms if it is a constant. */
-static bool constantDifference(const PbcLinearForm *a, const PbcLinearForm *b,
-                               long long *diff) {
+static bool constantDifference(const PbcLinearForm *a, const PbcLinearForm *b, long long *diff) {
   for (int i = 0; i < a->nTerms; ++i)
     if (a->coeffs[i] != pbcLinearCoeff(b, a->values[i]))
       return false;
@@ -212,17 +210,14 @@ bool pbcAccessDependsOnLoop(const PbcAccess *acc, MlirOperation loop) {
         continue;
       MlirOperation owner = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
       /* A point loop whose bounds come from the tile loop's iv. */
-      if (pbcOpIsA(owner, "affine.for") && pbcOpIsInside(owner, loop) &&
-          loopBoundsUse(owner, iv))
+      if (pbcOpIsA(owner, "affine.for") && pbcOpIsInside(owner, loop) && loopBoundsUse(owner, iv))
         return true;
     }
   }
   return false;
 }
 
-MlirValue pbcLoopIv(MlirOperation forOp) {
-  return mlirBlockGetArgument(pbcLoopBody(forOp), 0);
-}
+MlirValue pbcLoopIv(MlirOperation forOp) { return mlirBlockGetArgument(pbcLoopBody(forOp), 0); }
 
 MlirBlock pbcLoopBody(MlirOperation forOp) {
   return mlirRegionGetFirstBlock(mlirOperationGetRegion(forOp, 0));
@@ -249,8 +244,8 @@ long long pbcLoopZeroBasedTrip(MlirOperation forOp) {
 
 void pbcLoopSetStep(MlirOperation forOp, long long step) {
   MlirContext ctx = mlirOperationGetContext(forOp);
-  mlirOperationSetInherentAttributeByName(
-      forOp, str("step"), mlirIntegerAttrGet(mlirIndexTypeGet(ctx), step));
+  mlirOperationSetInherentAttributeByName(forOp, str("step"),
+                                          mlirIntegerAttrGet(mlirIndexTypeGet(ctx), step));
 }
 
 bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor) {
@@ -319,10 +314,10 @@ int pbcElementBits(MlirType t) {
 }
 
 bool pbcOpIsMemrefView(MlirOperation op) {
-  static const char *const views[] = {"memref.subview",       "memref.reinterpret_cast",
-                                      "memref.cast",          "memref.collapse_shape",
-                                      "memref.expand_shape",  "memref.transpose",
-                                      "memref.view",          "memref.reshape", NULL};
+  static const char *const views[] = {
+      "memref.subview",        "memref.reinterpret_cast", "memref.cast",
+      "memref.collapse_shape", "memref.expand_shape",     "memref.transpose",
+      "memref.view",           "memref.reshape",          NULL};
   for (int i = 0; views[i]; ++i)
     if (pbcOpIsA(op, views[i]))
       return true;
@@ -341,8 +336,7 @@ MlirValue pbcMemrefBase(MlirValue memref) {
 
 /* The symbol a memref.get_global reads, or an empty name. */
 static MlirStringRef globalName(MlirValue memref) {
-  if (mlirValueIsAOpResult(memref) &&
-      pbcOpIsA(mlirOpResultGetOwner(memref), "memref.get_global")) {
+  if (mlirValueIsAOpResult(memref) && pbcOpIsA(mlirOpResultGetOwner(memref), "memref.get_global")) {
     MlirAttribute name = mlirOperationGetAttributeByName(mlirOpResultGetOwner(memref), str("name"));
     if (mlirAttributeIsAFlatSymbolRef(name))
       return mlirFlatSymbolRefAttrGetValue(name);

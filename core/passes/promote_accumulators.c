@@ -117,8 +117,8 @@ static MlirOperation promoteLoop(MlirOperation loop) {
   if (mlirOperationIsNull(newLoop))
     return loop; /* unreachable for affine.for; the clones are dead */
   for (int i = 0; i < nMarks; ++i)
-    mlirOperationSetDiscardableAttributeByName(
-        newLoop, mlirIdentifierStr(marks[i].name), marks[i].attribute);
+    mlirOperationSetDiscardableAttributeByName(newLoop, mlirIdentifierStr(marks[i].name),
+                                               marks[i].attribute);
   MlirBlock newBody = pbcLoopBody(newLoop);
   MlirOperation after = newLoop;
   for (int i = 0; i < n; ++i) {

@@ -3,7 +3,7 @@
 // into buffers whose 512-byte rows get one cache line of padding (power-of-two
 // rows put every row of a tile in the same cache sets); the output is never
 // packed; copy nests are marked pbc.copy; the compute nest reads the buffers.
-// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64}' | FileCheck %s
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=33554432};pbc-pack{cache-line-bytes=64}' | FileCheck %s
 // CHECK-LABEL: func.func @matmul
 // CHECK: affine.for %{{.*}} = 0 to 256 step 128 {
 // CHECK: %[[B:.*]] = memref.alloc() : memref<128x144xf32>

@@ -3,7 +3,16 @@
 // tile sizes (MR x NR) on the point loops, and pbc.kind moved to the new root.
 // With 32 vector registers of 16 lanes: MR=4, NV=4 (NR=64) maximise FMAs per
 // load among tiles that divide 64x128. Non-key nests are left alone.
-// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432}' | FileCheck %s
+// With a 64 KiB L2, B's 128x128 block (64 KiB) is shared: BLIS order. With
+// 1 MiB it fits in each core's L2 and each core has one ic block: ic stays
+// outermost (one parallel region; each core packs B's block).
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=33554432}' | FileCheck %s
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432}' | FileCheck %s --check-prefix=ICOUTER
+// ICOUTER-LABEL: func.func @matmul
+// ICOUTER: affine.for %[[IC:.*]] = 0 to 64 step 32 {
+// ICOUTER-NEXT: affine.for %[[JC:.*]] = 0 to 128 step 128 {
+// ICOUTER-NEXT: affine.for %[[KC:.*]] = 0 to 256 step 128 {
+// ICOUTER: } {pbc.kind = "matmul", pbc.pack_site, pbc.parallel}
 // CHECK-LABEL: func.func @matmul
 // CHECK: affine.for %[[JC:.*]] = 0 to 128 step 128 {
 // CHECK-NEXT: affine.for %[[KC:.*]] = 0 to 256 step 128 {
