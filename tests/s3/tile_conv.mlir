@@ -20,10 +20,19 @@
 // PACK: memref.alloc() : memref<3x3x256x32xf32>
 // PACK: } {pbc.copy}
 // PACK-NOT: memref.alloc
+// PACK-LABEL: func.func @small_conv
 // A small weight block (3*3*64 x 64 = 144 KiB) is not tiled.
 // CHECK-LABEL: func.func @small_conv
 // CHECK-NOT: pbc.pack_site
 // CHECK: } {pbc.kind = "matmul"
+// A small block whose rows alias in L1 (1x1, 64 -> 256: 1 KiB rows, the
+// micro kernel reads 256 bytes of each) is copied anyway: one f tile.
+// CHECK-LABEL: func.func @aliasing_rows
+// CHECK: affine.for %{{.*}} = 0 to 256 step 256 {
+// CHECK: } {pbc.kind = "matmul", pbc.pack_site, pbc.parallel}
+// PACK-LABEL: func.func @aliasing_rows
+// PACK: memref.alloc() : memref<1x1x64x272xf32>
+// PACK: } {pbc.copy}
 func.func @conv(%x: memref<1x16x16x256xf32>, %w: memref<3x3x256x256xf32>, %y: memref<1x14x14x256xf32>) {
   affine.for %n = 0 to 1 {
     affine.for %oh = 0 to 14 {
@@ -61,6 +70,29 @@ func.func @small_conv(%x: memref<1x16x16x64xf32>, %w: memref<3x3x64x64xf32>, %y:
                 %p = arith.mulf %a, %b : f32
                 %s = arith.addf %o, %p : f32
                 affine.store %s, %y[%n, %oh, %ow, %f] : memref<1x14x14x64xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @aliasing_rows(%x: memref<1x14x14x64xf32>, %w: memref<1x1x64x256xf32>, %y: memref<1x14x14x256xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %oh = 0 to 14 {
+      affine.for %ow = 0 to 14 {
+        affine.for %f = 0 to 256 {
+          affine.for %kh = 0 to 1 {
+            affine.for %kw = 0 to 1 {
+              affine.for %c = 0 to 64 {
+                %a = affine.load %x[%n, %oh + %kh, %ow + %kw, %c] : memref<1x14x14x64xf32>
+                %b = affine.load %w[%kh, %kw, %c, %f] : memref<1x1x64x256xf32>
+                %o = affine.load %y[%n, %oh, %ow, %f] : memref<1x14x14x256xf32>
+                %p = arith.mulf %a, %b : f32
+                %s = arith.addf %o, %p : f32
+                affine.store %s, %y[%n, %oh, %ow, %f] : memref<1x14x14x256xf32>
               }
             }
           }
