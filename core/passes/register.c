@@ -37,6 +37,8 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-promote-accumulators", "func.func",
                      "Loop-invariant load/store pairs -> iter_args",
                      pbcCreatePromoteAccumulatorsPass);
+  pbcPassRegistryAdd(reg, "pbc-prefetch", "func.func",
+                     "Prefetch the next register tile's accumulators", pbcCreatePrefetchPass);
   pbcPassRegistryAdd(reg, "pbc-approximate-math", "builtin.module",
                      "Math ops -> polynomial approximations", pbcCreateApproximateMathPass);
   pbcPassRegistryAdd(reg, "pbc-fp-contract", "func.func",

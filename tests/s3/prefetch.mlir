@@ -1,0 +1,38 @@
+// pbc-prefetch: a micro kernel loads its accumulator tile (the init of the
+// reduction loop's iter_args, stored back after it); when the output is
+// larger than L2, each such load gets a prefetch (for writing) of the tile
+// the next iteration of the enclosing loop loads: row i + 2 for a loop of
+// step 2. Inputs (A, B) are not prefetched; an output within L2 is not.
+// RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=65536};func.func(canonicalize)' | FileCheck %s
+// RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=1048576}' | FileCheck %s --check-prefix=FITS
+// CHECK-LABEL: func.func @tile
+// CHECK: affine.for %[[J:.*]] = 0 to 256 step 16 {
+// CHECK-NEXT: affine.for %[[I:.*]] = 0 to 256 step 2 {
+// CHECK-NEXT: affine.prefetch %arg2[%[[I]] + 2, %[[J]]], write, locality<3>, data : memref<256x256xf32>
+// CHECK-NEXT: affine.vector_load %arg2[%[[I]], %[[J]]]
+// CHECK-NEXT: affine.prefetch %arg2[%[[I]] + 3, %[[J]]], write, locality<3>, data : memref<256x256xf32>
+// CHECK-NEXT: affine.vector_load %arg2[%[[I]] + 1, %[[J]]]
+// CHECK-NOT: affine.prefetch
+// CHECK: return
+// FITS-NOT: affine.prefetch
+func.func @tile(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256x256xf32>) {
+  affine.for %j = 0 to 256 step 16 {
+    affine.for %i = 0 to 256 step 2 {
+      %c0 = affine.vector_load %c[%i, %j] : memref<256x256xf32>, vector<16xf32>
+      %c1 = affine.vector_load %c[%i + 1, %j] : memref<256x256xf32>, vector<16xf32>
+      %r:2 = affine.for %k = 0 to 256 iter_args(%x = %c0, %y = %c1) -> (vector<16xf32>, vector<16xf32>) {
+        %bv = affine.vector_load %b[%k, %j] : memref<256x256xf32>, vector<16xf32>
+        %a0 = affine.load %a[%i, %k] : memref<256x256xf32>
+        %a1 = affine.load %a[%i + 1, %k] : memref<256x256xf32>
+        %s0 = vector.broadcast %a0 : f32 to vector<16xf32>
+        %s1 = vector.broadcast %a1 : f32 to vector<16xf32>
+        %x1 = vector.fma %s0, %bv, %x : vector<16xf32>
+        %y1 = vector.fma %s1, %bv, %y : vector<16xf32>
+        affine.yield %x1, %y1 : vector<16xf32>, vector<16xf32>
+      }
+      affine.vector_store %r#0, %c[%i, %j] : memref<256x256xf32>, vector<16xf32>
+      affine.vector_store %r#1, %c[%i + 1, %j] : memref<256x256xf32>, vector<16xf32>
+    }
+  }
+  return
+}
