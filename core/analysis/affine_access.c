@@ -294,6 +294,10 @@ bool pbcMemrefHasIdentityLayout(MlirType type) {
   return mlirTypeIsAMemRef(type) && mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(type));
 }
 
+bool pbcRowsCrowdCacheSets(long long rowBytes) {
+  return rowBytes >= 256 && (rowBytes & (rowBytes - 1)) == 0;
+}
+
 int pbcVectorLanes(int vectorBits, int elemBits, long long trip) {
   if (elemBits <= 0 || trip <= 0)
     return 0;

@@ -5,6 +5,7 @@
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "pbc/affine_access.h"
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
@@ -106,6 +107,51 @@ MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation lo
 MlirOperation pbcBuildDealloc(MlirOperation before, MlirValue buffer, MlirLocation loc) {
   MlirOperationState st = mlirOperationStateGet(str("memref.dealloc"), loc);
   mlirOperationStateAddOperands(&st, 1, &buffer);
+  MlirOperation op = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
+  return op;
+}
+
+MlirOperation pbcBuildAffineNest(MlirOperation before, const int64_t *shape, int rank,
+                                 MlirLocation loc, MlirValue *ivs, MlirOperation *innermostEnd) {
+  MlirOperation outer = {NULL};
+  for (int d = 0; d < rank; ++d) {
+    MlirOperation loop = pbcBuildAffineFor(before, shape[d], loc);
+    if (d == 0)
+      outer = loop;
+    ivs[d] = pbcLoopIv(loop);
+    before = mlirBlockGetTerminator(pbcLoopBody(loop));
+  }
+  *innermostEnd = before;
+  return outer;
+}
+
+MlirValue pbcBuildAffineApply(MlirOperation before, MlirAffineMap map, const MlirValue *operands,
+                              int n, MlirLocation loc) {
+  MlirContext ctx = mlirLocationGetContext(loc);
+  MlirNamedAttribute attr = named(ctx, "map", mlirAffineMapAttrGet(map));
+  MlirType index = mlirIndexTypeGet(ctx);
+  MlirOperationState st = mlirOperationStateGet(str("affine.apply"), loc);
+  mlirOperationStateAddOperands(&st, n, operands);
+  mlirOperationStateAddResults(&st, 1, &index);
+  mlirOperationStateAddAttributes(&st, 1, &attr);
+  MlirOperation op = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
+  return mlirOperationGetResult(op, 0);
+}
+
+MlirOperation pbcBuildAffinePrefetch(MlirOperation before, const MlirValue *operands, int n,
+                                     MlirAttribute mapAttr, bool isWrite, MlirLocation loc) {
+  MlirContext ctx = mlirLocationGetContext(loc);
+  MlirNamedAttribute attrs[4] = {
+      named(ctx, "map", mapAttr),
+      named(ctx, "isWrite", mlirBoolAttrGet(ctx, isWrite)),
+      named(ctx, "localityHint", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
+      named(ctx, "isDataCache", mlirBoolAttrGet(ctx, 1)),
+  };
+  MlirOperationState st = mlirOperationStateGet(str("affine.prefetch"), loc);
+  mlirOperationStateAddOperands(&st, n, operands);
+  mlirOperationStateAddAttributes(&st, 4, attrs);
   MlirOperation op = mlirOperationCreate(&st);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
   return op;

@@ -29,13 +29,12 @@ static void lower(MlirOperation copy) {
     return;
   int rank = (int)mlirShapedTypeGetRank(st);
   MlirLocation loc = mlirOperationGetLocation(copy);
+  int64_t shape[PBC_MAX_RANK];
+  for (int d = 0; d < rank; ++d)
+    shape[d] = mlirShapedTypeGetDimSize(st, d);
   MlirValue ivs[PBC_MAX_RANK];
-  MlirOperation at = copy;
-  for (int d = 0; d < rank; ++d) {
-    MlirOperation loop = pbcBuildAffineFor(at, mlirShapedTypeGetDimSize(st, d), loc);
-    ivs[d] = pbcLoopIv(loop);
-    at = mlirBlockGetFirstOperation(pbcLoopBody(loop)); /* the terminator */
-  }
+  MlirOperation at;
+  pbcBuildAffineNest(copy, shape, rank, loc, ivs, &at);
   MlirOperation load = pbcBuildAffineLoad(at, src, ivs, rank, loc);
   pbcBuildAffineStore(at, mlirOperationGetResult(load, 0), dst, ivs, rank, loc);
   mlirOperationDestroy(copy);

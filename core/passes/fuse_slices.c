@@ -249,19 +249,9 @@ static MlirValue applySum(MlirOperation before, MlirValue a, MlirValue b) {
   MlirContext ctx = mlirOperationGetContext(before);
   MlirAffineExpr sum =
       mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0), mlirAffineDimExprGet(ctx, 1));
-  MlirNamedAttribute map =
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("map")),
-                            mlirAffineMapAttrGet(mlirAffineMapGet(ctx, 2, 0, 1, &sum)));
-  MlirOperationState st =
-      mlirOperationStateGet(str("affine.apply"), mlirOperationGetLocation(before));
   MlirValue ops[2] = {a, b};
-  MlirType index = mlirIndexTypeGet(ctx);
-  mlirOperationStateAddOperands(&st, 2, ops);
-  mlirOperationStateAddResults(&st, 1, &index);
-  mlirOperationStateAddAttributes(&st, 1, &map);
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
-  return mlirOperationGetResult(op, 0);
+  return pbcBuildAffineApply(before, mlirAffineMapGet(ctx, 2, 0, 1, &sum), ops, 2,
+                             mlirOperationGetLocation(before));
 }
 
 /* Loop l of the nest runs over rows [t0, t0 + rows): its trip becomes

@@ -120,7 +120,7 @@ static void padRows(MlirOperation alloc, int lineBytes) {
   for (int d = 0; d < rank && d < PBC_MAX_RANK; ++d)
     shape[d] = mlirShapedTypeGetDimSize(t, d);
   long long rowBytes = shape[rank - 1] * bits / 8;
-  if (rowBytes < 256 || (rowBytes & (rowBytes - 1)) != 0 || lineBytes * 8 % bits)
+  if (!pbcRowsCrowdCacheSets(rowBytes) || lineBytes * 8 % bits)
     return;
   shape[rank - 1] += lineBytes * 8 / bits;
   MlirType padded = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), rank, shape,

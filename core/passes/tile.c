@@ -194,8 +194,7 @@ static void tileOutputChannels(Nest *n, const State *st, int nr, bool jParallel,
   long long blockBytes = n->reduction * n->elemBytes;
   long long nc = divisorTile(n->trip[n->J], nr, (st->l2 / 2) / blockBytes);
   long long rowBytes = n->trip[n->J] * n->elemBytes;
-  bool rowsAlias = rowBytes >= 256 && (rowBytes & (rowBytes - 1)) == 0 &&
-                   rowBytes > (long long)nr * n->elemBytes;
+  bool rowsAlias = pbcRowsCrowdCacheSets(rowBytes) && rowBytes > (long long)nr * n->elemBytes;
   if (nc >= n->trip[n->J] && !rowsAlias)
     return;
   unsigned size = (unsigned)nc;

@@ -36,22 +36,6 @@ int pbcTransposableDim(const PbcAccess *acc, MlirOperation root, MlirOperation l
   return dim >= 0 && dim < acc->rank - 1 ? dim : -1;
 }
 
-/* Loops over `shape` (rank deep) before `before`; their ivs in `ivs`. Returns
- * the outermost loop; `*body` is the innermost's terminator. */
-static MlirOperation buildNest(MlirOperation before, const int64_t *shape, int rank,
-                               MlirLocation loc, MlirValue *ivs, MlirOperation *body) {
-  MlirOperation outer = {NULL};
-  for (int d = 0; d < rank; ++d) {
-    MlirOperation loop = pbcBuildAffineFor(before, shape[d], loc);
-    if (d == 0)
-      outer = loop;
-    ivs[d] = pbcLoopIv(loop);
-    before = mlirBlockGetTerminator(pbcLoopBody(loop));
-  }
-  *body = before;
-  return outer;
-}
-
 void pbcTransposeInput(const PbcAccess *acc, int dim, MlirOperation root) {
   MlirType t = mlirValueGetType(acc->memref);
   MlirContext ctx = mlirTypeGetContext(t);
@@ -73,7 +57,7 @@ void pbcTransposeInput(const PbcAccess *acc, int dim, MlirOperation root) {
    * stores are contiguous. */
   MlirValue ivs[PBC_MAX_RANK], src[PBC_MAX_RANK];
   MlirOperation at;
-  MlirOperation nest = buildNest(root, shape, rank, loc, ivs, &at);
+  MlirOperation nest = pbcBuildAffineNest(root, shape, rank, loc, ivs, &at);
   for (int q = 0; q < rank; ++q)
     src[perm[q]] = ivs[q];
   MlirOperation load = pbcBuildAffineLoad(at, acc->memref, src, rank, loc);

@@ -109,6 +109,10 @@ int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int
 int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max);
 /* Element bit width of a memref or vector/scalar type (0 if unknown). */
 int pbcElementBits(MlirType t);
+/* True if rows `rowBytes` apart crowd into a few cache sets: a power-of-two
+ * multiple of 256 bytes maps every row of a tile to the same set group
+ * (4 KiB rows: all in one). A line of padding per row spreads them. */
+bool pbcRowsCrowdCacheSets(long long rowBytes);
 /* Vector lanes for a loop of `trip` iterations over elements of elemBits:
  * the widest power of two up to vectorBits/elemBits that divides the trip
  * (24 floats on 512-bit vectors: 8 lanes), or 0 if not even 2 does. */

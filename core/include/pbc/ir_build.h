@@ -5,13 +5,28 @@
 #ifndef PBC_IR_BUILD_H
 #define PBC_IR_BUILD_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "mlir-c/AffineMap.h"
 #include "mlir-c/IR.h"
 
 /* Creates `affine.for %i = 0 to ub` (constant bounds, step 1) with an empty
  * body (just the terminator), inserted before `before`. */
 MlirOperation pbcBuildAffineFor(MlirOperation before, int64_t ub, MlirLocation loc);
+/* A perfect nest of `rank` such loops over `shape`, before `before`; their
+ * ivs in `ivs`, outermost first. Returns the outermost loop; the innermost
+ * body's terminator, where the body goes, in `*innermostEnd`. */
+MlirOperation pbcBuildAffineNest(MlirOperation before, const int64_t *shape, int rank,
+                                 MlirLocation loc, MlirValue *ivs, MlirOperation *innermostEnd);
+/* affine.apply of a single-result `map` to `operands`, before `before`. */
+MlirValue pbcBuildAffineApply(MlirOperation before, MlirAffineMap map, const MlirValue *operands,
+                              int n, MlirLocation loc);
+/* affine.prefetch (data cache, locality 3) of `operands` (memref, then the
+ * map's operands) at `mapAttr`, before `before`. */
+MlirOperation pbcBuildAffinePrefetch(MlirOperation before, const MlirValue *operands, int n,
+                                     MlirAttribute mapAttr, bool isWrite, MlirLocation loc);
+
 /* Creates an affine.load/affine.store with identity subscripts `indices`,
  * inserted before `before` (for a store, `value` is stored). */
 MlirOperation pbcBuildAffineLoad(MlirOperation before, MlirValue memref,
