@@ -85,6 +85,24 @@ bool pbcChipSet(PbcChip *chip, const char *key, const char *value) {
   return true;
 }
 
+bool pbcChipOverride(PbcChip *chip, const char *keyValue, char *err, size_t errLen) {
+  const char *eq = strchr(keyValue, '=');
+  char key[128];
+  size_t n = eq ? (size_t)(eq - keyValue) : 0;
+  if (!eq || n == 0 || n >= sizeof(key) || !eq[1]) {
+    snprintf(err, errLen, "expected KEY=VALUE, got '%s'", keyValue);
+    return false;
+  }
+  memcpy(key, keyValue, n);
+  key[n] = 0;
+  if (findKey(chip, key) < 0 || strcmp(key, "name") == 0) {
+    snprintf(err, errLen, "chip '%s' has no key '%s' to override (see --target-info)",
+             pbcChipName(chip), key);
+    return false;
+  }
+  return pbcChipSet(chip, key, eq + 1);
+}
+
 void pbcChipDestroy(PbcChip *chip) {
   for (int i = 0; i < chip->numKeys; ++i) {
     free(chip->keys[i]);

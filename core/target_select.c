@@ -69,6 +69,17 @@ bool pbcSelectTarget(const PbcPluginSet *set, const char *target,
   return false;
 }
 
+bool pbcApplyChipOverrides(PbcChip *chip, const char *const *keyValues, int count) {
+  for (int i = 0; i < count; ++i) {
+    char err[256];
+    if (!pbcChipOverride(chip, keyValues[i], err, sizeof(err))) {
+      fprintf(stderr, "pbc: error: --chip-set: %s\n", err);
+      return false;
+    }
+  }
+  return true;
+}
+
 void pbcPrintTargets(const PbcPluginSet *set, FILE *out) {
   for (int i = 0; i < set->numPlugins; ++i) {
     const PbcLoadedPlugin *p = &set->plugins[i];

@@ -295,7 +295,10 @@ bool pbcMemrefHasIdentityLayout(MlirType type) {
 }
 
 bool pbcRowsCrowdCacheSets(long long rowBytes) {
-  return rowBytes >= 256 && (rowBytes & (rowBytes - 1)) == 0;
+  /* Rows start (rowBytes / line) sets apart: its largest power-of-two
+   * factor decides how few distinct set groups they use (3 KiB rows: every
+   * 16th set, 4 groups; 4 KiB: 1), not the rest of the factors. */
+  return rowBytes >= 256 && (rowBytes & -rowBytes) >= 256;
 }
 
 int pbcVectorLanes(int vectorBits, int elemBits, long long trip) {

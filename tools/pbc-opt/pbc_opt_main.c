@@ -21,7 +21,8 @@ static const char kUsage[] =
     "  --pipeline=FILE       run the entries of a pipeline file\n"
     "  --stage=sN            run stage N's pipeline (s1..s5) of the target\n"
     "  --through=sN          run stages s1..sN\n"
-    "  --target=NAME --chip=NAME --plugin-dir=DIR -O0..3 --disable=G[,G]\n"
+    "  --target=NAME --chip=NAME --chip-set=KEY=VALUE --plugin-dir=DIR\n"
+    "  -O0..3 --disable=G[,G]\n"
     "                        as for pbc (they select S4/S5, extension points,\n"
     "                        ${chip} values and groups)\n"
     "  --list-passes         list pbc's registered passes\n"
@@ -33,6 +34,8 @@ static const char kUsage[] =
 typedef struct Opt {
   const char *input, *output, *passes, *pipelineFile, *target, *chip, *disable, *dumpDir;
   const char *pluginDirs[16];
+  const char *chipSets[32]; /* --chip-set=KEY=VALUE */
+  int numChipSets;
   int numPluginDirs, stage, through, optLevel;
   bool listPasses, printIr, timing, isolate;
   const PbcLoadedPlugin *plugin;
@@ -146,6 +149,10 @@ int main(int argc, char **argv) {
       o.target = a + 9;
     } else if (prefix(a, "--chip=")) {
       o.chip = a + 7;
+    } else if (prefix(a, "--chip-set=")) {
+      if (o.numChipSets == 32)
+        return usage("more than 32 --chip-set options", "");
+      o.chipSets[o.numChipSets++] = a + 11;
     } else if (prefix(a, "--plugin-dir=")) {
       if (o.numPluginDirs < 16)
         o.pluginDirs[o.numPluginDirs++] = a + 13;
@@ -179,7 +186,8 @@ int main(int argc, char **argv) {
     return usage("no input file (use '-' for stdin)", "");
   PbcPluginSet plugins;
   pbcPluginDiscover(o.pluginDirs, o.numPluginDirs, &plugins);
-  if (!pbcSelectTarget(&plugins, o.target, o.chip, &o.plugin, &o.chipDesc))
+  if (!pbcSelectTarget(&plugins, o.target, o.chip, &o.plugin, &o.chipDesc) ||
+      !pbcApplyChipOverrides(&o.chipDesc, o.chipSets, o.numChipSets))
     return PBC_EXIT_USAGE;
   if (o.input && !pbcReadFile(o.input, &o.text)) {
     fprintf(stderr, "pbc-opt: error: cannot read '%s': %s\n", o.input, strerror(errno));

@@ -31,6 +31,8 @@ static const char kUsage[] =
     "target:\n"
     "  --target=NAME        target plugin (default: cpu); see --list-targets\n"
     "  --chip=NAME|native   chip description (default: the target's, native on cpu)\n"
+    "  --chip-set=KEY=VALUE override one key of the chip description (repeatable;\n"
+    "                       e.g. --chip-set=l2-bytes=524288 --chip-set=cores=8)\n"
     "  --plugin-dir=DIR     also look for plugins in DIR (repeatable; searched\n"
     "                       before $PBC_PLUGIN_PATH and the driver's directory)\n"
     "  --list-targets       list the plugins found and exit\n"
@@ -77,6 +79,8 @@ typedef struct Options {
   const char *target, *chip, *input, *output, *entry, *disable, *dumpDir;
   const char *pluginDirs[16];
   int numPluginDirs;
+  const char *chipSets[32]; /* --chip-set=KEY=VALUE */
+  int numChipSets;
   int optLevel;
   EmitKind emit;
   int runs; /* 0: no --run */
@@ -129,6 +133,10 @@ static int parseArgs(int argc, char **argv, Options *o) {
       o->target = a + 9;
     } else if (startsWith(a, "--chip=")) {
       o->chip = a + 7;
+    } else if (startsWith(a, "--chip-set=")) {
+      if (o->numChipSets == 32)
+        return usageError("%s", "more than 32 --chip-set options");
+      o->chipSets[o->numChipSets++] = a + 11;
     } else if (startsWith(a, "--plugin-dir=")) {
       if (o->numPluginDirs < 16)
         o->pluginDirs[o->numPluginDirs++] = a + 13;
@@ -483,7 +491,8 @@ int main(int argc, char **argv) {
     return PBC_EXIT_OK;
   }
   Job j = {.o = &o};
-  if (!pbcSelectTarget(&plugins, o.target, o.chip, &j.plugin, &j.chip))
+  if (!pbcSelectTarget(&plugins, o.target, o.chip, &j.plugin, &j.chip) ||
+      !pbcApplyChipOverrides(&j.chip, o.chipSets, o.numChipSets))
     return PBC_EXIT_USAGE;
   if (o.targetInfo) {
     pbcPrintTargetInfo(j.plugin, &j.chip, stdout);

@@ -109,9 +109,9 @@ int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int
 int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max);
 /* Element bit width of a memref or vector/scalar type (0 if unknown). */
 int pbcElementBits(MlirType t);
-/* True if rows `rowBytes` apart crowd into a few cache sets: a power-of-two
- * multiple of 256 bytes maps every row of a tile to the same set group
- * (4 KiB rows: all in one). A line of padding per row spreads them. */
+/* True if rows `rowBytes` apart crowd into a few cache sets: a multiple of
+ * 256 bytes maps the rows of a tile to a few set groups (4 KiB rows: all in
+ * one; 3 KiB rows: 4). A line of padding per row spreads them. */
 bool pbcRowsCrowdCacheSets(long long rowBytes);
 /* Vector lanes for a loop of `trip` iterations over elements of elemBits:
  * the widest power of two up to vectorBits/elemBits that divides the trip

@@ -26,6 +26,11 @@ void pbcChipDestroy(PbcChip *chip);
 /* Sets (or overrides) key; false if the description is full. */
 bool pbcChipSet(PbcChip *chip, const char *key, const char *value);
 
+/* Applies one `key=value` override (the drivers' --chip-set) to a key the
+ * description already has, so a misspelt key is an error, not a silent new
+ * one. On error writes the reason into err and returns false. */
+bool pbcChipOverride(PbcChip *chip, const char *keyValue, char *err, size_t errLen);
+
 /* Borrowed value of key, or NULL. */
 const char *pbcChipGet(const PbcChip *chip, const char *key);
 int64_t pbcChipGetInt(const PbcChip *chip, const char *key, int64_t dflt);

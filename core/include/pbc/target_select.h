@@ -13,6 +13,10 @@
 bool pbcSelectTarget(const PbcPluginSet *set, const char *target,
                      const char *chipName, const PbcLoadedPlugin **plugin,
                      PbcChip *chip);
+/* --chip-set=KEY=VALUE overrides, applied in order after pbcSelectTarget
+ * (tuning and cross-compilation experiments: another cache size or core
+ * count without writing a chip file). Prints a diagnostic on failure. */
+bool pbcApplyChipOverrides(PbcChip *chip, const char *const *keyValues, int count);
 /* --list-targets: name, version, chips, path; and plugins that failed. */
 void pbcPrintTargets(const PbcPluginSet *set, FILE *out);
 /* --target-info: the plugin and the chosen chip's description. */

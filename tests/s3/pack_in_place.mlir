@@ -1,0 +1,51 @@
+// On a CPU (fast-memory-space 0), pbc-pack reads a tile of whole rows of an
+// input larger than L2 in place: the copy would cost a pass over L3 or memory
+// per call and only spread rows that already spread over several L1 set
+// groups (3 KiB rows). Rows 4 KiB apart share one set group and are still
+// copied; so is every input that fits in L2 (the second run), and A's tile of
+// partial rows in every case.
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=1048576}' | FileCheck %s
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=4194304}' | FileCheck %s --check-prefix=FITS
+// CHECK-LABEL: func.func @rows_3k
+// CHECK-NOT: memref<192x
+// CHECK: %[[A:.*]] = memref.alloc() : memref<64x208xf32>
+// CHECK: } {pbc.copy}
+// CHECK-NOT: memref.alloc
+// CHECK: affine.load %[[A]]
+// CHECK: affine.load %arg1[
+// CHECK-LABEL: func.func @rows_4k
+// CHECK: memref.alloc() : memref<128x1040xf32>
+// CHECK: memref.alloc() : memref<64x144xf32>
+// FITS-LABEL: func.func @rows_3k
+// FITS: memref.alloc() : memref<192x784xf32>
+// FITS: memref.alloc() : memref<64x208xf32>
+func.func @rows_3k(%a: memref<128x768xf32>, %b: memref<768x768xf32>, %c: memref<128x768xf32>) {
+  affine.for %i = 0 to 128 {
+    affine.for %j = 0 to 768 {
+      affine.for %k = 0 to 768 {
+        %x = affine.load %a[%i, %k] : memref<128x768xf32>
+        %y = affine.load %b[%k, %j] : memref<768x768xf32>
+        %z = affine.load %c[%i, %j] : memref<128x768xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<128x768xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @rows_4k(%a: memref<128x768xf32>, %b: memref<768x1024xf32>, %c: memref<128x1024xf32>) {
+  affine.for %i = 0 to 128 {
+    affine.for %j = 0 to 1024 {
+      affine.for %k = 0 to 768 {
+        %x = affine.load %a[%i, %k] : memref<128x768xf32>
+        %y = affine.load %b[%k, %j] : memref<768x1024xf32>
+        %z = affine.load %c[%i, %j] : memref<128x1024xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<128x1024xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
