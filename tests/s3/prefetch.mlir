@@ -2,7 +2,8 @@
 // reduction loop's iter_args, stored back after it); when the output is
 // larger than L2, each such load gets a prefetch (for writing) of the tile
 // the next iteration of the enclosing loop loads: row i + 2 for a loop of
-// step 2. Inputs (A, B) are not prefetched; an output within L2 is not.
+// step 2. Inputs (A, B) are not prefetched; an output within L2 is not, nor
+// a tile whose reduction is short (a 5-tap stencil: nothing to run ahead of).
 // RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=65536};func.func(canonicalize)' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=1048576}' | FileCheck %s --check-prefix=FITS
 // CHECK-LABEL: func.func @tile
@@ -14,6 +15,8 @@
 // CHECK-NEXT: affine.vector_load %arg2[%[[I]] + 1, %[[J]]]
 // CHECK-NOT: affine.prefetch
 // CHECK: return
+// CHECK-LABEL: func.func @stencil
+// CHECK-NOT: affine.prefetch
 // FITS-NOT: affine.prefetch
 func.func @tile(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256x256xf32>) {
   affine.for %j = 0 to 256 step 16 {
@@ -32,6 +35,21 @@ func.func @tile(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256
       }
       affine.vector_store %r#0, %c[%i, %j] : memref<256x256xf32>, vector<16xf32>
       affine.vector_store %r#1, %c[%i + 1, %j] : memref<256x256xf32>, vector<16xf32>
+    }
+  }
+  return
+}
+
+func.func @stencil(%x: memref<1024x1040xf32>, %y: memref<1024x1024xf32>) {
+  affine.for %i = 0 to 1024 {
+    affine.for %j = 0 to 1024 step 16 {
+      %c0 = affine.vector_load %y[%i, %j] : memref<1024x1024xf32>, vector<16xf32>
+      %r = affine.for %k = 0 to 5 iter_args(%acc = %c0) -> (vector<16xf32>) {
+        %v = affine.vector_load %x[%i, %j + %k] : memref<1024x1040xf32>, vector<16xf32>
+        %s = arith.addf %acc, %v : vector<16xf32>
+        affine.yield %s : vector<16xf32>
+      }
+      affine.vector_store %r, %y[%i, %j] : memref<1024x1024xf32>, vector<16xf32>
     }
   }
   return
