@@ -74,7 +74,39 @@ static MlirOperation hoistParallelLoops(MlirOperation root) {
   return root;
 }
 
+/* Copy nests pbc-pack placed outside the parallel loop (a GEMM's B block,
+ * copied once per kc step for every thread) run on one core while the others
+ * wait at the next fork: on a 128x768x768 matmul that serial copy is a third
+ * of the time. Such a nest becomes parallel over its outer loop when it
+ * copies at least `kMinCopyElements` (below that the fork costs more, which
+ * also keeps small root copy nests serial on CPUs). */
+enum { kMinCopyElements = 16384 };
+
+/* Elements a copy nest copies, or -1 if a trip count is unknown. */
+static long long copyElements(MlirOperation nest) {
+  MlirOperation band[PBC_MAX_BAND];
+  int depth = pbcLoopBand(nest, band, PBC_MAX_BAND);
+  long long elements = 1;
+  for (int l = 0; l < depth; ++l) {
+    long long trip = pbcExtAffineConstantTripCount(band[l]);
+    if (trip < 0)
+      return -1;
+    elements *= trip;
+  }
+  MlirBlock body = pbcLoopBody(band[depth - 1]);
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    PbcAccess a;
+    if (pbcAccessGet(op, &a) && a.isWrite && a.lanes > 1)
+      return elements * a.lanes; /* vectorized copy: lanes elements per iteration */
+  }
+  return elements;
+}
+
 static void parallelizeNest(MlirOperation root, const State *st) {
+  long long copied = pbcOpHasAttr(root, "pbc.copy") ? copyElements(root) : -1;
+  if (copied >= 0 && copied < kMinCopyElements && st->band == 1)
+    return; /* a small copy of its own (pbc-interleave's replicated filter) */
   if (st->hoist)
     root = hoistParallelLoops(root);
   MlirAttribute kind = mlirOperationGetAttributeByName(
@@ -100,13 +132,6 @@ static void parallelizeNest(MlirOperation root, const State *st) {
   }
 }
 
-/* Copy nests pbc-pack placed outside the parallel loop (a GEMM's B block,
- * copied once per kc step for every thread) run on one core while the others
- * wait at the next fork: on a 128x768x768 matmul that serial copy is a third
- * of the time. Such a nest becomes parallel over its outer loop when it
- * copies at least `kMinCopyElements` (below that the fork costs more). */
-enum { kMinCopyElements = 16384 };
-
 typedef struct {
   MlirOperation nests[1024];
   int n;
@@ -125,26 +150,8 @@ static MlirWalkResult findSerialCopies(MlirOperation op, void *data) {
 }
 
 static void parallelizeCopy(MlirOperation nest, const State *st) {
-  MlirOperation band[PBC_MAX_BAND];
-  int depth = pbcLoopBand(nest, band, PBC_MAX_BAND);
-  long long elements = 1;
-  for (int l = 0; l < depth; ++l) {
-    long long trip = pbcExtAffineConstantTripCount(band[l]);
-    if (trip < 0)
-      return;
-    elements *= trip;
-  }
-  MlirBlock body = pbcLoopBody(band[depth - 1]);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    PbcAccess a;
-    if (pbcAccessGet(op, &a) && a.isWrite && a.lanes > 1) {
-      elements *= a.lanes; /* vectorized copy: lanes elements per iteration */
-      break;
-    }
-  }
   long long outerTrip = pbcExtAffineConstantTripCount(nest);
-  if (elements < kMinCopyElements || outerTrip < st->minTrip ||
+  if (copyElements(nest) < kMinCopyElements || outerTrip < st->minTrip ||
       !pbcExtAffineIsLoopParallel(nest))
     return;
   MlirOperation par = pbcExtAffineParallelize(nest);

@@ -27,6 +27,9 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
                      "Pack input tiles into contiguous fast buffers", pbcCreatePackPass);
   pbcPassRegistryAdd(reg, "pbc-register-tile", "func.func",
                      "Split the register tiles pbc-tile chose", pbcCreateRegisterTilePass);
+  pbcPassRegistryAdd(reg, "pbc-interleave", "func.func",
+                     "Vectorize a small innermost dimension with its neighbour",
+                     pbcCreateInterleavePass);
   pbcPassRegistryAdd(reg, "pbc-vectorize", "func.func",
                      "Contiguity-driven loop vectorization", pbcCreateVectorizePass);
   pbcPassRegistryAdd(reg, "pbc-vectorize-reductions", "func.func",

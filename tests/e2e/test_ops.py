@@ -414,6 +414,39 @@ def _(ctx):
     assert_close(r, ref, k=KH * KW)
 
 
+
+@test("depthwise_conv_small_channels_bias")
+def _(ctx):
+    # A few channels innermost (an image's RGB): pbc-interleave vectorizes
+    # (w, c) together; widths are multiples of 16 so it applies, and the
+    # per-channel bias is read through a replicated copy.
+    rng = ctx.rng
+    C = pick(rng, [2, 3, 5, 6])
+    KH, KW = (int(v) for v in rng.integers(1, 6, size=2))
+    N, Ho, Wo = int(rng.integers(1, 3)), int(rng.integers(1, 9)), 16 * int(rng.integers(1, 5))
+    xs, ws, os_ = (N, Ho + KH - 1, Wo + KW - 1, C), (KH, KW, C), (N, Ho, Wo, C)
+    body = fill("f", os_)
+    body += ("  %%c = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
+             "strides = dense<1> : tensor<2xi64>}\n"
+             "      ins(%%x, %%w : %s, %s) outs(%%f : %s) -> %s\n" % (T(xs), T(ws), T(os_), T(os_)))
+    body += ("  %%r = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = %s} "
+             "ins(%%c, %%b : %s, %s) outs(%%f : %s) {\n"
+             "  ^bb0(%%p: f32, %%q: f32, %%o: f32):\n"
+             "    %%s = arith.addf %%p, %%q : f32\n"
+             "    linalg.yield %%s : f32\n"
+             "  } -> %s\n" % (ident(4), amap(4, ["d3"]), ident(4), iters(["parallel"] * 4),
+                              T(os_), T((C,)), T(os_), T(os_)))
+    text = func("dw_rgb", [("x", T(xs)), ("w", T(ws)), ("b", T((C,)))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    w, _ = ctx.rand(ws)
+    b, _ = ctx.rand((C,))
+    ref = np.zeros(os_) + b.astype(np.float64)
+    for kh in range(KH):
+        for kw in range(KW):
+            ref += x[:, kh:kh + Ho, kw:kw + Wo, :].astype(np.float64) * w[kh, kw]
+    (r,) = ctx.run(text, [x, w, b])
+    assert_close(r, ref, k=KH * KW + 1)
+
 def pool_case(ctx, kind):
     rng = ctx.rng
     (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng)
