@@ -91,13 +91,32 @@ static long long lastDimExtentIn(const PbcAccess *x, MlirOperation site) {
   return extent;
 }
 
+/* How many times the loops inside `site` reuse each element of the tile:
+ * the trips of the enclosing loops the access doesn't depend on. */
+static long long reuseIn(const PbcAccess *x, MlirOperation site) {
+  long long reuse = 1;
+  for (MlirOperation p = mlirOperationGetParentOperation(x->op);
+       !mlirOperationIsNull(p) && !mlirOperationEqual(p, site);
+       p = mlirOperationGetParentOperation(p)) {
+    long long trip = pbcOpIsA(p, "affine.for") ? pbcExtAffineConstantTripCount(p) : -1;
+    if (trip > 0 && !pbcAccessDependsOnLoop(x, p))
+      reuse *= trip;
+  }
+  return reuse;
+}
+
+/* Fewer reuses than this don't pay for a copy of rows that don't crowd. */
+enum { kMinReuse = 64 };
+
 /* On a CPU (fast memory = the caches) a tile made of whole rows of a
  * row-major input gains nothing from a copy but the spreading of its rows
  * over cache sets. That matters when the rows share one L1 set group (a
  * multiple of 4 KiB, the way size of 32-48 KiB L1s: 1024^3 runs 1.35-1.5x
- * slower uncopied); rows 1-3 KiB apart still spread over 4+ groups. Where the
- * input is larger than L2, the copy is a pass over L3 or memory per call:
- * 128x768x768 runs 15% faster without copying B's 192 x 768 blocks. */
+ * slower uncopied); rows 1-3 KiB apart still spread over 4+ groups. The copy
+ * is then a waste where the input is larger than L2 (a pass over L3 or memory
+ * per call: 128x768x768 runs 15% faster without copying B's 192 x 768
+ * blocks), or where each copied element is reused by few rows (the mlp
+ * example's 16 rows per core). */
 static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const State *st) {
   MlirType t = mlirValueGetType(x->memref);
   if (st->fastSpace != 0 || st->l2 <= 0 || !mlirShapedTypeHasStaticShape(t) ||
@@ -108,7 +127,7 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
   for (int d = 0; d < rank; ++d)
     bytes *= mlirShapedTypeGetDimSize(t, d);
   long long rowBytes = mlirShapedTypeGetDimSize(t, rank - 1) * (pbcElementBits(t) / 8);
-  return bytes > st->l2 && rowBytes % 4096 != 0 &&
+  return (bytes > st->l2 || reuseIn(x, site) < kMinReuse) && rowBytes % 4096 != 0 &&
          lastDimExtentIn(x, site) >= mlirShapedTypeGetDimSize(t, rank - 1);
 }
 
