@@ -3,7 +3,8 @@
 // per call and only spread rows that already spread over several L1 set
 // groups (3 KiB rows). Rows 4 KiB apart share one set group and are still
 // copied; so is every input that fits in L2 (the second run), and A's tile of
-// partial rows in every case.
+// partial rows in every case, unless few rows reuse the copy (@few_rows: 16
+// rows per core read B's 2 KiB rows in place although B fits in L2).
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=1048576}' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=4194304}' | FileCheck %s --check-prefix=FITS
 // CHECK-LABEL: func.func @rows_3k
@@ -16,6 +17,10 @@
 // CHECK-LABEL: func.func @rows_4k
 // CHECK: memref.alloc() : memref<128x1040xf32>
 // CHECK: memref.alloc() : memref<64x144xf32>
+// CHECK-LABEL: func.func @few_rows
+// CHECK: memref.alloc() : memref<16x
+// CHECK-NOT: memref.alloc
+// CHECK: affine.load %arg1[
 // FITS-LABEL: func.func @rows_3k
 // FITS: memref.alloc() : memref<192x784xf32>
 // FITS: memref.alloc() : memref<64x208xf32>
@@ -44,6 +49,21 @@ func.func @rows_4k(%a: memref<128x768xf32>, %b: memref<768x1024xf32>, %c: memref
         %p = arith.mulf %x, %y : f32
         %s = arith.addf %z, %p : f32
         affine.store %s, %c[%i, %j] : memref<128x1024xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @few_rows(%a: memref<32x256xf32>, %b: memref<256x512xf32>, %c: memref<32x512xf32>) {
+  affine.for %i = 0 to 32 {
+    affine.for %j = 0 to 512 {
+      affine.for %k = 0 to 256 {
+        %x = affine.load %a[%i, %k] : memref<32x256xf32>
+        %y = affine.load %b[%k, %j] : memref<256x512xf32>
+        %z = affine.load %c[%i, %j] : memref<32x512xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<32x512xf32>
       }
     }
   } {pbc.kind = "matmul"}
