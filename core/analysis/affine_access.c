@@ -8,6 +8,7 @@
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "pbc-ext/affine.h"
 #include "pbc/c_pass.h"
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -401,6 +402,19 @@ static MlirWalkResult appendLoop(MlirOperation op, void *data) {
   if (pbcOpIsA(op, "affine.for") && l->n < l->max)
     l->loops[l->n++] = op;
   return MlirWalkResultAdvance;
+}
+
+long long pbcBandIterations(MlirOperation root) {
+  MlirOperation band[PBC_MAX_BAND];
+  int depth = pbcLoopBand(root, band, PBC_MAX_BAND);
+  long long total = 1;
+  for (int l = 0; l < depth; ++l) {
+    long long trip = pbcExtAffineConstantTripCount(band[l]);
+    if (trip < 0)
+      return -1;
+    total *= trip;
+  }
+  return total;
 }
 
 int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max) {

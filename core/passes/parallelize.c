@@ -86,13 +86,9 @@ enum { kMinCopyElements = 16384 };
 static long long copyElements(MlirOperation nest) {
   MlirOperation band[PBC_MAX_BAND];
   int depth = pbcLoopBand(nest, band, PBC_MAX_BAND);
-  long long elements = 1;
-  for (int l = 0; l < depth; ++l) {
-    long long trip = pbcExtAffineConstantTripCount(band[l]);
-    if (trip < 0)
-      return -1;
-    elements *= trip;
-  }
+  long long elements = pbcBandIterations(nest);
+  if (elements < 0)
+    return -1;
   MlirBlock body = pbcLoopBody(band[depth - 1]);
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {

@@ -15,7 +15,6 @@
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
-#include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
@@ -38,18 +37,6 @@ static long long bytesOf(MlirType t) {
   return n;
 }
 
-/* Iterations of the reduction band `loop` heads (a large count if unknown). */
-static long long bandIterations(MlirOperation loop) {
-  MlirOperation band[PBC_MAX_BAND];
-  int n = pbcLoopBand(loop, band, PBC_MAX_BAND);
-  long long total = 1;
-  for (int l = 0; l < n; ++l) {
-    long long trip = pbcExtAffineConstantTripCount(band[l]);
-    total *= trip > 0 ? trip : 1024;
-  }
-  return total;
-}
-
 /* A tile whose reduction is shorter than this computes for less than a
  * memory latency: the prefetch can't run ahead of anything and costs an
  * instruction per element (the blur stencils' 5 taps ran 2.5x slower). */
@@ -64,9 +51,11 @@ static bool isAccumulatorInit(MlirOperation load, MlirBlock block) {
   for (MlirOpOperand u = mlirValueGetFirstUse(r); !mlirOpOperandIsNull(u);
        u = mlirOpOperandGetNextUse(u)) {
     MlirOperation user = mlirOpOperandGetOwner(u);
-    init |= pbcOpIsA(user, "affine.for") && mlirOperationGetNumResults(user) > 0 &&
-            mlirBlockEqual(mlirOperationGetBlock(user), block) &&
-            bandIterations(user) >= kMinReduction;
+    if (!pbcOpIsA(user, "affine.for") || mlirOperationGetNumResults(user) == 0 ||
+        !mlirBlockEqual(mlirOperationGetBlock(user), block))
+      continue;
+    long long steps = pbcBandIterations(user); /* -1: unknown, a long one */
+    init |= steps < 0 || steps >= kMinReduction;
   }
   if (!init)
     return false;

@@ -84,6 +84,17 @@ def func(name, args, results, body):
 NINF = "0xFF800000"   # -inf as an f32 attribute
 
 
+def add_generic(res, lhs, rhs, out, nd, rhs_map, lhs_t, rhs_t, out_t):
+    """%res = lhs + rhs (rhs read through rhs_map, e.g. a broadcast bias)."""
+    return ("  %%%s = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = %s} "
+            "ins(%%%s, %%%s : %s, %s) outs(%%%s : %s) {\n"
+            "  ^bb0(%%g_l: f32, %%g_r: f32, %%g_o: f32):\n"
+            "    %%g_s = arith.addf %%g_l, %%g_r : f32\n"
+            "    linalg.yield %%g_s : f32\n"
+            "  } -> %s\n" % (res, ident(nd), rhs_map, ident(nd), iters(["parallel"] * nd),
+                             lhs, rhs, lhs_t, rhs_t, out, out_t, out_t))
+
+
 def pad_text(src, shape, low, high, value_ssa, e="f32"):
     """tensor.pad of %src by low/high with %value_ssa -> (text, padded shape)."""
     out = tuple(s + l + h for s, l, h in zip(shape, low, high))
@@ -429,13 +440,7 @@ def _(ctx):
     body += ("  %%c = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
              "strides = dense<1> : tensor<2xi64>}\n"
              "      ins(%%x, %%w : %s, %s) outs(%%f : %s) -> %s\n" % (T(xs), T(ws), T(os_), T(os_)))
-    body += ("  %%r = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = %s} "
-             "ins(%%c, %%b : %s, %s) outs(%%f : %s) {\n"
-             "  ^bb0(%%p: f32, %%q: f32, %%o: f32):\n"
-             "    %%s = arith.addf %%p, %%q : f32\n"
-             "    linalg.yield %%s : f32\n"
-             "  } -> %s\n" % (ident(4), amap(4, ["d3"]), ident(4), iters(["parallel"] * 4),
-                              T(os_), T((C,)), T(os_), T(os_)))
+    body += add_generic("r", "c", "b", "f", 4, amap(4, ["d3"]), T(os_), T((C,)), T(os_))
     text = func("dw_rgb", [("x", T(xs)), ("w", T(ws)), ("b", T((C,)))], [("r", T(os_))], body)
     x, _ = ctx.rand(xs)
     w, _ = ctx.rand(ws)
@@ -891,13 +896,7 @@ def _(ctx):
     body = ("  %%x = tensor.expand_shape %%a [[0, 1], [2]] output_shape [%d, %d, %d] "
             ": %s into %s\n" % (A, B, C, T(xs), T(es)))
     body += "  %%o = tensor.empty() : %s\n" % T(es)
-    body += ("  %%r = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = %s}\n"
-             "      ins(%%x, %%b : %s, %s) outs(%%o : %s) {\n"
-             "  ^bb0(%%p: f32, %%q: f32, %%out: f32):\n"
-             "    %%y = arith.addf %%p, %%q : f32\n"
-             "    linalg.yield %%y : f32\n"
-             "  } -> %s\n" % (ident(3), amap(3, ["d1"]), ident(3), iters(["parallel"] * 3),
-                              T(es), T((B,)), T(es), T(es)))
+    body += add_generic("r", "x", "b", "o", 3, amap(3, ["d1"]), T(es), T((B,)), T(es))
     text = func("ex", [("a", T(xs)), ("b", T((B,)))], [("r", T(es))], body)
     a, _ = ctx.rand(xs)
     b, _ = ctx.rand((B,))

@@ -75,6 +75,9 @@ bool pbcValueIsDefinedInside(MlirValue v, MlirOperation op);
 /* Collects the perfectly nested band from `root` (affine.for ops whose body
  * holds one loop and the terminator); returns its depth (<= max). */
 int pbcLoopBand(MlirOperation root, MlirOperation *band, int max);
+/* Iterations of the perfect band under `root` (the product of its loops'
+ * constant trip counts, tile point loops included), or -1 if one is unknown. */
+long long pbcBandIterations(MlirOperation root);
 /* True if the loop's body's only non-terminator op is an affine.for. */
 MlirOperation pbcOnlyLoopIn(MlirOperation forOp);
 /* True if a memref value is a function argument or a fresh allocation (a
