@@ -40,6 +40,9 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-promote-accumulators", "func.func",
                      "Loop-invariant load/store pairs -> iter_args",
                      pbcCreatePromoteAccumulatorsPass);
+  pbcPassRegistryAdd(reg, "pbc-absorb-fill", "func.func",
+                     "Accumulator inits read a fill's constant directly",
+                     pbcCreateAbsorbFillPass);
   pbcPassRegistryAdd(reg, "pbc-prefetch", "func.func",
                      "Prefetch the next register tile's accumulators", pbcCreatePrefetchPass);
   pbcPassRegistryAdd(reg, "pbc-approximate-math", "builtin.module",

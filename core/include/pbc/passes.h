@@ -18,6 +18,7 @@ MlirPass pbcCreateFuseSlicesPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateVectorizePass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateAbsorbFillPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateInterleavePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreatePrefetchPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateApproximateMathPass(const char *options, char *err, size_t errLen);

@@ -1,0 +1,272 @@
+/* pbc-absorb-fill: a linalg.fill before a reduction becomes a nest that
+ * stores a constant into the whole output, and the reduction's micro kernels
+ * then load each accumulator from memory only to find that constant: two
+ * passes over the output (store, then load) that carry no information. When
+ *  - F is a perfect nest storing a constant K into every element of M (its
+ *    loops parallel, iterations x lanes = |M|),
+ *  - the next op touching M is a nest N whose only accesses to M are
+ *    accumulator inits (a load feeding a loop's iter_args) and the stores of
+ *    the results, each init under loops that are all parallel (so no element
+ *    is visited twice) and, together, |M| elements,
+ * each init becomes K itself and F goes: the output is written once. (A GEMM
+ * whose reduction is split into KC blocks re-reads its accumulators under a
+ * sequential loop and keeps its fill.) Blur: 1.10 -> 0.94 ms per call. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "pbc-ext/affine.h"
+#include "pbc/affine_access.h"
+#include "pbc/c_pass.h"
+#include "pbc/passes.h"
+
+#define MAX_INITS 256
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static long long elementsOf(MlirType t) {
+  if (!mlirTypeIsAMemRef(t) || !mlirShapedTypeHasStaticShape(t))
+    return -1;
+  long long n = 1;
+  for (intptr_t d = 0; d < mlirShapedTypeGetRank(t); ++d)
+    n *= mlirShapedTypeGetDimSize(t, d);
+  return n;
+}
+
+static long long lanesOf(const PbcAccess *a) { return a->lanes ? a->lanes : 1; }
+
+/* F: a perfect nest of parallel loops whose body stores one constant, into
+ * every element of its memref. */
+static bool isFill(MlirOperation f, PbcAccess *store, MlirOperation *constant) {
+  MlirOperation band[PBC_MAX_BAND];
+  int depth = pbcLoopBand(f, band, PBC_MAX_BAND);
+  if (depth == 0)
+    return false;
+  MlirOperation first = mlirBlockGetFirstOperation(pbcLoopBody(band[depth - 1]));
+  if (!pbcAccessGet(first, store) || !store->isWrite ||
+      !pbcOpIsA(mlirOperationGetNextInBlock(first), "affine.yield"))
+    return false;
+  MlirValue k = mlirOperationGetOperand(first, 0);
+  if (!mlirValueIsAOpResult(k) || !pbcOpIsA(mlirOpResultGetOwner(k), "arith.constant"))
+    return false;
+  *constant = mlirOpResultGetOwner(k);
+  for (int l = 0; l < depth; ++l)
+    if (!pbcExtAffineIsLoopParallel(band[l]))
+      return false;
+  long long n = pbcBandIterations(f);
+  return n > 0 && n * lanesOf(store) == elementsOf(mlirValueGetType(store->memref));
+}
+
+typedef struct {
+  MlirValue memref; /* F's */
+  PbcAccess inits[MAX_INITS], stores[MAX_INITS];
+  int nInits, nStores;
+  bool touches, ok;
+} Uses;
+
+static bool aliasesTarget(const Uses *u, MlirValue v) {
+  return mlirTypeIsAMemRef(mlirValueGetType(v)) && pbcMemrefsMayAlias(v, u->memref);
+}
+
+/* An accumulator init: a load whose one use is the iter_args init of a loop
+ * in its own block. */
+static bool isInit(MlirOperation load) {
+  MlirValue r = mlirOperationGetResult(load, 0);
+  MlirOpOperand use = mlirValueGetFirstUse(r);
+  if (mlirOpOperandIsNull(use) || !mlirOpOperandIsNull(mlirOpOperandGetNextUse(use)))
+    return false;
+  MlirOperation user = mlirOpOperandGetOwner(use);
+  return pbcOpIsA(user, "affine.for") && mlirOperationGetNumResults(user) > 0 &&
+         mlirBlockEqual(mlirOperationGetBlock(user), mlirOperationGetBlock(load));
+}
+
+static MlirWalkResult collect(MlirOperation op, void *data) {
+  Uses *u = data;
+  PbcAccess a;
+  if (pbcAccessGet(op, &a)) {
+    if (!aliasesTarget(u, a.memref))
+      return MlirWalkResultAdvance;
+    u->touches = true;
+    if (!a.isWrite && isInit(op) && u->nInits < MAX_INITS)
+      u->inits[u->nInits++] = a;
+    else if (a.isWrite && u->nStores < MAX_INITS)
+      u->stores[u->nStores++] = a;
+    else
+      u->ok = false;
+    return MlirWalkResultAdvance;
+  }
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+    if (aliasesTarget(u, mlirOperationGetOperand(op, i)) &&
+        !pbcOpIsA(op, "memref.collapse_shape") && !pbcOpIsA(op, "memref.expand_shape")) {
+      u->touches = true;
+      u->ok = false; /* a prefetch, a call, a dealloc: not ours to reason about */
+    }
+  return MlirWalkResultAdvance;
+}
+
+/* Elements the init reads over all iterations of the loops between it and
+ * `n` (n included), or -1 if one of them is not parallel or not counted. */
+static long long initCoverage(const PbcAccess *init, MlirOperation n) {
+  long long count = lanesOf(init);
+  for (MlirOperation p = mlirOperationGetParentOperation(init->op);; p = mlirOperationGetParentOperation(p)) {
+    if (!pbcOpIsA(p, "affine.for"))
+      return -1;
+    long long trip = pbcExtAffineConstantTripCount(p);
+    if (trip <= 0 || !(pbcOpHasAttr(p, "pbc.parallel") || pbcExtAffineIsLoopParallel(p)))
+      return -1;
+    count *= trip;
+    if (mlirOperationEqual(p, n))
+      return count;
+  }
+}
+
+/* Every access of M in N is a paired init/store, the inits are disjoint and
+ * visit |M| elements once each. */
+static bool absorbable(const Uses *u, MlirOperation n, long long elements) {
+  if (!u->ok || u->nInits == 0 || u->nInits == MAX_INITS || u->nStores == MAX_INITS)
+    return false;
+  for (int s = 0; s < u->nStores; ++s) {
+    bool paired = false;
+    for (int i = 0; i < u->nInits && !paired; ++i)
+      paired = mlirValueEqual(u->stores[s].memref, u->inits[i].memref) &&
+               pbcAccessesSame(&u->stores[s], &u->inits[i]) &&
+               mlirBlockEqual(mlirOperationGetBlock(u->stores[s].op),
+                              mlirOperationGetBlock(u->inits[i].op));
+    if (!paired)
+      return false;
+  }
+  long long covered = 0;
+  for (int i = 0; i < u->nInits; ++i) {
+    for (int j = 0; j < i; ++j)
+      if (!mlirBlockEqual(mlirOperationGetBlock(u->inits[i].op),
+                          mlirOperationGetBlock(u->inits[j].op)) ||
+          !mlirValueEqual(u->inits[i].memref, u->inits[j].memref) ||
+          !pbcAccessesDisjoint(&u->inits[i], &u->inits[j]))
+        return false;
+    long long c = initCoverage(&u->inits[i], n);
+    if (c < 0)
+      return false;
+    covered += c;
+  }
+  return covered == elements;
+}
+
+/* The init's value as the constant: a clone of K, broadcast if K is scalar
+ * and the init a vector. */
+static bool replaceInit(const PbcAccess *init, MlirOperation constant) {
+  MlirValue old = mlirOperationGetResult(init->op, 0);
+  MlirType want = mlirValueGetType(old);
+  MlirOperation k = mlirOperationClone(constant);
+  MlirBlock block = mlirOperationGetBlock(init->op);
+  mlirBlockInsertOwnedOperationBefore(block, init->op, k);
+  MlirValue v = mlirOperationGetResult(k, 0);
+  if (!mlirTypeEqual(mlirValueGetType(v), want)) {
+    if (!mlirTypeIsAVector(want) || mlirTypeIsAVector(mlirValueGetType(v))) {
+      mlirOperationDestroy(k);
+      return false;
+    }
+    MlirOperationState st =
+        mlirOperationStateGet(str("vector.broadcast"), mlirOperationGetLocation(init->op));
+    mlirOperationStateAddOperands(&st, 1, &v);
+    mlirOperationStateAddResults(&st, 1, &want);
+    MlirOperation b = mlirOperationCreate(&st);
+    mlirBlockInsertOwnedOperationBefore(block, init->op, b);
+    v = mlirOperationGetResult(b, 0);
+  }
+  mlirValueReplaceAllUsesOfWith(old, v);
+  mlirOperationDestroy(init->op);
+  return true;
+}
+
+static bool typesFit(const Uses *u, MlirOperation constant) {
+  MlirType k = mlirValueGetType(mlirOperationGetResult(constant, 0));
+  for (int i = 0; i < u->nInits; ++i) {
+    MlirType t = mlirValueGetType(mlirOperationGetResult(u->inits[i].op, 0));
+    if (!mlirTypeEqual(t, k) && !(mlirTypeIsAVector(t) && !mlirTypeIsAVector(k) &&
+                                  mlirTypeEqual(mlirShapedTypeGetElementType(t), k)))
+      return false;
+  }
+  return true;
+}
+
+/* Absorbs fill nest f into the next op touching its memref; true if it did
+ * (f is then erased). */
+static bool absorb(MlirOperation f) {
+  PbcAccess store;
+  MlirOperation constant;
+  if (!isFill(f, &store, &constant))
+    return false;
+  Uses *u = calloc(1, sizeof(Uses));
+  u->memref = store.memref;
+  MlirOperation n = {NULL};
+  for (MlirOperation op = mlirOperationGetNextInBlock(f); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    u->touches = false;
+    u->ok = true;
+    u->nInits = u->nStores = 0;
+    mlirOperationWalk(op, collect, u, MlirWalkPreOrder);
+    if (u->touches) {
+      n = op;
+      break;
+    }
+  }
+  bool done = !mlirOperationIsNull(n) && pbcOpIsA(n, "affine.for") &&
+              absorbable(u, n, elementsOf(mlirValueGetType(store.memref))) &&
+              typesFit(u, constant);
+  if (done) {
+    for (int i = 0; i < u->nInits; ++i)
+      replaceInit(&u->inits[i], constant);
+    mlirOperationDestroy(f);
+  }
+  free(u);
+  return done;
+}
+
+typedef struct {
+  MlirOperation fills[1024];
+  int n;
+} Candidates;
+
+static MlirWalkResult findFills(MlirOperation op, void *data) {
+  Candidates *c = data;
+  if (!pbcOpIsA(op, "affine.for"))
+    return MlirWalkResultAdvance;
+  if (c->n < 1024)
+    c->fills[c->n++] = op; /* checked by absorb() */
+  return MlirWalkResultSkip; /* a nest's inner loops are not fills of their own */
+}
+
+static MlirWalkResult findNestedFills(MlirOperation op, void *data) {
+  /* Fills inside the loops slicing fusion made (blur's private buffer). */
+  if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, "pbc.parallel")) {
+    for (MlirOperation in = mlirBlockGetFirstOperation(pbcLoopBody(op)); !mlirOperationIsNull(in);
+         in = mlirOperationGetNextInBlock(in))
+      findFills(in, data);
+  }
+  return MlirWalkResultAdvance;
+}
+
+static bool run(MlirOperation func, void *state) {
+  (void)state;
+  Candidates *c = calloc(1, sizeof(Candidates));
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    findFills(op, c);
+  mlirOperationWalk(func, findNestedFills, c, MlirWalkPreOrder);
+  for (int i = 0; i < c->n; ++i)
+    absorb(c->fills[i]);
+  free(c);
+  return true;
+}
+
+static const PbcCPassSpec kSpec = {"pbc-absorb-fill", "func.func",
+                                   "Accumulator inits read a fill's constant directly", run, 0};
+
+MlirPass pbcCreateAbsorbFillPass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {NULL};
+  if (!pbcPassOptionsCheck(options, known, err, errLen))
+    return (MlirPass){NULL};
+  return pbcCPassCreate(&kSpec, NULL);
+}

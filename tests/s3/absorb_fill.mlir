@@ -1,0 +1,112 @@
+// pbc-absorb-fill: a nest that stores 0.0 into all of %y, followed by a nest
+// whose only accesses to %y are accumulator inits (loads feeding iter_args)
+// and the stores of the results, under parallel loops that visit every
+// element once: the inits become the constant and the fill goes. Kept: a
+// reduction split by an outer sequential loop (each element's accumulator is
+// re-read), a fill of part of the buffer, and a consumer that also reads %y
+// elsewhere.
+// RUN: pbc-opt %s -p 'pbc-absorb-fill' | FileCheck %s
+// CHECK-LABEL: func.func @absorbed
+// CHECK-NOT: affine.store %{{.*}}, %arg1
+// CHECK: affine.for %[[I:.*]] = 0 to 64 {
+// CHECK-NEXT: affine.for %[[J:.*]] = 0 to 64 step 16 {
+// CHECK-NEXT: %[[K:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V:.*]] = vector.broadcast %[[K]] : f32 to vector<16xf32>
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 5 iter_args(%{{.*}} = %[[V]])
+// CHECK: affine.vector_store %{{.*}}, %arg1[%[[I]], %[[J]]]
+func.func @absorbed(%x: memref<64x68xf32>, %y: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.store %zero, %y[%i, %j] : memref<64x64xf32>
+    }
+  }
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 step 16 {
+      %init = affine.vector_load %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+      %r = affine.for %k = 0 to 5 iter_args(%acc = %init) -> (vector<16xf32>) {
+        %v = affine.vector_load %x[%i, %j + %k] : memref<64x68xf32>, vector<16xf32>
+        %s = arith.addf %acc, %v : vector<16xf32>
+        affine.yield %s : vector<16xf32>
+      }
+      affine.vector_store %r, %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @split_reduction
+// CHECK: affine.store %{{.*}}, %arg1
+// CHECK: affine.vector_load %arg1
+func.func @split_reduction(%x: memref<64x256xf32>, %y: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.store %zero, %y[%i, %j] : memref<64x64xf32>
+    }
+  }
+  affine.for %kc = 0 to 256 step 128 {
+    affine.for %i = 0 to 64 {
+      affine.for %j = 0 to 64 step 16 {
+        %init = affine.vector_load %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+        %r = affine.for %k = 0 to 128 iter_args(%acc = %init) -> (vector<16xf32>) {
+          %v = affine.vector_load %x[%i, %kc + %k] : memref<64x256xf32>, vector<16xf32>
+          %s = arith.addf %acc, %v : vector<16xf32>
+          affine.yield %s : vector<16xf32>
+        }
+        affine.vector_store %r, %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+      }
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @partial_fill
+// CHECK: affine.store %{{.*}}, %arg1
+// CHECK: affine.vector_load %arg1
+func.func @partial_fill(%x: memref<64x68xf32>, %y: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 32 {
+    affine.for %j = 0 to 64 {
+      affine.store %zero, %y[%i, %j] : memref<64x64xf32>
+    }
+  }
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 step 16 {
+      %init = affine.vector_load %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+      %r = affine.for %k = 0 to 5 iter_args(%acc = %init) -> (vector<16xf32>) {
+        %v = affine.vector_load %x[%i, %j + %k] : memref<64x68xf32>, vector<16xf32>
+        %s = arith.addf %acc, %v : vector<16xf32>
+        affine.yield %s : vector<16xf32>
+      }
+      affine.vector_store %r, %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @read_elsewhere
+// CHECK: affine.store %{{.*}}, %arg1
+// CHECK: affine.vector_load %arg1
+func.func @read_elsewhere(%x: memref<64x68xf32>, %y: memref<64x64xf32>, %z: memref<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.store %zero, %y[%i, %j] : memref<64x64xf32>
+    }
+  }
+  affine.for %i = 0 to 64 {
+    %w = affine.load %y[%i, 0] : memref<64x64xf32>
+    affine.store %w, %z[%i] : memref<64xf32>
+    affine.for %j = 0 to 64 step 16 {
+      %init = affine.vector_load %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+      %r = affine.for %k = 0 to 5 iter_args(%acc = %init) -> (vector<16xf32>) {
+        %v = affine.vector_load %x[%i, %j + %k] : memref<64x68xf32>, vector<16xf32>
+        %s = arith.addf %acc, %v : vector<16xf32>
+        affine.yield %s : vector<16xf32>
+      }
+      affine.vector_store %r, %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+    }
+  }
+  return
+}
