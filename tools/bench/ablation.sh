@@ -2,20 +2,24 @@
 # Ablation of S3's optimization groups (like the PolyBlocks paper's Table 3):
 # runs each example (and a 1024^3 matmul) with everything on (-O3), with one
 # group disabled at a time (--disable=G), and with all of S3 off (-O0), on
-# the JIT (`pbc --run=N`, median of N runs on fresh random inputs), and
-# prints one markdown table of medians in ms; each --disable column's
-# slowdown (time / all-on time) is in parentheses.
-# usage: tools/bench/ablation.sh [--pbc PATH] [--runs N]
+# the JIT (`pbc --run=N`, median of N runs on fresh random inputs), in
+# ROUNDS interleaved rounds (all-on and every --disable once per round: a
+# noisy spell of the machine hits one round, not one column), and prints one
+# markdown table of the medians over rounds in ms; each --disable column's
+# slowdown (time / all-on time of the same round, median) is in parentheses.
+# usage: tools/bench/ablation.sh [--pbc PATH] [--runs N] [--rounds R]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 pbc=$repo/build/bin/pbc
 runs=10
+rounds=3
 while [ $# -gt 0 ]; do
   case "$1" in
     --pbc) pbc=$2; shift ;;
     --runs) runs=$2; shift ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --rounds) rounds=$2; shift ;;
+    -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "ablation.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -38,21 +42,43 @@ median() { # pbc args... -> median ms of the first entry, or "fail"
     sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' | head -1 | grep . || echo fail
 }
 echo "pbc ablation, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
-     "OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}, median of $runs runs (ms)"
+     "OMP_NUM_THREADS=${OMP_NUM_THREADS:-$(nproc)}, median of $runs runs per round," \
+     "$rounds interleaved rounds (ms)"
 echo
 header="| program | -O3 (all) |"
 rule="|---|---|"
 for g in "${groups[@]}"; do header+=" no $g |"; rule+="---|"; done
 echo "$header -O0 |"
 echo "$rule---|"
+med() { # numbers... -> their median, or "fail" if one is
+  case " $* " in *" fail "*) echo fail; return ;; esac
+  printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'
+}
 for f in "${inputs[@]}"; do
   name=$(basename "$f" .mlir)
-  all=$(median "$f")
-  row="| $name | $all |"
+  alls=()
+  declare -A times=() ratios=()
+  for ((r = 0; r < rounds; ++r)); do
+    all=$(median "$f")
+    alls+=("$all")
+    for g in "${groups[@]}"; do
+      t=$(median --disable="$g" "$f")
+      times[$g]+=" $t"
+      if [ "$t" != fail ] && [ "$all" != fail ]; then
+        ratios[$g]+=" $(awk -v a="$t" -v b="$all" 'BEGIN{printf "%.4f", a/b}')"
+      else
+        ratios[$g]+=" fail"
+      fi
+    done
+  done
+  row="| $name | $(med "${alls[@]}") |"
   for g in "${groups[@]}"; do
-    t=$(median --disable="$g" "$f")
-    if [ "$t" != fail ] && [ "$all" != fail ]; then
-      row+=" $t ($(awk -v a="$t" -v b="$all" 'BEGIN{printf "%.2fx", a/b}')) |"
+    # shellcheck disable=SC2086
+    t=$(med ${times[$g]})
+    # shellcheck disable=SC2086
+    q=$(med ${ratios[$g]})
+    if [ "$q" != fail ]; then
+      row+=" $t ($(awk -v q="$q" 'BEGIN{printf "%.2fx", q}')) |"
     else
       row+=" $t |"
     fi
