@@ -311,6 +311,15 @@ int pbcVectorLanes(int vectorBits, int elemBits, long long trip) {
   return 0;
 }
 
+long long pbcMemrefElements(MlirType t) {
+  if (!mlirTypeIsAMemRef(t) || !mlirShapedTypeHasStaticShape(t))
+    return -1;
+  long long n = 1;
+  for (intptr_t d = 0; d < mlirShapedTypeGetRank(t); ++d)
+    n *= mlirShapedTypeGetDimSize(t, d);
+  return n;
+}
+
 int pbcElementBits(MlirType t) {
   if (mlirTypeIsAShaped(t))
     t = mlirShapedTypeGetElementType(t);

@@ -25,15 +25,6 @@
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-static long long elementsOf(MlirType t) {
-  if (!mlirTypeIsAMemRef(t) || !mlirShapedTypeHasStaticShape(t))
-    return -1;
-  long long n = 1;
-  for (intptr_t d = 0; d < mlirShapedTypeGetRank(t); ++d)
-    n *= mlirShapedTypeGetDimSize(t, d);
-  return n;
-}
-
 static long long lanesOf(const PbcAccess *a) { return a->lanes ? a->lanes : 1; }
 
 /* F: a perfect nest of parallel loops whose body stores one constant, into
@@ -55,7 +46,7 @@ static bool isFill(MlirOperation f, PbcAccess *store, MlirOperation *constant) {
     if (!pbcExtAffineIsLoopParallel(band[l]))
       return false;
   long long n = pbcBandIterations(f);
-  return n > 0 && n * lanesOf(store) == elementsOf(mlirValueGetType(store->memref));
+  return n > 0 && n * lanesOf(store) == pbcMemrefElements(mlirValueGetType(store->memref));
 }
 
 typedef struct {
@@ -109,7 +100,8 @@ static MlirWalkResult collect(MlirOperation op, void *data) {
  * `n` (n included), or -1 if one of them is not parallel or not counted. */
 static long long initCoverage(const PbcAccess *init, MlirOperation n) {
   long long count = lanesOf(init);
-  for (MlirOperation p = mlirOperationGetParentOperation(init->op);; p = mlirOperationGetParentOperation(p)) {
+  for (MlirOperation p = mlirOperationGetParentOperation(init->op);;
+       p = mlirOperationGetParentOperation(p)) {
     if (!pbcOpIsA(p, "affine.for"))
       return -1;
     long long trip = pbcExtAffineConstantTripCount(p);
@@ -212,7 +204,7 @@ static bool absorb(MlirOperation f) {
     }
   }
   bool done = !mlirOperationIsNull(n) && pbcOpIsA(n, "affine.for") &&
-              absorbable(u, n, elementsOf(mlirValueGetType(store.memref))) &&
+              absorbable(u, n, pbcMemrefElements(mlirValueGetType(store.memref))) &&
               typesFit(u, constant);
   if (done) {
     for (int i = 0; i < u->nInits; ++i)
@@ -233,7 +225,7 @@ static MlirWalkResult findFills(MlirOperation op, void *data) {
   if (!pbcOpIsA(op, "affine.for"))
     return MlirWalkResultAdvance;
   if (c->n < 1024)
-    c->fills[c->n++] = op; /* checked by absorb() */
+    c->fills[c->n++] = op;   /* checked by absorb() */
   return MlirWalkResultSkip; /* a nest's inner loops are not fills of their own */
 }
 

@@ -22,11 +22,11 @@
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/passes.h"
-#include "pbc-ext/affine.h"
 
 typedef struct {
   int vectorBits;
@@ -211,8 +211,8 @@ static MlirValue replicate(MlirValue memref, long long times, MlirOperation at) 
     shape[d] = mlirShapedTypeGetDimSize(t, d);
   long long cn = shape[r - 1];
   shape[r - 1] *= times;
-  MlirType rt = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), r, shape,
-                                  mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
+  MlirType rt = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), r, shape, mlirAttributeGetNull(),
+                                  mlirMemRefTypeGetMemorySpace(t));
   MlirValue buf = mlirOperationGetResult(pbcBuildAlloc(at, rt, loc), 0);
   MlirValue ivs[PBC_MAX_RANK], src[PBC_MAX_RANK];
   MlirOperation end;
@@ -220,8 +220,8 @@ static MlirValue replicate(MlirValue memref, long long times, MlirOperation at) 
   pbcOpSetUnitAttr(nest, "pbc.copy");
   mlirOperationSetAttributeByName(nest, str("pbc.kind"), mlirStringAttrGet(ctx, str("pointwise")));
   memcpy(src, ivs, sizeof(MlirValue) * (size_t)r);
-  MlirAffineExpr mod = mlirAffineModExprGet(mlirAffineDimExprGet(ctx, 0),
-                                            mlirAffineConstantExprGet(ctx, cn));
+  MlirAffineExpr mod =
+      mlirAffineModExprGet(mlirAffineDimExprGet(ctx, 0), mlirAffineConstantExprGet(ctx, cn));
   src[r - 1] = pbcBuildAffineApply(end, mlirAffineMapGet(ctx, 1, 0, 1, &mod), &ivs[r - 1], 1, loc);
   MlirOperation load = pbcBuildAffineLoad(end, memref, src, r, loc);
   pbcBuildAffineStore(end, mlirOperationGetResult(load, 0), buf, ivs, r, loc);
@@ -238,9 +238,9 @@ static void collapseSubscripts(MlirOperation op, long long cn) {
   MlirAffineExpr res[PBC_MAX_RANK];
   for (intptr_t i = 0; i < n - 1; ++i)
     res[i] = mlirAffineMapGetResult(map, i);
-  res[n - 2] = mlirAffineAddExprGet(
-      mlirAffineMulExprGet(res[n - 2], mlirAffineConstantExprGet(ctx, cn)),
-      mlirAffineMapGetResult(map, n - 1));
+  res[n - 2] =
+      mlirAffineAddExprGet(mlirAffineMulExprGet(res[n - 2], mlirAffineConstantExprGet(ctx, cn)),
+                           mlirAffineMapGetResult(map, n - 1));
   MlirAffineMap collapsed = mlirAffineMapGet(ctx, mlirAffineMapGetNumDims(map),
                                              mlirAffineMapGetNumSymbols(map), n - 1, res);
   mlirOperationSetAttributeByName(op, str("map"), mlirAffineMapAttrGet(collapsed));
@@ -269,7 +269,8 @@ static void rewrite(Plan *p) {
   MlirContext ctx = mlirOperationGetContext(p->c);
   pbcLoopSetStep(p->w, p->v);
   mlirOperationSetAttributeByName(
-      p->c, str("upperBoundMap"), mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, p->v * p->cn)));
+      p->c, str("upperBoundMap"),
+      mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, p->v * p->cn)));
   pbcOpSetUnitAttr(p->c, "pbc.vectorize");
 }
 

@@ -123,9 +123,7 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
       !pbcMemrefHasIdentityLayout(t))
     return false;
   int rank = (int)mlirShapedTypeGetRank(t);
-  long long bytes = pbcElementBits(t) / 8;
-  for (int d = 0; d < rank; ++d)
-    bytes *= mlirShapedTypeGetDimSize(t, d);
+  long long bytes = pbcMemrefElements(t) * (pbcElementBits(t) / 8);
   long long rowBytes = mlirShapedTypeGetDimSize(t, rank - 1) * (pbcElementBits(t) / 8);
   return (bytes > st->l2 || reuseIn(x, site) < kMinReuse) && rowBytes % 4096 != 0 &&
          lastDimExtentIn(x, site) >= mlirShapedTypeGetDimSize(t, rank - 1);

@@ -28,15 +28,6 @@ enum { kMaxLoops = 4096 };
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-static long long bytesOf(MlirType t) {
-  if (!mlirTypeIsAMemRef(t) || !mlirShapedTypeHasStaticShape(t))
-    return -1;
-  long long n = pbcElementBits(t) / 8;
-  for (intptr_t d = 0; d < mlirShapedTypeGetRank(t); ++d)
-    n *= mlirShapedTypeGetDimSize(t, d);
-  return n;
-}
-
 /* A tile whose reduction is shorter than this computes for less than a
  * memory latency: the prefetch can't run ahead of anything and costs an
  * instruction per element (the blur stencils' 5 taps ran 2.5x slower). */
@@ -110,7 +101,9 @@ static void prefetchLoop(MlirOperation loop, const State *st) {
     PbcAccess a;
     if (!pbcAccessGet(op, &a) || a.isWrite || !readsIv(op, iv))
       continue;
-    if (bytesOf(mlirValueGetType(a.memref)) <= st->l2 || !isAccumulatorInit(op, body))
+    MlirType t = mlirValueGetType(a.memref);
+    long long bytes = pbcMemrefElements(t) * (pbcElementBits(t) / 8); /* < 0: dynamic */
+    if (bytes <= st->l2 || !isAccumulatorInit(op, body))
       continue;
     if (mlirValueIsNull(next))
       next = nextIv(loop);

@@ -110,6 +110,8 @@ int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int
  * replace a loop when its turn comes; its ancestors come later and stay
  * valid). Returns how many (at most max). */
 int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max);
+/* Elements of a statically shaped memref type, or -1. */
+long long pbcMemrefElements(MlirType t);
 /* Element bit width of a memref or vector/scalar type (0 if unknown). */
 int pbcElementBits(MlirType t);
 /* True if rows `rowBytes` apart crowd into a few cache sets: a multiple of
