@@ -105,8 +105,9 @@ static long long initCoverage(const PbcAccess *init, MlirOperation n) {
     if (!pbcOpIsA(p, "affine.for"))
       return -1;
     long long trip = pbcExtAffineConstantTripCount(p);
-    if (trip <= 0 || !(pbcOpHasAttr(p, "pbc.parallel") || pbcExtAffineIsLoopParallel(p)))
-      return -1;
+    if (trip <= 0 ||
+        (trip > 1 && !(pbcOpHasAttr(p, "pbc.parallel") || pbcExtAffineIsLoopParallel(p))))
+      return -1; /* one iteration visits nothing twice */
     count *= trip;
     if (mlirOperationEqual(p, n))
       return count;

@@ -35,6 +35,34 @@ func.func @absorbed(%x: memref<64x68xf32>, %y: memref<64x64xf32>) {
   return
 }
 
+// One KC block (a tile loop of one iteration) visits nothing twice.
+// CHECK-LABEL: func.func @one_block
+// CHECK-NOT: affine.store %{{.*}}, %arg1
+// CHECK: vector.broadcast
+// CHECK: affine.for %{{.*}} = 0 to 128 iter_args
+func.func @one_block(%x: memref<64x128xf32>, %y: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.store %zero, %y[%i, %j] : memref<64x64xf32>
+    }
+  }
+  affine.for %kc = 0 to 128 step 128 {
+    affine.for %i = 0 to 64 {
+      affine.for %j = 0 to 64 step 16 {
+        %init = affine.vector_load %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+        %r = affine.for %k = 0 to 128 iter_args(%acc = %init) -> (vector<16xf32>) {
+          %v = affine.vector_load %x[%i, %k] : memref<64x128xf32>, vector<16xf32>
+          %s = arith.addf %acc, %v : vector<16xf32>
+          affine.yield %s : vector<16xf32>
+        }
+        affine.vector_store %r, %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+      }
+    }
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @split_reduction
 // CHECK: affine.store %{{.*}}, %arg1
 // CHECK: affine.vector_load %arg1
