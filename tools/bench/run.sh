@@ -9,6 +9,10 @@
 #   --standin SCRIPT a stand-in compiler run as: SCRIPT IN.mlir OUT.so
 #                    (default: $PBC_STANDIN); overrides --pbc
 #   --quick          matmul 256^3 and the 3x3 conv only
+#   --baseline PATH  before/after mode: also compile every case with the pbc
+#                    driver at PATH and run the two harnesses alternately
+#                    --pairs times (default 4); prints, per case, each side's
+#                    paired pbc/peer ratios and their medians
 #   --dir DIR        work directory (default: /tmp/pbc-bench-$USER)
 #   --openblas-coretype T  OpenBLAS kernels to use (default: SkylakeX on
 #                    AVX-512 CPUs, else OpenBLAS's own choice; see README.md)
@@ -24,6 +28,8 @@ pbc=${PBC:-}
 standin=${PBC_STANDIN:-}
 dir=/tmp/pbc-bench-${USER:-$(id -un)}
 coretype=${BENCH_OPENBLAS_CORETYPE:-}
+baseline=
+pairs=4
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -33,7 +39,9 @@ while [ $# -gt 0 ]; do
     --dir) dir=$2; shift ;;
     --openblas-coretype) coretype=$2; shift ;;
     --reps|--rounds|--warmup|--max-seconds) extra+=("$1" "$2"); shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --baseline) baseline=$2; shift ;;
+    --pairs) pairs=$2; shift ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -116,6 +124,7 @@ echo "threads: OMP_NUM_THREADS=$OMP_NUM_THREADS" \
      "OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS" \
      "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}$coretype_note"
 echo "compiler: $compiler"
+[ -n "$baseline" ] && echo "baseline: $baseline ${PBC_FLAGS:-} --emit=lib -o OUT.so IN.mlir ($pairs alternating runs per case)"
 echo "harness: $CC ${cflags[*]}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "ratios: pbc/peer = pbc's time over the peer's (paired per round);" \
      ">1 means pbc is slower"
@@ -169,11 +178,15 @@ gen_conv() { # H W C F KH KW PAD file  (N=1, stride 1)
   } > "$out"
 }
 
-# Compiles $1.mlir to $1.so; on failure reports and returns 1.
+# Compiles $1.mlir to $1.so (and, with --baseline, lib$1_base.so); on
+# failure reports and returns 1.
 compile_case() {
   local name=$1
   if ! compile "$dir/mlir/$name.mlir" "$dir/lib/lib$name.so" \
-      > "$dir/lib/$name.log" 2>&1; then
+      > "$dir/lib/$name.log" 2>&1 ||
+     { [ -n "$baseline" ] && ! "$baseline" ${PBC_FLAGS:-} --emit=lib \
+         -o "$dir/lib/lib${name}_base.so" "$dir/mlir/$name.mlir" \
+         >> "$dir/lib/$name.log" 2>&1; }; then
     echo "*** $name: compilation FAILED (log: $dir/lib/$name.log)"
     tail -5 "$dir/lib/$name.log" | sed 's/^/    /'
     status=1
@@ -181,7 +194,38 @@ compile_case() {
   fi
 }
 
-run_case() { # program args...
+median_of() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+
+# Before/after: the harness for the baseline's library and for pbc's, in
+# turn, --pairs times; each run pairs its side with the peer round by round.
+compare_case() { # peer-row-regex name harness args...
+  local peer=$1 name=$2 harness=$3
+  shift 3
+  local base=() cur=() r side lib
+  for ((i = 0; i < pairs; ++i)); do
+    for side in base cur; do
+      lib=$dir/lib/lib$name.so
+      [ $side = base ] && lib=$dir/lib/lib${name}_base.so
+      r=$("$harness" --lib "$lib" "$@" 2>&1 | awk -v re="$peer" '$0 ~ re {print $(NF-1)}' | tr -d x)
+      [ -n "$r" ] || { echo "*** FAILED: $harness --lib $lib $*"; status=1; return; }
+      if [ $side = base ]; then base+=("$r"); else cur+=("$r"); fi
+    done
+  done
+  echo "$name (pbc/peer time, >1: slower than the peer)"
+  echo "  baseline: ${base[*]} -> median $(median_of "${base[@]}")"
+  echo "  pbc:      ${cur[*]} -> median $(median_of "${cur[@]}")"
+  echo
+}
+
+run_case() { # peer-row-regex name program args...
+  local peer=$1 name=$2
+  shift 2
+  if [ -n "$baseline" ]; then
+    local harness=$1
+    shift 3 # --lib LIB
+    compare_case "$peer" "$name" "$harness" "$@"
+    return
+  fi
   if ! "$@"; then
     echo "*** FAILED: $*"
     status=1
@@ -201,7 +245,7 @@ for s in "${matmuls[@]}"; do
   name=matmul_${M}x${N}x${K}
   gen_matmul "$M" "$N" "$K" "$dir/mlir/$name.mlir"
   compile_case "$name" || continue
-  run_case "$dir/bin/bench_matmul" --lib "$dir/lib/lib$name.so" \
+  run_case "onednn sgemm" "$name" "$dir/bin/bench_matmul" --lib "$dir/lib/lib$name.so" \
     --func matmul "$M" "$N" "$K" "${extra[@]}"
 done
 
@@ -216,7 +260,7 @@ for s in "${convs[@]}"; do
   name=conv_${H}x${W}x${C}_${KH}x${KW}x${F}_p${P}
   gen_conv "$H" "$W" "$C" "$F" "$KH" "$KW" "$P" "$dir/mlir/$name.mlir"
   compile_case "$name" || continue
-  run_case "$dir/bin/bench_conv" --lib "$dir/lib/lib$name.so" --func conv \
+  run_case "onednn conv [(]nhwc" "$name" "$dir/bin/bench_conv" --lib "$dir/lib/lib$name.so" --func conv \
     "$H" "$W" "$C" "$F" "$KH" "$KW" "$P" "${extra[@]}"
 done
 
@@ -224,7 +268,7 @@ done
 if [ $quick = 0 ]; then
   cp "$here/inputs/chain5.mlir" "$dir/mlir/chain5.mlir"
   if compile_case chain5; then
-    run_case "$dir/bin/bench_chain" --lib "$dir/lib/libchain5.so" --func chain \
+    run_case "STREAM triad" chain5 "$dir/bin/bench_chain" --lib "$dir/lib/libchain5.so" --func chain \
       4096 4096 "${extra[@]}"
   fi
 fi
