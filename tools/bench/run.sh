@@ -194,7 +194,10 @@ compile_case() {
   fi
 }
 
-median_of() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+median_of() { # the middle value, or the mean of the two middle ones
+  printf '%s\n' "$@" | sort -g |
+    awk '{a[NR]=$1} END{m=int((NR+1)/2); printf "%.3f\n", NR%2 ? a[m] : (a[m]+a[m+1])/2}'
+}
 
 # Before/after: the harness for the baseline's library and for pbc's, in
 # turn, --pairs times; each run pairs its side with the peer round by round.
