@@ -161,13 +161,35 @@ static bool plan(Plan *p, MlirOperation w, int lanesBits) {
   return interleaved;
 }
 
+typedef struct {
+  MlirValue memref;
+  bool writes;
+} WriteQuery;
+
+static MlirWalkResult findWrite(MlirOperation op, void *data) {
+  WriteQuery *q = data;
+  PbcAccess a;
+  if (pbcAccessGet(op, &a) && a.isWrite && pbcMemrefsMayAlias(a.memref, q->memref)) {
+    q->writes = true;
+    return MlirWalkResultInterrupt;
+  }
+  return MlirWalkResultAdvance;
+}
+
 /* The outermost loop around `op` below which `memref` is defined: where a
- * view or copy of it goes, once for the whole nest. */
-static MlirOperation hoistPoint(MlirOperation op, MlirValue memref) {
+ * view of it goes, once for the whole nest. A copy (`snapshot`) must also
+ * not move above a loop that writes the memref: it would copy stale values. */
+static MlirOperation hoistPoint(MlirOperation op, MlirValue memref, bool snapshot) {
   for (;;) {
     MlirOperation parent = mlirOperationGetParentOperation(op);
     if (!pbcOpIsA(parent, "affine.for") || pbcValueIsDefinedInside(memref, parent))
       return op;
+    if (snapshot) {
+      WriteQuery q = {memref, false};
+      mlirOperationWalk(parent, findWrite, &q, MlirWalkPreOrder);
+      if (q.writes)
+        return op;
+    }
     op = parent;
   }
 }
@@ -248,19 +270,22 @@ static void collapseSubscripts(MlirOperation op, long long cn) {
 }
 
 static void rewrite(Plan *p) {
+  /* One view or copy per memref and role (a memref may have both roles). */
   MlirValue from[MAX_ACC], to[MAX_ACC];
+  Role roleOf[MAX_ACC];
   int nMapped = 0;
   for (int i = 0; i < p->n; ++i) {
     const PbcAccess *a = &p->acc[i];
     MlirValue repl = {NULL};
     for (int k = 0; k < nMapped; ++k)
-      if (mlirValueEqual(from[k], a->memref))
+      if (mlirValueEqual(from[k], a->memref) && roleOf[k] == p->role[i])
         repl = to[k];
     if (mlirValueIsNull(repl)) {
-      MlirOperation at = hoistPoint(p->w, a->memref);
-      repl = p->role[i] == INTERLEAVED ? collapseLastTwo(a->memref, at)
-                                       : replicate(a->memref, p->v, at);
+      bool copy = p->role[i] == REPLICATED;
+      MlirOperation at = hoistPoint(p->w, a->memref, copy);
+      repl = copy ? replicate(a->memref, p->v, at) : collapseLastTwo(a->memref, at);
       from[nMapped] = a->memref;
+      roleOf[nMapped] = p->role[i];
       to[nMapped++] = repl;
     }
     mlirOperationSetOperand(a->op, a->isWrite ? 1 : 0, repl);

@@ -80,3 +80,44 @@ func.func @odd_width(%x: memref<30x3xf32>, %y: memref<30x3xf32>) {
   }
   return
 }
+func.func @mixed_roles(%x: memref<32x3xf32>, %y: memref<32x3xf32>) {
+  affine.for %w = 0 to 32 {
+    affine.for %c = 0 to 3 {
+      %a = affine.load %x[%w, %c] : memref<32x3xf32>
+      %b = affine.load %x[0, %c] : memref<32x3xf32>
+      %s = arith.addf %a, %b : f32
+      affine.store %s, %y[%w, %c] : memref<32x3xf32>
+    }
+  }
+  return
+}
+func.func @written_in_outer_loop(%x: memref<4x32x3xf32>, %s: memref<4x3xf32>, %y: memref<4x32x3xf32>) {
+  affine.for %h = 0 to 4 {
+    affine.for %c = 0 to 3 {
+      %v = affine.load %x[%h, 0, %c] : memref<4x32x3xf32>
+      affine.store %v, %s[%h, %c] : memref<4x3xf32>
+    }
+    affine.for %w = 0 to 32 {
+      affine.for %c = 0 to 3 {
+        %a = affine.load %x[%h, %w, %c] : memref<4x32x3xf32>
+        %b = affine.load %s[%h, %c] : memref<4x3xf32>
+        %m = arith.mulf %a, %b : f32
+        affine.store %m, %y[%h, %w, %c] : memref<4x32x3xf32>
+      }
+    }
+  }
+  return
+}
+
+// A memref read in both roles gets a view and a copy; a copy of an input the
+// enclosing loop writes stays inside that loop, after the write.
+// CHECK-LABEL: func.func @mixed_roles
+// CHECK: %[[V:.*]] = memref.collapse_shape %arg0 {{\[}}[0, 1]] : memref<32x3xf32> into memref<96xf32>
+// CHECK: %[[R:.*]] = memref.alloc() {{.*}} : memref<32x48xf32>
+// CHECK: affine.load %[[V]][
+// CHECK: affine.load %[[R]][0, %{{.*}}] : memref<32x48xf32>
+// CHECK-LABEL: func.func @written_in_outer_loop
+// CHECK: affine.for %[[H:.*]] = 0 to 4 {
+// CHECK: affine.store %{{.*}}, %arg1[%[[H]], %{{.*}}]
+// CHECK: memref.alloc() {{.*}} : memref<4x48xf32>
+// CHECK: affine.load %arg1[
