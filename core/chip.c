@@ -100,6 +100,18 @@ bool pbcChipOverride(PbcChip *chip, const char *keyValue, char *err, size_t errL
              pbcChipName(chip), key);
     return false;
   }
+  /* A number stays a number: the cost models read these with strtoll, and
+   * `cores=abc` would silently become 0. */
+  const char *old = pbcChipGet(chip, key);
+  char *end;
+  strtod(old, &end);
+  bool wasNumber = *old && !*end;
+  strtod(eq + 1, &end);
+  if (wasNumber && *end) {
+    snprintf(err, errLen, "key '%s' takes a number (it is %s on chip '%s'), got '%s'", key, old,
+             pbcChipName(chip), eq + 1);
+    return false;
+  }
   return pbcChipSet(chip, key, eq + 1);
 }
 
