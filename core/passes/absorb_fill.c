@@ -250,33 +250,23 @@ typedef struct {
   int n;
 } Candidates;
 
+/* Fill nests in any block (the function's, or a loop body such as the tile
+ * loop slicing fusion makes around blur's private buffer). */
 static MlirWalkResult findFills(MlirOperation op, void *data) {
   Candidates *c = data;
-  if (!pbcOpIsA(op, "affine.for"))
+  PbcAccess store;
+  MlirOperation constant;
+  if (!pbcOpIsA(op, "affine.for") || !isFill(op, &store, &constant))
     return MlirWalkResultAdvance;
   if (c->n < 1024)
-    c->fills[c->n++] = op;   /* checked by absorb() */
-  return MlirWalkResultSkip; /* a nest's inner loops are not fills of their own */
-}
-
-static MlirWalkResult findNestedFills(MlirOperation op, void *data) {
-  /* Fills inside the loops slicing fusion made (blur's private buffer). */
-  if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, "pbc.parallel")) {
-    for (MlirOperation in = mlirBlockGetFirstOperation(pbcLoopBody(op)); !mlirOperationIsNull(in);
-         in = mlirOperationGetNextInBlock(in))
-      findFills(in, data);
-  }
-  return MlirWalkResultAdvance;
+    c->fills[c->n++] = op;
+  return MlirWalkResultSkip; /* its inner loops go with it */
 }
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
   Candidates *c = calloc(1, sizeof(Candidates));
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op))
-    findFills(op, c);
-  mlirOperationWalk(func, findNestedFills, c, MlirWalkPreOrder);
+  mlirOperationWalk(func, findFills, c, MlirWalkPreOrder);
   for (int i = 0; i < c->n; ++i)
     absorb(c->fills[i]);
   free(c);
