@@ -17,8 +17,16 @@ static bool flatten(MlirAffineExpr e, long long scale, const MlirValue *operands
                     PbcLinearForm *f);
 
 /* Adds c * v; looks through single-result affine.apply (as unroll-and-jam
- * leaves them) so subscripts compare by their ivs. */
+ * leaves them) so subscripts compare by their ivs, and folds index constants
+ * (full unrolling leaves them as operands until canonicalization). */
 static bool addTerm(PbcLinearForm *f, MlirValue v, long long c) {
+  if (mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant")) {
+    MlirAttribute value = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v), str("value"));
+    if (mlirAttributeIsAInteger(value)) {
+      f->constant += c * mlirIntegerAttrGetValueInt(value);
+      return true;
+    }
+  }
   if (mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "affine.apply")) {
     MlirOperation apply = mlirOpResultGetOwner(v);
     MlirAffineMap map =

@@ -74,6 +74,11 @@ bool pbcExtAffineUnrollJam(MlirOperation forOp, uint64_t factor) {
   return loop && succeeded(loopUnrollJamByFactor(loop, factor));
 }
 
+bool pbcExtAffineUnrollFull(MlirOperation forOp) {
+  auto loop = dyn_cast<AffineForOp>(unwrap(forOp));
+  return loop && succeeded(loopUnrollFull(loop));
+}
+
 bool pbcExtAffineDataCopy(MlirOperation forOp, MlirValue memref,
                           unsigned slowSpace, unsigned fastSpace,
                           const char *markAttr) {

@@ -43,6 +43,12 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-absorb-fill", "func.func",
                      "Accumulator inits read a fill's constant directly",
                      pbcCreateAbsorbFillPass);
+  pbcPassRegistryAdd(reg, "pbc-hoist-invariant-loads", "func.func",
+                     "Unroll short loops to hoist the loads they make invariant",
+                     pbcCreateHoistInvariantLoadsPass);
+  pbcPassRegistryAdd(reg, "pbc-streaming-stores", "func.func",
+                     "Non-temporal stores for large write-only results",
+                     pbcCreateStreamingStoresPass);
   pbcPassRegistryAdd(reg, "pbc-prefetch", "func.func",
                      "Prefetch the next register tile's accumulators", pbcCreatePrefetchPass);
   pbcPassRegistryAdd(reg, "pbc-approximate-math", "builtin.module",

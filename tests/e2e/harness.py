@@ -47,15 +47,16 @@ class Ctx:
         return cast(mag.astype(np.float32), dtype)
 
     # ---- compile + run
-    def run(self, mlir_text, inputs, func=None, extra_args=()):
+    def run(self, mlir_text, inputs, func=None, extra_args=(), out_offset=None):
         """Compile `mlir_text`, call its public function on `inputs` (arrays
-        already in the kernel's element types); outputs from the signature."""
+        already in the kernel's element types); outputs from the signature
+        (placed `out_offset` bytes past a 64-byte boundary, if given)."""
         name, _, results = pbc_lib.signature(mlir_text, func)
         if self.verbose:
             print("---- %s\n%s" % (self.name, mlir_text))
         lib = pbc_lib.compile(mlir_text, pbc=self.pbc, extra_args=extra_args)
         try:
-            return lib.call(name, inputs, results)
+            return lib.call(name, inputs, results, out_offset=out_offset)
         finally:
             lib.close()
 

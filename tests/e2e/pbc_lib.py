@@ -130,6 +130,15 @@ def make_descriptor(arr):
     return desc
 
 
+def _placed(buf, offset):
+    """A copy of `buf` starting `offset` bytes past a 64-byte boundary."""
+    raw = np.empty(buf.nbytes + 128, dtype=np.uint8)
+    start = (offset - raw.ctypes.data) % 64
+    out = raw[start:start + buf.nbytes].view(buf.dtype).reshape(buf.shape)
+    out[...] = buf
+    return out
+
+
 # ---------------------------------------------------------------- library
 
 class Library:
@@ -146,7 +155,7 @@ class Library:
             return False
 
     def call(self, func_name, inputs, output_shapes_dtypes, check_written=True,
-             check_inputs=True):
+             check_inputs=True, out_offset=None):
         """Call `_mlir_ciface_<func_name>(inputs..., outputs...)`.
 
         inputs: numpy arrays (bf16 as np.uint16 bit patterns).
@@ -155,6 +164,8 @@ class Library:
         0xFFFF); with check_written, a NaN left in any output raises CallError.
         With check_inputs, an input buffer modified by the call raises CallError
         (tensor semantics: a kernel never writes its inputs).
+        out_offset: place each output `out_offset` bytes past a 64-byte
+        boundary (code versioned on alignment runs either way).
         Returns the output arrays.
         """
         try:
@@ -174,6 +185,8 @@ class Library:
                 buf = np.full(shape, np.nan, dtype=nd)
             else:
                 buf = np.zeros(shape, dtype=nd)
+            if out_offset is not None:
+                buf = _placed(buf, out_offset)
             outs.append(buf)
         descs = [make_descriptor(a) for a in ins + outs]
         fn(*[ctypes.byref(d) for d in descs])

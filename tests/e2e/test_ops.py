@@ -904,6 +904,23 @@ def _(ctx):
     assert_close(r, a.reshape(es).astype(np.float64) + b[None, :, None])
 
 
+@test("streaming_stores_aligned_and_not")
+def _(ctx):
+    # A result beyond a quarter of L3 (here lowered to 64 KiB) is stored
+    # non-temporally when it is 64-byte aligned; the nest is versioned, so
+    # both placements of the output must give the sum.
+    A, B = int(ctx.rng.integers(40, 80)), 16 * int(ctx.rng.integers(4, 12))
+    body = "  %%o = tensor.empty() : %s\n" % T((A, B))
+    body += add_generic("r", "x", "b", "o", 2, amap(2, ["d1"]), T((A, B)), T((B,)), T((A, B)))
+    text = func("st", [("x", T((A, B))), ("b", T((B,)))], [("r", T((A, B)))], body)
+    x, _ = ctx.rand((A, B))
+    b, _ = ctx.rand((B,))
+    for offset in (0, 4, 32):
+        (r,) = ctx.run(text, [x, b], extra_args=["--chip-set=l3-bytes=65536"],
+                       out_offset=offset)
+        assert_close(r, x.astype(np.float64) + b[None, :], what="output at offset %d" % offset)
+
+
 @test("tensor_collapse_shape_then_matmul")
 def _(ctx):
     A, B, K, N = rshape(ctx.rng, 4, 1, 10)

@@ -39,6 +39,9 @@ bool pbcExtAffinePermute(MlirOperation *band, int n, const unsigned *perm);
 bool pbcExtAffineVectorizeReduction(MlirOperation forOp, int64_t lanes);
 /* mlir::loopUnrollJamByFactor. */
 bool pbcExtAffineUnrollJam(MlirOperation forOp, uint64_t factor);
+/* mlir::loopUnrollFull (the loop is erased; iter_args are chained through the
+ * copies). */
+bool pbcExtAffineUnrollFull(MlirOperation forOp);
 /* mlir::affineDataCopyGenerate on the body of `forOp` for `memref` only,
  * with point-wise copies into buffers of memory space `fastSpace` (placed at
  * the outermost position where the copied region is invariant). Each copy
