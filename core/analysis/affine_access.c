@@ -385,6 +385,35 @@ bool pbcMemrefsMayAlias(MlirValue a, MlirValue b) {
   return !pbcMemrefIsRoot(ba) || !pbcMemrefIsRoot(bb);
 }
 
+typedef struct {
+  MlirValue memref;
+  bool writes;
+} WriteQuery;
+
+static MlirWalkResult findWrite(MlirOperation op, void *data) {
+  WriteQuery *q = data;
+  PbcAccess a;
+  if (pbcAccessGet(op, &a)) {
+    q->writes |= a.isWrite && pbcMemrefsMayAlias(a.memref, q->memref);
+  } else if (pbcOpIsA(op, "func.call") || pbcOpIsA(op, "func.call_indirect")) {
+    q->writes = true;
+  } else if (!pbcOpIsMemrefView(op) && !pbcOpIsA(op, "memref.dealloc") &&
+             !pbcOpIsA(op, "affine.prefetch") && !pbcOpIsA(op, "memref.load") &&
+             !pbcOpIsA(op, "vector.load")) {
+    for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+      MlirValue v = mlirOperationGetOperand(op, i);
+      q->writes |= mlirTypeIsAMemRef(mlirValueGetType(v)) && pbcMemrefsMayAlias(v, q->memref);
+    }
+  }
+  return q->writes ? MlirWalkResultInterrupt : MlirWalkResultAdvance;
+}
+
+bool pbcMayWriteMemref(MlirOperation op, MlirValue memref) {
+  WriteQuery q = {memref, false};
+  mlirOperationWalk(op, findWrite, &q, MlirWalkPreOrder);
+  return q.writes;
+}
+
 bool pbcOpIsConstantOrAlloc(MlirOperation op) {
   return pbcOpIsA(op, "arith.constant") || pbcOpIsA(op, "memref.alloc");
 }

@@ -66,37 +66,6 @@ static bool invariantAfterUnroll(MlirValue v, MlirOperation L, long long *trips)
   return true;
 }
 
-/* True if some op inside `region` may write the buffer `memref` views (or
- * has effects we can't see: calls). */
-typedef struct {
-  MlirValue memref;
-  bool writes;
-} WriteQuery;
-
-static MlirWalkResult findWrite(MlirOperation op, void *data) {
-  WriteQuery *q = data;
-  PbcAccess a;
-  if (pbcAccessGet(op, &a)) {
-    q->writes |= a.isWrite && pbcMemrefsMayAlias(a.memref, q->memref);
-  } else if (pbcOpIsA(op, "func.call") || pbcOpIsA(op, "func.call_indirect")) {
-    q->writes = true;
-  } else if (!pbcOpIsMemrefView(op) && !pbcOpIsA(op, "memref.dealloc") &&
-             !pbcOpIsA(op, "affine.prefetch") && !pbcOpIsA(op, "memref.load") &&
-             !pbcOpIsA(op, "vector.load")) {
-    for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
-      MlirValue v = mlirOperationGetOperand(op, i);
-      q->writes |= mlirTypeIsAMemRef(mlirValueGetType(v)) && pbcMemrefsMayAlias(v, q->memref);
-    }
-  }
-  return q->writes ? MlirWalkResultInterrupt : MlirWalkResultAdvance;
-}
-
-static bool mayWrite(MlirOperation region, MlirValue memref) {
-  WriteQuery q = {memref, false};
-  mlirOperationWalk(region, findWrite, &q, MlirWalkPreOrder);
-  return q.writes;
-}
-
 /* A loop a load may leave: constant trip count of at least one. */
 static bool runsAtLeastOnce(MlirOperation loop) {
   return pbcOpIsA(loop, "affine.for") && pbcExtAffineConstantTripCount(loop) >= 1;
@@ -136,7 +105,7 @@ static MlirWalkResult countInvariantLoads(MlirOperation op, void *data) {
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
     if (!invariantAfterUnroll(mlirOperationGetOperand(op, i), c->L, &trips))
       return MlirWalkResultAdvance;
-  if (!mayWrite(c->L, mlirOperationGetOperand(op, 0)))
+  if (!pbcMayWriteMemref(c->L, mlirOperationGetOperand(op, 0)))
     c->copies += trips;
   return MlirWalkResultAdvance;
 }
@@ -179,7 +148,8 @@ static bool holdsOtherLoops(MlirOperation loop, MlirOperation child) {
 static void hoist(MlirOperation load) {
   MlirValue memref = mlirOperationGetOperand(load, 0);
   MlirOperation loop = mlirOperationGetParentOperation(load);
-  while (runsAtLeastOnce(loop) && operandsDefinedOutside(load, loop) && !mayWrite(loop, memref)) {
+  while (runsAtLeastOnce(loop) && operandsDefinedOutside(load, loop) &&
+         !pbcMayWriteMemref(loop, memref)) {
     moveBefore(load, loop);
     MlirOperation up = mlirOperationGetParentOperation(load);
     if (!runsAtLeastOnce(up) || holdsOtherLoops(up, loop))

@@ -161,21 +161,6 @@ static bool plan(Plan *p, MlirOperation w, int lanesBits) {
   return interleaved;
 }
 
-typedef struct {
-  MlirValue memref;
-  bool writes;
-} WriteQuery;
-
-static MlirWalkResult findWrite(MlirOperation op, void *data) {
-  WriteQuery *q = data;
-  PbcAccess a;
-  if (pbcAccessGet(op, &a) && a.isWrite && pbcMemrefsMayAlias(a.memref, q->memref)) {
-    q->writes = true;
-    return MlirWalkResultInterrupt;
-  }
-  return MlirWalkResultAdvance;
-}
-
 /* The outermost loop around `op` below which `memref` is defined: where a
  * view of it goes, once for the whole nest. A copy (`snapshot`) must also
  * not move above a loop that writes the memref: it would copy stale values. */
@@ -185,9 +170,7 @@ static MlirOperation hoistPoint(MlirOperation op, MlirValue memref, bool snapsho
     if (!pbcOpIsA(parent, "affine.for") || pbcValueIsDefinedInside(memref, parent))
       return op;
     if (snapshot) {
-      WriteQuery q = {memref, false};
-      mlirOperationWalk(parent, findWrite, &q, MlirWalkPreOrder);
-      if (q.writes)
+      if (pbcMayWriteMemref(parent, memref))
         return op;
     }
     op = parent;

@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-groups=(fusion slice-fusion tiling fast-buffers vectorization unroll scalar-replacement prefetch parallelization fp-contract)
+groups=(fusion slice-fusion tiling fast-buffers vectorization unroll scalar-replacement prefetch parallelization streaming-stores fp-contract)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sed 's/256/1024/g' > "$tmp/matmul1024.mlir" <<'MLIR'

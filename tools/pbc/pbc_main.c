@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,7 +44,8 @@ static const char kUsage[] =
     "  --disable=G[,G...]   skip S3 optimization groups (ablations): cleanup,\n"
     "                       fusion, slice-fusion, tiling, fast-buffers,\n"
     "                       vectorization, fp-contract, unroll,\n"
-    "                       scalar-replacement, prefetch, parallelization\n"
+    "                       scalar-replacement, prefetch, parallelization,\n"
+    "                       streaming-stores\n"
     "                       (see pipelines/s3.pipeline)\n"
     "output:\n"
     "  --emit=KIND          s1|s2|s3|s4|s5 (IR after that stage), llvm (LLVM IR),\n"
@@ -62,6 +64,7 @@ static const char kUsage[] =
     "debugging:\n"
     "  --print-ir-after-all print the IR after every pipeline entry (stderr)\n"
     "  --dump-dir=DIR       write the IR after every pipeline entry into DIR\n"
+    "                       (created if missing; its parent must exist)\n"
     "  --timing             per-pass, per-stage and code generation times\n"
     "  --no-isolate         compile in this process (no crash containment)\n"
     "  --help, --version\n"
@@ -175,6 +178,8 @@ static int parseArgs(int argc, char **argv, Options *o) {
       o->printIr = true;
     } else if (startsWith(a, "--dump-dir=")) {
       o->dumpDir = a + 11;
+      if (mkdir(o->dumpDir, 0777) != 0 && errno != EEXIST)
+        return usageError("cannot create the --dump-dir directory '%s'", o->dumpDir);
     } else if (strcmp(a, "--timing") == 0) {
       o->timing = true;
     } else if (strcmp(a, "--no-isolate") == 0) {

@@ -98,6 +98,11 @@ MlirValue pbcMemrefBase(MlirValue memref);
  * root bases (function arguments never alias one another under pbc's
  * calling convention; fresh allocations alias nothing). */
 bool pbcMemrefsMayAlias(MlirValue a, MlirValue b);
+/* True if some op in `op` (itself included) may write the buffer `memref`
+ * views: an affine store to a memref that may alias it, another op taking
+ * such a memref (other than loads, views, deallocs and prefetches), or a
+ * call. */
+bool pbcMayWriteMemref(MlirOperation op, MlirValue memref);
 /* True for arith.constant and memref.alloc: ops between two nests that
  * touch none of the nests' memory (fusion looks past them). */
 bool pbcOpIsConstantOrAlloc(MlirOperation op);
