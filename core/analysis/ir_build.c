@@ -1,4 +1,4 @@
-/* Generic construction of the few affine ops pbc's C passes create (see
+/* Generic construction of the ops pbc's C passes create (see
  * pbc/ir_build.h). */
 #include "pbc/ir_build.h"
 
@@ -11,6 +11,44 @@ static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(
 
 static MlirNamedAttribute named(MlirContext ctx, const char *name, MlirAttribute a) {
   return mlirNamedAttributeGet(mlirIdentifierGet(ctx, str(name)), a);
+}
+
+static MlirOperation insert(MlirOperation before, MlirOperationState *st) {
+  MlirOperation op = mlirOperationCreate(st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
+  return op;
+}
+
+MlirOperation pbcBuildOp(MlirOperation before, const char *name, int n, const MlirValue *operands,
+                         MlirType result, int nAttrs, const MlirNamedAttribute *attrs) {
+  MlirOperationState st = mlirOperationStateGet(str(name), mlirOperationGetLocation(before));
+  mlirOperationStateAddOperands(&st, n, operands);
+  mlirOperationStateAddAttributes(&st, nAttrs, attrs);
+  if (!mlirTypeIsNull(result))
+    mlirOperationStateAddResults(&st, 1, &result);
+  return insert(before, &st);
+}
+
+MlirValue pbcBuildIndexConstant(MlirOperation before, int64_t v) {
+  MlirContext ctx = mlirOperationGetContext(before);
+  MlirType index = mlirIndexTypeGet(ctx);
+  MlirNamedAttribute value = named(ctx, "value", mlirIntegerAttrGet(index, v));
+  return mlirOperationGetResult(pbcBuildOp(before, "arith.constant", 0, NULL, index, 1, &value), 0);
+}
+
+MlirOperation pbcBuildIf(MlirOperation before, MlirValue cond, bool withElse) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirRegion regions[2] = {mlirRegionCreate(), mlirRegionCreate()};
+  for (int r = 0; r < (withElse ? 2 : 1); ++r) {
+    MlirBlock block = mlirBlockCreate(0, NULL, NULL);
+    mlirRegionAppendOwnedBlock(regions[r], block);
+    MlirOperationState yst = mlirOperationStateGet(str("scf.yield"), loc);
+    mlirBlockAppendOwnedOperation(block, mlirOperationCreate(&yst));
+  }
+  MlirOperationState st = mlirOperationStateGet(str("scf.if"), loc);
+  mlirOperationStateAddOperands(&st, 1, &cond);
+  mlirOperationStateAddOwnedRegions(&st, 2, regions);
+  return insert(before, &st);
 }
 
 MlirOperation pbcBuildAffineFor(MlirOperation before, int64_t ub, MlirLocation loc) {
@@ -31,9 +69,7 @@ MlirOperation pbcBuildAffineFor(MlirOperation before, int64_t ub, MlirLocation l
   MlirOperationState st = mlirOperationStateGet(str("affine.for"), loc);
   mlirOperationStateAddAttributes(&st, 4, attrs);
   mlirOperationStateAddOwnedRegions(&st, 1, &region);
-  MlirOperation loop = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, loop);
-  return loop;
+  return insert(before, &st);
 }
 
 /* result: the loaded type (null: the element type; unused for stores). */
@@ -58,9 +94,7 @@ static MlirOperation access(const char *name, MlirOperation before, MlirValue va
       result = mlirShapedTypeGetElementType(mlirValueGetType(memref));
     mlirOperationStateAddResults(&st, 1, &result);
   }
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
-  return op;
+  return insert(before, &st);
 }
 
 MlirOperation pbcBuildAffineLoad(MlirOperation before, MlirValue memref, const MlirValue *indices,
@@ -99,17 +133,13 @@ MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation lo
   MlirOperationState st = mlirOperationStateGet(str("memref.alloc"), loc);
   mlirOperationStateAddResults(&st, 1, &type);
   mlirOperationStateAddAttributes(&st, 2, attrs);
-  MlirOperation alloc = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, alloc);
-  return alloc;
+  return insert(before, &st);
 }
 
 MlirOperation pbcBuildDealloc(MlirOperation before, MlirValue buffer, MlirLocation loc) {
   MlirOperationState st = mlirOperationStateGet(str("memref.dealloc"), loc);
   mlirOperationStateAddOperands(&st, 1, &buffer);
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
-  return op;
+  return insert(before, &st);
 }
 
 MlirOperation pbcBuildAffineNest(MlirOperation before, const int64_t *shape, int rank,
@@ -135,9 +165,7 @@ MlirValue pbcBuildAffineApply(MlirOperation before, MlirAffineMap map, const Mli
   mlirOperationStateAddOperands(&st, n, operands);
   mlirOperationStateAddResults(&st, 1, &index);
   mlirOperationStateAddAttributes(&st, 1, &attr);
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
-  return mlirOperationGetResult(op, 0);
+  return mlirOperationGetResult(insert(before, &st), 0);
 }
 
 MlirOperation pbcBuildAffinePrefetch(MlirOperation before, const MlirValue *operands, int n,
@@ -152,7 +180,5 @@ MlirOperation pbcBuildAffinePrefetch(MlirOperation before, const MlirValue *oper
   MlirOperationState st = mlirOperationStateGet(str("affine.prefetch"), loc);
   mlirOperationStateAddOperands(&st, n, operands);
   mlirOperationStateAddAttributes(&st, 4, attrs);
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
-  return op;
+  return insert(before, &st);
 }

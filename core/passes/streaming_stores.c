@@ -18,6 +18,7 @@
  * check needs. Runs after pbc-parallelize: the versioned nests are no longer
  * root affine.for ops the earlier passes look for. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
@@ -133,101 +134,67 @@ static long long streamableBytes(MlirOperation op, const State *st) {
   return vectorBytes;
 }
 
+/* A nest's streamable stores (each with its vector's bytes) and the results
+ * they write; a store to a result beyond kMaxBases is left as it is, so
+ * every streamed store's base is in the alignment check. */
 typedef struct {
   const State *st;
   MlirOperation stores[kMaxStores];
+  long long bytes[kMaxStores];
   int n;
-  long long alignment;
+  MlirValue bases[kMaxBases];
+  int nBases;
+  long long alignment; /* the largest vector: every base must be aligned to it */
 } Streamable;
+
+static bool recordBase(Streamable *s, MlirValue base) {
+  for (int b = 0; b < s->nBases; ++b)
+    if (mlirValueEqual(s->bases[b], base))
+      return true;
+  if (s->nBases == kMaxBases)
+    return false;
+  s->bases[s->nBases++] = base;
+  return true;
+}
 
 static MlirWalkResult collect(MlirOperation op, void *data) {
   Streamable *s = data;
   long long bytes = streamableBytes(op, s->st);
-  if (bytes > 0 && s->n < kMaxStores) {
-    s->stores[s->n++] = op;
+  if (bytes > 0 && s->n < kMaxStores &&
+      recordBase(s, pbcMemrefBase(mlirOperationGetOperand(op, 1)))) {
+    s->stores[s->n] = op;
+    s->bytes[s->n++] = bytes;
     if (bytes > s->alignment)
       s->alignment = bytes;
   }
   return MlirWalkResultAdvance;
 }
 
-static MlirOperation create(MlirOperation before, const char *name, const MlirValue *operands,
-                            int n, MlirType result, MlirLocation loc) {
-  MlirOperationState st = mlirOperationStateGet(str(name), loc);
-  mlirOperationStateAddOperands(&st, n, operands);
-  if (!mlirTypeIsNull(result))
-    mlirOperationStateAddResults(&st, 1, &result);
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
-  return op;
-}
-
-static MlirValue indexConstant(MlirOperation before, long long v, MlirLocation loc) {
-  MlirContext ctx = mlirLocationGetContext(loc);
-  MlirType index = mlirIndexTypeGet(ctx);
-  MlirNamedAttribute value =
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("value")), mlirIntegerAttrGet(index, v));
-  MlirOperationState st = mlirOperationStateGet(str("arith.constant"), loc);
-  mlirOperationStateAddAttributes(&st, 1, &value);
-  mlirOperationStateAddResults(&st, 1, &index);
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
-  return mlirOperationGetResult(op, 0);
-}
-
-/* i1: every base the stores write starts on an `alignment`-byte boundary. */
-static MlirValue basesAligned(MlirOperation before, const Streamable *s, MlirLocation loc) {
-  MlirContext ctx = mlirLocationGetContext(loc);
+/* i1: every result the stores write starts on an `alignment`-byte boundary
+ * (vector sizes are powers of two: then each store is aligned to its own). */
+static MlirValue basesAligned(MlirOperation before, const Streamable *s) {
+  MlirContext ctx = mlirOperationGetContext(before);
   MlirType index = mlirIndexTypeGet(ctx), i1 = mlirIntegerTypeGet(ctx, 1);
-  MlirValue bases[kMaxBases], all = {NULL}, zero = indexConstant(before, 0, loc);
-  MlirValue align = indexConstant(before, s->alignment, loc);
-  int nBases = 0;
-  for (int i = 0; i < s->n; ++i) {
-    PbcAccess a;
-    pbcAccessGet(s->stores[i], &a);
-    MlirValue base = pbcMemrefBase(a.memref);
-    bool seen = false;
-    for (int b = 0; b < nBases; ++b)
-      seen |= mlirValueEqual(bases[b], base);
-    if (seen || nBases == kMaxBases)
-      continue;
-    bases[nBases++] = base;
-    MlirValue p = mlirOperationGetResult(
-        create(before, "memref.extract_aligned_pointer_as_index", &base, 1, index, loc), 0);
-    MlirValue rem[2] = {p, align};
+  MlirNamedAttribute eq = mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("predicate")),
+                                                mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 0));
+  MlirValue zero = pbcBuildIndexConstant(before, 0);
+  MlirValue align = pbcBuildIndexConstant(before, s->alignment), all = {NULL};
+  for (int b = 0; b < s->nBases; ++b) {
+    MlirValue rem[2] = {
+        mlirOperationGetResult(pbcBuildOp(before, "memref.extract_aligned_pointer_as_index", 1,
+                                          &s->bases[b], index, 0, NULL),
+                               0),
+        align};
     MlirValue cmp[2] = {
-        mlirOperationGetResult(create(before, "arith.remui", rem, 2, index, loc), 0), zero};
-    MlirOperation eq = create(before, "arith.cmpi", cmp, 2, i1, loc);
-    mlirOperationSetAttributeByName(eq, str("predicate"),
-                                    mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 0));
-    MlirValue ok = mlirOperationGetResult(eq, 0);
+        mlirOperationGetResult(pbcBuildOp(before, "arith.remui", 2, rem, index, 0, NULL), 0), zero};
+    MlirValue ok = mlirOperationGetResult(pbcBuildOp(before, "arith.cmpi", 2, cmp, i1, 1, &eq), 0);
     if (!mlirValueIsNull(all)) {
       MlirValue both[2] = {all, ok};
-      ok = mlirOperationGetResult(create(before, "arith.andi", both, 2, i1, loc), 0);
+      ok = mlirOperationGetResult(pbcBuildOp(before, "arith.andi", 2, both, i1, 0, NULL), 0);
     }
     all = ok;
   }
   return all;
-}
-
-/* scf.if %cond {} else {} before `before`; the two yields in yields[]. */
-static MlirOperation buildIf(MlirOperation before, MlirValue cond, MlirOperation yields[2],
-                             MlirLocation loc) {
-  MlirRegion regions[2];
-  for (int r = 0; r < 2; ++r) {
-    regions[r] = mlirRegionCreate();
-    MlirBlock block = mlirBlockCreate(0, NULL, NULL);
-    mlirRegionAppendOwnedBlock(regions[r], block);
-    MlirOperationState yst = mlirOperationStateGet(str("scf.yield"), loc);
-    yields[r] = mlirOperationCreate(&yst);
-    mlirBlockAppendOwnedOperation(block, yields[r]);
-  }
-  MlirOperationState st = mlirOperationStateGet(str("scf.if"), loc);
-  mlirOperationStateAddOperands(&st, 1, &cond);
-  mlirOperationStateAddOwnedRegions(&st, 2, regions);
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
-  return op;
 }
 
 /* affine.vector_store -> vector.store {nontemporal, alignment} at the same
@@ -250,10 +217,11 @@ static void makeNonTemporal(MlirOperation store, long long alignment) {
     operands[d + 2] = pbcBuildAffineApply(store, mlirAffineMapGetSubMap(map, 1, &pos), mapOperands,
                                           (int)nMapOperands, loc);
   }
-  MlirOperation nt = create(store, "vector.store", operands, (int)rank + 2, (MlirType){NULL}, loc);
-  mlirOperationSetInherentAttributeByName(nt, str("nontemporal"), mlirBoolAttrGet(ctx, 1));
-  mlirOperationSetInherentAttributeByName(
-      nt, str("alignment"), mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), alignment));
+  MlirNamedAttribute attrs[2] = {
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("nontemporal")), mlirBoolAttrGet(ctx, 1)),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("alignment")),
+                            mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), alignment))};
+  pbcBuildOp(store, "vector.store", (int)rank + 2, operands, (MlirType){NULL}, 2, attrs);
   mlirOperationDestroy(store);
   free(mapOperands);
   free(operands);
@@ -264,20 +232,19 @@ static void versionNest(MlirOperation root, const State *st) {
   s->st = st;
   mlirOperationWalk(root, collect, s, MlirWalkPreOrder);
   if (s->n > 0) {
-    MlirLocation loc = mlirOperationGetLocation(root);
     /* The copy's stores, found as in the original (before the alignment
      * check reads the bases: they must still be only stored to). */
     MlirOperation streamed = mlirOperationClone(root);
-    long long alignment = s->alignment;
-    s->n = 0;
+    memset(s, 0, sizeof(*s));
+    s->st = st;
     mlirOperationWalk(streamed, collect, s, MlirWalkPreOrder);
-    MlirValue aligned = basesAligned(root, s, loc);
-    MlirOperation yields[2];
-    buildIf(root, aligned, yields, loc);
-    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(yields[0]), yields[0], streamed);
-    mlirOperationMoveBefore(root, yields[1]);
+    MlirOperation ifOp = pbcBuildIf(root, basesAligned(root, s), true);
+    MlirBlock thenBlock = mlirRegionGetFirstBlock(mlirOperationGetRegion(ifOp, 0));
+    MlirBlock elseBlock = mlirRegionGetFirstBlock(mlirOperationGetRegion(ifOp, 1));
+    mlirBlockInsertOwnedOperationBefore(thenBlock, mlirBlockGetTerminator(thenBlock), streamed);
+    mlirOperationMoveBefore(root, mlirBlockGetTerminator(elseBlock));
     for (int i = 0; i < s->n; ++i)
-      makeNonTemporal(s->stores[i], alignment);
+      makeNonTemporal(s->stores[i], s->bytes[i]);
   }
   free(s);
 }

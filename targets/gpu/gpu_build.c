@@ -9,6 +9,7 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Dialect/GPU.h"
 #include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
@@ -23,24 +24,12 @@ static MlirOperation insert(MlirOperation before, MlirOperationState *st) {
 }
 
 MlirValue pbcGpuConstIndex(MlirOperation before, int64_t v) {
-  MlirLocation loc = mlirOperationGetLocation(before);
-  MlirContext ctx = mlirLocationGetContext(loc);
-  MlirType index = mlirIndexTypeGet(ctx);
-  MlirNamedAttribute value = named(ctx, "value", mlirIntegerAttrGet(index, v));
-  MlirOperationState st = mlirOperationStateGet(str("arith.constant"), loc);
-  mlirOperationStateAddAttributes(&st, 1, &value);
-  mlirOperationStateAddResults(&st, 1, &index);
-  return mlirOperationGetResult(insert(before, &st), 0);
+  return pbcBuildIndexConstant(before, v);
 }
 
 MlirValue pbcGpuOp(MlirOperation before, const char *name, int n, const MlirValue *operands,
                    MlirType result, int nAttrs, const MlirNamedAttribute *attrs) {
-  MlirOperationState st = mlirOperationStateGet(str(name), mlirOperationGetLocation(before));
-  mlirOperationStateAddOperands(&st, n, operands);
-  mlirOperationStateAddAttributes(&st, nAttrs, attrs);
-  if (!mlirTypeIsNull(result))
-    mlirOperationStateAddResults(&st, 1, &result);
-  MlirOperation op = insert(before, &st);
+  MlirOperation op = pbcBuildOp(before, name, n, operands, result, nAttrs, attrs);
   return mlirTypeIsNull(result) ? (MlirValue){NULL} : mlirOperationGetResult(op, 0);
 }
 
@@ -55,8 +44,8 @@ MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b) {
   MlirLocation loc = mlirOperationGetLocation(before);
   MlirContext ctx = mlirLocationGetContext(loc);
   MlirType i1 = mlirIntegerTypeGet(ctx, 1);
-  MlirNamedAttribute pred = named(ctx, "predicate",
-                                  mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 2 /* slt */));
+  MlirNamedAttribute pred =
+      named(ctx, "predicate", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 2 /* slt */));
   MlirOperationState st = mlirOperationStateGet(str("arith.cmpi"), loc);
   MlirValue ops[2] = {a, b};
   mlirOperationStateAddOperands(&st, 2, ops);
@@ -93,7 +82,8 @@ MlirOperation pbcGpuBuildParallel(MlirOperation before, int n, const MlirValue *
     operands[2 * n + i] = steps[i];
   }
   int32_t segments[4] = {n, n, n, 0};
-  MlirNamedAttribute seg = named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 4, segments));
+  MlirNamedAttribute seg =
+      named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 4, segments));
   MlirRegion region = mlirRegionCreate();
   MlirBlock body = mlirBlockCreate(n, argTypes, argLocs);
   mlirRegionAppendOwnedBlock(region, body);
@@ -107,16 +97,7 @@ MlirOperation pbcGpuBuildParallel(MlirOperation before, int n, const MlirValue *
 }
 
 MlirOperation pbcGpuBuildIf(MlirOperation before, MlirValue cond) {
-  MlirLocation loc = mlirOperationGetLocation(before);
-  MlirRegion regions[2] = {mlirRegionCreate(), mlirRegionCreate()};
-  MlirBlock then = mlirBlockCreate(0, NULL, NULL);
-  mlirRegionAppendOwnedBlock(regions[0], then);
-  MlirOperationState yst = mlirOperationStateGet(str("scf.yield"), loc);
-  mlirBlockAppendOwnedOperation(then, mlirOperationCreate(&yst));
-  MlirOperationState st = mlirOperationStateGet(str("scf.if"), loc);
-  mlirOperationStateAddOperands(&st, 1, &cond);
-  mlirOperationStateAddOwnedRegions(&st, 2, regions);
-  return insert(before, &st);
+  return pbcBuildIf(before, cond, false);
 }
 
 MlirOperation pbcGpuBuildLaunch(MlirOperation before, const MlirValue grid[3],
@@ -211,7 +192,8 @@ MlirValue pbcGpuAlloc(MlirOperation before, MlirType type, MlirValue like) {
   }
   operands[0] = streamBegin(before);
   int32_t segments[3] = {1, n, 0};
-  MlirNamedAttribute seg = named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 3, segments));
+  MlirNamedAttribute seg =
+      named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 3, segments));
   MlirType results[2] = {type, mlirGPUAsyncTokenTypeGet(ctx)};
   MlirOperationState st = mlirOperationStateGet(str("gpu.alloc"), loc);
   mlirOperationStateAddOperands(&st, 1 + n, operands);

@@ -18,6 +18,12 @@
 // CHECK: affine.parallel
 // CHECK: affine.vector_store %{{.*}}, %arg1[%{{.*}}, %{{.*}}]
 // CHECK: affine.vector_store %{{.*}}, %arg1[%{{.*}}, %{{.*}} + 16]
+// Mixed vector sizes: the base is checked against the largest, and each
+// store claims only its own vector's alignment.
+// CHECK-LABEL: func.func @mixed
+// CHECK: arith.remui %{{.*}}, %c64
+// CHECK: vector.store {{.*}} {alignment = 64 : i64, nontemporal = true} : memref<64x64xf32>, vector<16xf32>
+// CHECK: vector.store {{.*}} {alignment = 32 : i64, nontemporal = true} : memref<64x64xf32>, vector<8xf32>
 // CHECK-LABEL: func.func @read_back
 // CHECK-NOT: scf.if
 // CHECK-LABEL: func.func @off_grid
@@ -33,6 +39,19 @@ func.func @stream(%x: memref<64x64xf32>, %y: memref<64x64xf32>) {
         %b = affine.vector_load %x[%i + %ii, %j + 16] : memref<64x64xf32>, vector<16xf32>
         affine.vector_store %b, %y[%i + %ii, %j + 16] : memref<64x64xf32>, vector<16xf32>
       }
+    }
+  }
+  return
+}
+func.func @mixed(%x: memref<64x64xf32>, %y: memref<64x64xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 step 32 {
+      %a = affine.vector_load %x[%i, %j] : memref<64x64xf32>, vector<16xf32>
+      affine.vector_store %a, %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+      %b = affine.vector_load %x[%i, %j + 16] : memref<64x64xf32>, vector<8xf32>
+      affine.vector_store %b, %y[%i, %j + 16] : memref<64x64xf32>, vector<8xf32>
+      %c = affine.vector_load %x[%i, %j + 24] : memref<64x64xf32>, vector<8xf32>
+      affine.vector_store %c, %y[%i, %j + 24] : memref<64x64xf32>, vector<8xf32>
     }
   }
   return

@@ -43,6 +43,16 @@ MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirVal
 MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc);
 MlirOperation pbcBuildDealloc(MlirOperation before, MlirValue buffer, MlirLocation loc);
 
+/* Any op `name` with operands, attributes and at most one result (a null
+ * `result` type: none), before `before` (at its location). */
+MlirOperation pbcBuildOp(MlirOperation before, const char *name, int n, const MlirValue *operands,
+                         MlirType result, int nAttrs, const MlirNamedAttribute *attrs);
+/* arith.constant `v` : index, before `before`. */
+MlirValue pbcBuildIndexConstant(MlirOperation before, int64_t v);
+/* scf.if `cond` without results before `before`: a then block holding just
+ * scf.yield and, if `withElse`, an else block like it (else no else block). */
+MlirOperation pbcBuildIf(MlirOperation before, MlirValue cond, bool withElse);
+
 /* Erases op after every op that uses its results (a buffer's allocation
  * with its deallocs and stores, once nothing reads it). */
 void pbcEraseWithUsers(MlirOperation op);
