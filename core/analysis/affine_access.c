@@ -75,6 +75,81 @@ static bool flatten(MlirAffineExpr e, long long scale, const MlirValue *operands
   return false; /* mod, floordiv, ceildiv, or a product of variables */
 }
 
+/* The values an induction variable takes are lb + k * step, lb a linear
+ * form (of outer values: an affine.for's bound operands; an affine.parallel's
+ * lower bounds must be constants). */
+static bool ivLowerBoundAndStep(MlirValue v, PbcLinearForm *lb, long long *step) {
+  if (!mlirValueIsABlockArgument(v))
+    return false;
+  MlirOperation loop = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+  const char *lbName;
+  intptr_t pos = mlirBlockArgumentGetArgNumber(v);
+  bool isFor = pbcOpIsA(loop, "affine.for") && pos == 0;
+  if (isFor) {
+    lbName = "lowerBoundMap";
+    *step = pbcLoopStep(loop);
+  } else if (pbcOpIsA(loop, "affine.parallel")) {
+    lbName = "lowerBoundsMap";
+    MlirAttribute steps = mlirOperationGetAttributeByName(loop, str("steps"));
+    if (mlirAttributeIsNull(steps) || !mlirAttributeIsAArray(steps) ||
+        pos >= mlirArrayAttrGetNumElements(steps))
+      return false;
+    *step = mlirIntegerAttrGetValueInt(mlirArrayAttrGetElement(steps, pos));
+  } else {
+    return false;
+  }
+  MlirAttribute lbAttr = mlirOperationGetAttributeByName(loop, str(lbName));
+  if (mlirAttributeIsNull(lbAttr) || !mlirAttributeIsAAffineMap(lbAttr))
+    return false;
+  MlirAffineMap map = mlirAffineMapAttrGetValue(lbAttr);
+  if (pos >= mlirAffineMapGetNumResults(map))
+    return false;
+  MlirAffineExpr e = mlirAffineMapGetResult(map, pos);
+  memset(lb, 0, sizeof(*lb));
+  lb->linear = true;
+  if (mlirAffineExprIsAConstant(e)) {
+    lb->constant = mlirAffineConstantExprGetValue(e);
+    return true;
+  }
+  int nOperands = (int)mlirAffineMapGetNumInputs(map);
+  if (!isFor || mlirAffineMapGetNumResults(map) != 1 || nOperands > PBC_MAX_TERMS)
+    return false;
+  MlirValue operands[PBC_MAX_TERMS]; /* an affine.for's lower bound operands come first */
+  for (int i = 0; i < nOperands; ++i)
+    operands[i] = mlirOperationGetOperand(loop, i);
+  return flatten(e, 1, operands, (int)mlirAffineMapGetNumDims(map), lb);
+}
+
+static long long gcd(long long a, long long b) {
+  a = a < 0 ? -a : a;
+  b = b < 0 ? -b : b;
+  while (b) {
+    long long r = a % b;
+    a = b;
+    b = r;
+  }
+  return a;
+}
+
+static long long termsGcd(const PbcLinearForm *f, long long scale, int depth) {
+  long long g = 0;
+  for (int i = 0; i < f->nTerms; ++i) {
+    PbcLinearForm lb;
+    long long step, c = scale * f->coeffs[i];
+    if (depth > 8 || !ivLowerBoundAndStep(f->values[i], &lb, &step))
+      return -1;
+    long long lbTerms = termsGcd(&lb, c, depth + 1);
+    if (lbTerms < 0)
+      return -1;
+    g = gcd(gcd(gcd(g, c * lb.constant), c * step), lbTerms);
+  }
+  return g;
+}
+
+long long pbcLinearTermsGcd(const PbcLinearForm *f, long long scale) {
+  return termsGcd(f, scale, 0);
+}
+
 long long pbcLinearCoeff(const PbcLinearForm *f, MlirValue v) {
   for (int i = 0; i < f->nTerms; ++i)
     if (mlirValueEqual(f->values[i], v))

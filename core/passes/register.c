@@ -46,6 +46,8 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-hoist-invariant-loads", "func.func",
                      "Unroll short loops to hoist the loads they make invariant",
                      pbcCreateHoistInvariantLoadsPass);
+  pbcPassRegistryAdd(reg, "pbc-panel-layout", "func.func",
+                     "Store packed B blocks panel by panel", pbcCreatePanelLayoutPass);
   pbcPassRegistryAdd(reg, "pbc-streaming-stores", "func.func",
                      "Non-temporal stores for large write-only results",
                      pbcCreateStreamingStoresPass);

@@ -64,39 +64,6 @@ static bool onlyStoredTo(MlirValue memref) {
   return true;
 }
 
-/* The values an induction variable takes are lb + k * step. */
-static bool ivLowerBoundAndStep(MlirValue v, long long *lb, long long *step) {
-  if (!mlirValueIsABlockArgument(v))
-    return false;
-  MlirOperation loop = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
-  const char *lbName;
-  intptr_t pos = mlirBlockArgumentGetArgNumber(v);
-  if (pbcOpIsA(loop, "affine.for") && pos == 0) {
-    lbName = "lowerBoundMap";
-    *step = pbcLoopStep(loop);
-  } else if (pbcOpIsA(loop, "affine.parallel")) {
-    lbName = "lowerBoundsMap";
-    MlirAttribute steps = mlirOperationGetAttributeByName(loop, str("steps"));
-    if (mlirAttributeIsNull(steps) || !mlirAttributeIsAArray(steps) ||
-        pos >= mlirArrayAttrGetNumElements(steps))
-      return false;
-    *step = mlirIntegerAttrGetValueInt(mlirArrayAttrGetElement(steps, pos));
-  } else {
-    return false;
-  }
-  MlirAttribute lbAttr = mlirOperationGetAttributeByName(loop, str(lbName));
-  if (mlirAttributeIsNull(lbAttr) || !mlirAttributeIsAAffineMap(lbAttr))
-    return false;
-  MlirAffineMap map = mlirAffineMapAttrGetValue(lbAttr);
-  if (pos >= mlirAffineMapGetNumResults(map))
-    return false;
-  MlirAffineExpr e = mlirAffineMapGetResult(map, pos);
-  if (!mlirAffineExprIsAConstant(e))
-    return false;
-  *lb = mlirAffineConstantExprGetValue(e);
-  return true;
-}
-
 /* True if the store's row-major element offset is a multiple of its lanes in
  * every iteration. */
 static bool offsetAligned(const PbcAccess *a) {
@@ -106,14 +73,9 @@ static bool offsetAligned(const PbcAccess *a) {
   long long stride = 1;
   for (int d = a->rank - 1; d >= 0; --d) {
     const PbcLinearForm *f = &a->subscripts[d];
-    if ((stride * f->constant) % a->lanes != 0)
+    long long g = pbcLinearTermsGcd(f, stride);
+    if ((stride * f->constant) % a->lanes != 0 || g < 0 || g % a->lanes != 0)
       return false;
-    for (int i = 0; i < f->nTerms; ++i) {
-      long long lb, step, c = stride * f->coeffs[i];
-      if (!ivLowerBoundAndStep(f->values[i], &lb, &step) || (c * lb) % a->lanes != 0 ||
-          (c * step) % a->lanes != 0)
-        return false;
-    }
     stride *= mlirShapedTypeGetDimSize(t, d);
   }
   return true;

@@ -41,6 +41,12 @@ typedef struct {
 bool pbcAccessGet(MlirOperation op, PbcAccess *acc);
 /* Coefficient of `v` in a linear form (0 if absent). */
 long long pbcLinearCoeff(const PbcLinearForm *f, MlirValue v);
+/* What every value of scale * (f - f.constant) is a multiple of: the gcd of
+ * scale * coeff * step and of what scale * coeff * lb is a multiple of, over
+ * f's terms, each an induction variable (of an affine.for whose lower bound
+ * is linear in outer ivs, or an affine.parallel with constant lower
+ * bounds); 0 if f has no terms (always 0), -1 if a term is no such iv. */
+long long pbcLinearTermsGcd(const PbcLinearForm *f, long long scale);
 
 /* How an access moves along a loop's induction variable. */
 typedef enum {

@@ -23,6 +23,7 @@ MlirPass pbcCreateInterleavePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreatePrefetchPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateHoistInvariantLoadsPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateStreamingStoresPass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreatePanelLayoutPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateApproximateMathPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateVectorizeReductionsPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateRegisterTilePass(const char *options, char *err, size_t errLen);
