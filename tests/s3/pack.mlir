@@ -1,17 +1,17 @@
 // pbc-pack copies each read-only input at the innermost pack site its
-// subscripts depend on: B (k, j) once per kc tile, A (i, k) once per ic tile,
-// into buffers whose 512-byte rows get one cache line of padding (power-of-two
-// rows put every row of a tile in the same cache sets); the output is never
-// packed; copy nests are marked pbc.copy; the compute nest reads the buffers.
+// subscripts depend on: B (k, j) and A (i, k) once per kc tile (inside ic,
+// which pbc-tile keeps outermost here), into buffers whose 256- and 512-byte
+// rows get one cache line of padding (power-of-two rows put every row of a
+// tile in the same cache sets); the output is never packed; copy nests are
+// marked pbc.copy; the compute nest reads the buffers.
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=33554432};pbc-pack{cache-line-bytes=64}' | FileCheck %s
 // CHECK-LABEL: func.func @matmul
-// CHECK: affine.for %{{.*}} = 0 to 256 step 128 {
-// CHECK: %[[B:.*]] = memref.alloc() : memref<128x144xf32>
+// CHECK: affine.for %{{.*}} = 0 to 256 step 64 {
+// CHECK: %[[B:.*]] = memref.alloc() : memref<64x144xf32>
 // CHECK: affine.load %arg1
 // CHECK-NEXT: affine.store %{{.*}}, %[[B]]
 // CHECK: } {pbc.copy}
-// CHECK-NEXT: affine.for %{{.*}} = 0 to 64 step 32 {
-// CHECK: %[[A:.*]] = memref.alloc() : memref<32x144xf32>
+// CHECK: %[[A:.*]] = memref.alloc() : memref<32x80xf32>
 // CHECK: affine.load %arg0
 // CHECK-NEXT: affine.store %{{.*}}, %[[A]]
 // CHECK: } {pbc.copy}

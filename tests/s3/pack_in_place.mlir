@@ -9,21 +9,21 @@
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=4194304}' | FileCheck %s --check-prefix=FITS
 // CHECK-LABEL: func.func @rows_3k
 // CHECK-NOT: memref<192x
-// CHECK: %[[A:.*]] = memref.alloc() : memref<64x208xf32>
+// CHECK: %[[A:.*]] = memref.alloc() : memref<64x784xf32>
 // CHECK: } {pbc.copy}
 // CHECK-NOT: memref.alloc
 // CHECK: affine.load %[[A]]
 // CHECK: affine.load %arg1[
 // CHECK-LABEL: func.func @rows_4k
-// CHECK: memref.alloc() : memref<128x1040xf32>
-// CHECK: memref.alloc() : memref<64x144xf32>
+// CHECK: memref.alloc() : memref<768x1040xf32>
+// CHECK: memref.alloc() : memref<64x784xf32>
 // CHECK-LABEL: func.func @few_rows
 // CHECK: memref.alloc() : memref<16x
 // CHECK-NOT: memref.alloc
 // CHECK: affine.load %arg1[
 // FITS-LABEL: func.func @rows_3k
-// FITS: memref.alloc() : memref<192x784xf32>
-// FITS: memref.alloc() : memref<64x208xf32>
+// FITS: memref.alloc() : memref<768x784xf32>
+// FITS: memref.alloc() : memref<64x784xf32>
 func.func @rows_3k(%a: memref<128x768xf32>, %b: memref<768x768xf32>, %c: memref<128x768xf32>) {
   affine.for %i = 0 to 128 {
     affine.for %j = 0 to 768 {
