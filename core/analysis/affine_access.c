@@ -120,7 +120,7 @@ static bool ivLowerBoundAndStep(MlirValue v, PbcLinearForm *lb, long long *step)
   return flatten(e, 1, operands, (int)mlirAffineMapGetNumDims(map), lb);
 }
 
-static long long gcd(long long a, long long b) {
+long long pbcGcd(long long a, long long b) {
   a = a < 0 ? -a : a;
   b = b < 0 ? -b : b;
   while (b) {
@@ -141,7 +141,7 @@ static long long termsGcd(const PbcLinearForm *f, long long scale, int depth) {
     long long lbTerms = termsGcd(&lb, c, depth + 1);
     if (lbTerms < 0)
       return -1;
-    g = gcd(gcd(gcd(g, c * lb.constant), c * step), lbTerms);
+    g = pbcGcd(pbcGcd(pbcGcd(g, c * lb.constant), c * step), lbTerms);
   }
   return g;
 }

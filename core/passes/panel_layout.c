@@ -46,15 +46,6 @@ static bool insideCopy(MlirOperation op) {
   return false;
 }
 
-static long long gcd(long long a, long long b) {
-  while (b) {
-    long long r = a % b;
-    a = b;
-    b = r;
-  }
-  return a;
-}
-
 typedef struct {
   MlirOperation ops[kMaxUses];
   PbcAccess acc[kMaxUses];
@@ -112,7 +103,7 @@ static long long panelWidth(const Uses *u, long long columns) {
     if (!walksRows(a) || c < 0)
       return 0;
     anyRead = true;
-    base = gcd(base, g);
+    base = pbcGcd(base, g);
     window = window > c + l ? window : c + l;
   }
   if (!anyRead || base == 0)

@@ -2,28 +2,30 @@
 // input larger than L2 in place: the copy would cost a pass over L3 or memory
 // per call and only spread rows that already spread over several L1 set
 // groups (3 KiB rows). Rows 4 KiB apart share one set group and are still
-// copied; so is every input that fits in L2 (the second run), and A's tile of
-// partial rows in every case, unless few rows reuse the copy (@few_rows: 16
-// rows per core read B's 2 KiB rows in place although B fits in L2).
+// copied; so is every input that fits in L2 (the second run), unless few rows
+// reuse the copy (@few_rows: 16 rows per core read B's 2 KiB rows in place
+// although B fits in L2) or the rows are read one by one along the innermost
+// loop (A's rows, along k: in place in every case but @a_rows_4k).
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=1048576}' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=4194304}' | FileCheck %s --check-prefix=FITS
 // CHECK-LABEL: func.func @rows_3k
-// CHECK-NOT: memref<192x
-// CHECK: %[[A:.*]] = memref.alloc() : memref<64x784xf32>
-// CHECK: } {pbc.copy}
 // CHECK-NOT: memref.alloc
-// CHECK: affine.load %[[A]]
+// CHECK: affine.load %arg0[
 // CHECK: affine.load %arg1[
 // CHECK-LABEL: func.func @rows_4k
 // CHECK: memref.alloc() : memref<768x1040xf32>
-// CHECK: memref.alloc() : memref<64x784xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: affine.load %arg0[
 // CHECK-LABEL: func.func @few_rows
-// CHECK: memref.alloc() : memref<16x
 // CHECK-NOT: memref.alloc
 // CHECK: affine.load %arg1[
+// CHECK-LABEL: func.func @a_rows_4k
+// CHECK: memref.alloc() : memref<{{[0-9]+}}x1040xf32>
+// CHECK: affine.load %arg0[
 // FITS-LABEL: func.func @rows_3k
 // FITS: memref.alloc() : memref<768x784xf32>
-// FITS: memref.alloc() : memref<64x784xf32>
+// FITS-NOT: memref.alloc
+// FITS: affine.load %arg0[
 func.func @rows_3k(%a: memref<128x768xf32>, %b: memref<768x768xf32>, %c: memref<128x768xf32>) {
   affine.for %i = 0 to 128 {
     affine.for %j = 0 to 768 {
@@ -64,6 +66,22 @@ func.func @few_rows(%a: memref<32x256xf32>, %b: memref<256x512xf32>, %c: memref<
         %p = arith.mulf %x, %y : f32
         %s = arith.addf %z, %p : f32
         affine.store %s, %c[%i, %j] : memref<32x512xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+// A's rows 4 KiB apart: copied (MR rows in one set group would crowd it).
+func.func @a_rows_4k(%a: memref<64x1024xf32>, %b: memref<1024x64xf32>, %c: memref<64x64xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.for %k = 0 to 1024 {
+        %x = affine.load %a[%i, %k] : memref<64x1024xf32>
+        %y = affine.load %b[%k, %j] : memref<1024x64xf32>
+        %z = affine.load %c[%i, %j] : memref<64x64xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<64x64xf32>
       }
     }
   } {pbc.kind = "matmul"}
