@@ -6,7 +6,7 @@
 // RUN: pbc --emit=s5 %s | FileCheck %s --check-prefix=S5
 // RUN: pbc --emit=llvm %s | FileCheck %s --check-prefix=LLVM
 // RUN: pbc --emit=asm %s | FileCheck %s --check-prefix=ASM
-// S1: func.func @f(%{{.*}}: memref<64x32xf32>, %{{.*}}: memref<32x48xf32>, %{{.*}}: memref<64x48xf32>)
+// S1: func.func @f(%{{.*}}: memref<256x128xf32>, %{{.*}}: memref<128x192xf32>, %{{.*}}: memref<256x192xf32>)
 // S1: linalg.matmul
 // S2-NOT: linalg.
 // S2: affine.for {{.*}} {
@@ -19,10 +19,10 @@
 // S5: llvm.func @_mlir_ciface_f
 // LLVM: define void @_mlir_ciface_f(
 // ASM: _mlir_ciface_f:
-func.func @f(%a: tensor<64x32xf32>, %b: tensor<32x48xf32>) -> tensor<64x48xf32> {
+func.func @f(%a: tensor<256x128xf32>, %b: tensor<128x192xf32>) -> tensor<256x192xf32> {
   %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<64x48xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x48xf32>) -> tensor<64x48xf32>
-  %m = linalg.matmul ins(%a, %b : tensor<64x32xf32>, tensor<32x48xf32>) outs(%f : tensor<64x48xf32>) -> tensor<64x48xf32>
-  return %m : tensor<64x48xf32>
+  %e = tensor.empty() : tensor<256x192xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<256x192xf32>) -> tensor<256x192xf32>
+  %m = linalg.matmul ins(%a, %b : tensor<256x128xf32>, tensor<128x192xf32>) outs(%f : tensor<256x192xf32>) -> tensor<256x192xf32>
+  return %m : tensor<256x192xf32>
 }

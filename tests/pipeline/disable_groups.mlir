@@ -4,14 +4,14 @@
 // RUN: pbc --emit=s3 -O0 %s | FileCheck %s --check-prefix=OFF
 // ON: affine.parallel
 // OFF-NOT: affine.parallel
-func.func @f(%a: tensor<64x32xf32>) -> tensor<64x32xf32> {
-  %e = tensor.empty() : tensor<64x32xf32>
+func.func @f(%a: tensor<2048x512xf32>) -> tensor<2048x512xf32> {
+  %e = tensor.empty() : tensor<2048x512xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
                        iterator_types = ["parallel", "parallel"]}
-      ins(%a : tensor<64x32xf32>) outs(%e : tensor<64x32xf32>) {
+      ins(%a : tensor<2048x512xf32>) outs(%e : tensor<2048x512xf32>) {
   ^bb0(%x: f32, %o: f32):
     %y = math.exp %x : f32
     linalg.yield %y : f32
-  } -> tensor<64x32xf32>
-  return %r : tensor<64x32xf32>
+  } -> tensor<2048x512xf32>
+  return %r : tensor<2048x512xf32>
 }

@@ -2,6 +2,16 @@
 // affine.parallel, keeps the nest's pbc.kind on it, descends past a
 // non-parallel (reduction) outer loop, and skips loops below min-trip.
 // RUN: pbc-opt %s -p 'pbc-parallelize{min-trip=4}' | FileCheck %s
+// With min-work, a nest executing fewer ops (each op of a loop body, its
+// terminator included, once per iteration) stays serial: @matmul executes
+// 16 x (32 x (8 x 7 + 1) + 1) = 29200.
+// RUN: pbc-opt %s -p 'pbc-parallelize{min-trip=4 min-work=29201}' | FileCheck %s --check-prefix=SMALL
+// RUN: pbc-opt %s -p 'pbc-parallelize{min-trip=4 min-work=29200}' | FileCheck %s --check-prefix=BIG
+// SMALL-LABEL: func.func @matmul
+// SMALL-NOT: affine.parallel
+// SMALL: } {pbc.kind = "matmul"}
+// BIG-LABEL: func.func @matmul
+// BIG: affine.parallel (%{{.*}}) = (0) to (16)
 // CHECK-LABEL: func.func @matmul
 // CHECK: affine.parallel (%{{.*}}) = (0) to (16)
 // CHECK: affine.for
