@@ -150,6 +150,14 @@ long long pbcLinearTermsGcd(const PbcLinearForm *f, long long scale) {
   return termsGcd(f, scale, 0);
 }
 
+bool pbcOpIsInCopyNest(MlirOperation op) {
+  for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
+       p = mlirOperationGetParentOperation(p))
+    if (pbcOpIsA(p, "affine.for") && pbcOpHasAttr(p, "pbc.copy"))
+      return true;
+  return false;
+}
+
 long long pbcLinearCoeff(const PbcLinearForm *f, MlirValue v) {
   for (int i = 0; i < f->nTerms; ++i)
     if (mlirValueEqual(f->values[i], v))

@@ -210,10 +210,7 @@ static MlirWalkResult padBuffers(MlirOperation op, void *data) {
       PbcAccess acc;
       if (!pbcOpIsA(user, "memref.dealloc") && !pbcAccessGet(user, &acc))
         ours = false;
-      for (MlirOperation p = user; !mlirOperationIsNull(p); p = mlirOperationGetParentOperation(p))
-        if (pbcOpIsA(p, "affine.for") &&
-            !mlirAttributeIsNull(mlirOperationGetAttributeByName(p, str("pbc.copy"))))
-          filledByCopy = true;
+      filledByCopy |= pbcOpIsInCopyNest(user);
     }
     if (ours && filledByCopy && st->padBuffers)
       padRows(op, st->lineBytes);

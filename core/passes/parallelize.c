@@ -24,7 +24,7 @@
 
 typedef struct {
   long long minTrip;
-  long long minWork; /* fewer iterations (all loops of a nest) stay serial */
+  long long minWork; /* nests executing fewer ops stay serial (0: off) */
   long long band;   /* parallel loops per nest: 1 on CPUs, up to 3 on GPUs */
   long long hoist;  /* 1: parallel loops first in their band where legal */
 } State;
@@ -123,8 +123,7 @@ static void parallelizeNest(MlirOperation root, const State *st) {
   /* A nest of a few microseconds gains less from the cores than a fork and
    * join cost, and its join waits for every core to come round (the
    * layernorm example's 5 nests of 25-68 K ops: 0.011 ms serial against
-   * 0.019 on 2 threads, and 0.42 in benchmark runs where the joins
-   * waited). */
+   * 0.019 on 2 threads, and 0.42 in some benchmark runs). */
   long long copied = pbcOpHasAttr(root, "pbc.copy") ? copyElements(root) : -1;
   if (copied < 0 && st->minWork > 0 && nestWork(root) < st->minWork)
     return; /* (copy nests have their own bound, kMinCopyElements) */

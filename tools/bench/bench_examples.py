@@ -2,10 +2,10 @@
 """pbc's examples (examples/*.mlir, compiled by libpbc) against the same
 computation in PyTorch 1.13 eager, on the same shapes and fresh random
 inputs: warm-up, interleaved rounds, medians. Each example runs in a process
-of its own (one example's peer left the next one's pbc runs 15x slower in a
-shared process: layernorm after conv_block, 0.45 against 0.02 ms), pbc and
-torch interleaved in it. The outputs are compared first (a fast wrong answer
-is not a result).
+of its own, pbc and torch interleaved in it, so no example's state (the two
+OpenMP runtimes' thread pools, torch's caches) carries into the next one's
+timings. The outputs are compared first (a fast wrong answer is not a
+result).
 
 usage: /usr/bin/python3 tools/bench/bench_examples.py [--runs N] [--rounds N]
                                                       [--examples a,b,...]

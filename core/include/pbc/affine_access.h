@@ -78,6 +78,9 @@ long long pbcLoopZeroBasedTrip(MlirOperation forOp);
 void pbcLoopSetStep(MlirOperation forOp, long long step);
 /* True if op is `ancestor` or nested inside it. */
 bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor);
+/* True if op is inside an affine.for marked pbc.copy (a copy nest that
+ * pbc-pack, pbc-interleave or a transposed-input copy made). */
+bool pbcOpIsInCopyNest(MlirOperation op);
 /* True if value is defined (as op result or block argument) inside `op`. */
 bool pbcValueIsDefinedInside(MlirValue v, MlirOperation op);
 /* Collects the perfectly nested band from `root` (affine.for ops whose body
