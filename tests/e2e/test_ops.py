@@ -473,6 +473,37 @@ def _(ctx):
     (r,) = ctx.run(text, [x, w, b])
     assert_close(r, ref, k=KH * KW + 1)
 
+@test("separable_blur_slice_fusion")
+def _(ctx):
+    # Two depthwise passes, 1xKW then KHx1 (random taps), on an RGB image:
+    # pbc-fuse-slices computes each 64-row tile's slice of the intermediate
+    # in a private buffer. Run again with L2 lowered to 64 KiB (CPU), where
+    # those rows exceed half of it and the columns are tiled too (2-D tiles).
+    rng = ctx.rng
+    C, KH, KW = 3, pick(rng, [3, 5]), pick(rng, [3, 5])
+    Ho, Wo = 64 * int(rng.integers(1, 4)), 64 * int(rng.integers(2, 5))
+    xs, hs, os_ = (1, Ho + KH - 1, Wo + KW - 1, C), (1, Ho + KH - 1, Wo, C), (1, Ho, Wo, C)
+    wh, wv = (1, KW, C), (KH, 1, C)
+    body = fill("f", hs)
+    body += ("  %%h = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
+             "strides = dense<1> : tensor<2xi64>}\n"
+             "      ins(%%x, %%a : %s, %s) outs(%%f : %s) -> %s\n" % (T(xs), T(wh), T(hs), T(hs)))
+    body += fill("g", os_)
+    body += ("  %%r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
+             "strides = dense<1> : tensor<2xi64>}\n"
+             "      ins(%%h, %%b : %s, %s) outs(%%g : %s) -> %s\n" % (T(hs), T(wv), T(os_), T(os_)))
+    text = func("blur", [("x", T(xs)), ("a", T(wh)), ("b", T(wv))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    a, _ = ctx.rand(wh)
+    b, _ = ctx.rand(wv)
+    h = sum(x[:, :, j:j + Wo, :].astype(np.float64) * a[0, j] for j in range(KW))
+    ref = sum(h[:, i:i + Ho, :, :] * b[i, 0] for i in range(KH))
+    on_cpu = "--target=cpu" in pbc_lib.TARGET_ARGS
+    for extra in ([], ["--chip-set=l2-bytes=65536"]) if on_cpu else ([],):
+        (r,) = ctx.run(text, [x, a, b], extra_args=extra)
+        assert_close(r, ref, k=KH * KW, what="result with %s" % (extra or "defaults"))
+
+
 def pool_case(ctx, kind):
     rng = ctx.rng
     (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng)

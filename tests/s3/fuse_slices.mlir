@@ -6,8 +6,14 @@
 // marked parallel. Rejected: a private buffer (17 KiB here) larger than
 // L2, a producer that reads its own output at another row (a recurrence
 // along h), and an intermediate read by anything besides the consumer.
+// The private buffer gets half of L2 (the other half holds the streams): in
+// SMALL, 68 rows of 64 floats exceed 8 KiB, and the rows are too short to
+// split (a 32-float run is under 256 bytes). In TWOD, @wide's 68 rows of
+// 1024 floats exceed 64 KiB: its columns are tiled too, by 128 (68 x 128
+// floats fit), and each 2-D tile has its own buffer.
 // RUN: pbc-opt %s -p 'pbc-fuse-slices{l2-bytes=1048576}' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-fuse-slices{l2-bytes=16384}' | FileCheck %s --check-prefix=SMALL
+// RUN: pbc-opt %s -p 'pbc-fuse-slices{l2-bytes=131072}' | FileCheck %s --check-prefix=TWOD
 
 // CHECK-LABEL: func.func @blur
 // CHECK-NOT: memref.alloc() {{.*}} : memref<1028x64xf32>
@@ -32,6 +38,34 @@
 // SMALL: memref.alloc() {{.*}} : memref<1028x64xf32>
 // SMALL-NOT: step 64
 // SMALL-LABEL: func.func @recurrence
+
+// CHECK-LABEL: func.func @wide
+// CHECK-NOT: memref.alloc() {{.*}} : memref<1028x1024xf32>
+// CHECK: affine.for %{{.*}} = 0 to 1024 step 64 {
+// CHECK-NEXT: memref.alloc() {alignment = 64 : i64} : memref<68x1024xf32>
+// CHECK-NOT: memref.alloc() {{.*}} : memref<1028x1024xf32>
+// TWOD-LABEL: func.func @wide
+// TWOD-NOT: memref.alloc() {{.*}} : memref<1028x1024xf32>
+// TWOD: affine.for %[[T:.*]] = 0 to 1024 step 64 {
+// TWOD-NEXT: affine.for %[[U:.*]] = 0 to 1024 step 128 {
+// TWOD-NEXT: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<68x128xf32>
+// TWOD: affine.for %[[H:.*]] = 0 to 68 {
+// TWOD-NEXT: %[[R:.*]] = affine.apply #{{.*}}(%[[T]], %[[H]])
+// TWOD-NEXT: affine.for %[[W:.*]] = 0 to 128 {
+// TWOD-NEXT: %[[C:.*]] = affine.apply #{{.*}}(%[[U]], %[[W]])
+// TWOD-NEXT: %{{.*}} = affine.load %arg0[%[[R]], %[[C]]] : memref<1028x1024xf32>
+// TWOD: affine.store %{{.*}}, %[[P]][%[[R]] - %[[T]], %[[C]] - %[[U]]] : memref<68x128xf32>
+// TWOD: affine.for %[[H2:.*]] = 0 to 64 {
+// TWOD-NEXT: %[[R2:.*]] = affine.apply #{{.*}}(%[[T]], %[[H2]])
+// TWOD-NEXT: affine.for %[[W2:.*]] = 0 to 128 {
+// TWOD-NEXT: %[[C2:.*]] = affine.apply #{{.*}}(%[[U]], %[[W2]])
+// TWOD: affine.load %[[P]][%[[R2]] + %{{.*}} - %[[T]], %[[C2]] - %[[U]]] : memref<68x128xf32>
+// TWOD: affine.store %{{.*}}, %arg1[%[[R2]], %[[C2]]] : memref<1024x1024xf32>
+// TWOD: memref.dealloc %[[P]]
+// TWOD-NEXT: } {pbc.parallel}
+// TWOD-NEXT: } {pbc.kind = "misc", pbc.parallel}
+// TWOD-NOT: memref.alloc
+// TWOD: return
 
 // CHECK-LABEL: func.func @recurrence
 // CHECK: memref.alloc() {{.*}} : memref<1028x64xf32>
@@ -68,6 +102,29 @@ func.func @blur(%x: memref<1028x64xf32>, %y: memref<1024x64xf32>) {
     }
   } {pbc.kind = "matmul"}
   memref.dealloc %t : memref<1028x64xf32>
+  return
+}
+
+func.func @wide(%x: memref<1028x1024xf32>, %y: memref<1024x1024xf32>) {
+  %t = memref.alloc() {alignment = 64 : i64} : memref<1028x1024xf32>
+  affine.for %h = 0 to 1028 {
+    affine.for %w = 0 to 1024 {
+      %a = affine.load %x[%h, %w] : memref<1028x1024xf32>
+      %b = arith.mulf %a, %a : f32
+      affine.store %b, %t[%h, %w] : memref<1028x1024xf32>
+    }
+  } {pbc.kind = "pointwise"}
+  affine.for %h = 0 to 1024 {
+    affine.for %w = 0 to 1024 {
+      affine.for %k = 0 to 5 {
+        %a = affine.load %t[%h + %k, %w] : memref<1028x1024xf32>
+        %o = affine.load %y[%h, %w] : memref<1024x1024xf32>
+        %s = arith.addf %a, %o : f32
+        affine.store %s, %y[%h, %w] : memref<1024x1024xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  memref.dealloc %t : memref<1028x1024xf32>
   return
 }
 

@@ -111,6 +111,7 @@ build() { # name sources... -- libs...
 build bench_matmul bench_matmul.c bench_common.c -- -ldnnl -lopenblas -ldl -lm
 build bench_conv bench_conv.c bench_common.c -- -ldnnl -ldl -lm
 build bench_chain bench_chain.c bench_common.c -- -ldl -lm
+build bench_blur bench_blur.c bench_common.c -- -ldl -lm
 build peak_fma peak_fma.c -- -lm
 
 # --- header -----------------------------------------------------------------
@@ -274,6 +275,25 @@ if [ $quick = 0 ]; then
     run_case "STREAM triad" chain5 "$dir/bin/bench_chain" --lib "$dir/lib/libchain5.so" --func chain \
       4096 4096 "${extra[@]}"
   fi
+fi
+
+# --- blur (slicing fusion, Fig. 6): fused against --disable=slice-fusion -------
+# The example at its size (the paper's 4096x4096x3: the intermediate is far
+# larger than the L3) and at 1024x1024x3 (the intermediate fits in the L3).
+# (Not with a stand-in compiler: it has no --disable.)
+if [ $quick = 0 ] && [ -z "$standin" ]; then
+  for hw in 4096 1024; do
+    name=blur_$hw
+    sed -e "s/4100x4100/$((hw + 4))x$((hw + 4))/g; s/4100x4096/$((hw + 4))x$hw/g" \
+        -e "s/4096x4096/${hw}x$hw/g" "$repo/examples/blur.mlir" > "$dir/mlir/$name.mlir"
+    compile_case "$name" || continue
+    if ! "$pbc" ${PBC_FLAGS:-} --disable=slice-fusion --emit=lib -o "$dir/lib/lib${name}_unfused.so" \
+        "$dir/mlir/$name.mlir" >> "$dir/lib/$name.log" 2>&1; then
+      echo "*** $name: compilation with --disable=slice-fusion FAILED"; status=1; continue
+    fi
+    run_case "pbc unfused" "$name" "$dir/bin/bench_blur" --lib "$dir/lib/lib$name.so" \
+      --unfused "$dir/lib/lib${name}_unfused.so" --func blur "$hw" "$hw" "${extra[@]}"
+  done
 fi
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
