@@ -1,30 +1,36 @@
-/* pbc-prefetch{l2-bytes}: software prefetch of the next register tile's
- * accumulators. A register-tiled micro kernel loads its MR x NR accumulators
- * from the output before the reduction loop and stores them after it. When
- * the output is larger than a core's L2 those loads come from L3 or memory
- * and stall the tile, with nothing else in flight yet (matmul 2048^3: C is
- * 16 MiB and is read once per kc block; 0.59x -> 0.72x oneDNN with the
- * prefetch, paired runs of tools/bench/run.sh). Each such load gets an
- * affine.prefetch (for writing: the tile is stored back) of what the next
- * iteration of the enclosing loop will load, one tile's compute ahead. A
- * prefetch past the last row is a hint, never a fault. Outputs that fit in
- * L2, and tiles with short reductions (stencils), are left alone. */
+/* pbc-prefetch{l2-bytes,cache-line-bytes}: software prefetch where the
+ * hardware prefetchers come late.
+ *
+ * 1. The next register tile's accumulators. A register-tiled micro kernel
+ * loads its MR x NR accumulators from the output before the reduction loop
+ * and stores them after it. When the output is larger than a core's L2
+ * those loads come from L3 or memory and stall the tile, with nothing else
+ * in flight yet (matmul 2048^3: C is 16 MiB and is read once per kc block;
+ * 0.59x -> 0.72x oneDNN with the prefetch, paired runs of
+ * tools/bench/run.sh). Each such load gets an affine.prefetch (for writing:
+ * the tile is stored back) of what the next iteration of the enclosing loop
+ * will load, one tile's compute ahead. A prefetch past the last row is a
+ * hint, never a fault. Outputs that fit in L2, and tiles with short
+ * reductions (stencils), are left alone.
+ *
+ * 2. Rows read in short runs (prefetchNextRow): the next row's lines. */
 #include <stdlib.h>
 
 #include "mlir-c/AffineExpr.h"
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/passes.h"
 
 typedef struct {
-  long long l2;
+  long long l2, lineBytes;
 } State;
 
-enum { kMaxLoops = 4096 };
+enum { kMaxLoops = 4096, kMaxLines = 64, kMaxRunBytes = 8192 };
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
@@ -79,9 +85,9 @@ static bool readsIv(MlirOperation load, MlirValue iv) {
   return false;
 }
 
-/* affine.prefetch of the element `load` reads, with the loop's iv advanced
- * by one step (`next`), inserted before `load`. */
-static void prefetchNext(MlirOperation load, MlirValue iv, MlirValue next) {
+/* affine.prefetch (for writing or reading) of the element `load` reads,
+ * with the loop's iv advanced by one step (`next`), inserted before `load`. */
+static void prefetchNext(MlirOperation load, MlirValue iv, MlirValue next, bool isWrite) {
   intptr_t n = mlirOperationGetNumOperands(load);
   MlirValue *operands = malloc(sizeof(MlirValue) * (size_t)n);
   for (intptr_t i = 0; i < n; ++i) {
@@ -89,7 +95,7 @@ static void prefetchNext(MlirOperation load, MlirValue iv, MlirValue next) {
     operands[i] = i > 0 && mlirValueEqual(v, iv) ? next : v;
   }
   pbcBuildAffinePrefetch(load, operands, (int)n, mlirOperationGetAttributeByName(load, str("map")),
-                         true, mlirOperationGetLocation(load));
+                         isWrite, mlirOperationGetLocation(load));
   free(operands);
 }
 
@@ -107,15 +113,76 @@ static void prefetchLoop(MlirOperation loop, const State *st) {
       continue;
     if (mlirValueIsNull(next))
       next = nextIv(loop);
-    prefetchNext(op, iv, next);
+    prefetchNext(op, iv, next, true);
+  }
+}
+
+static long long memrefBytes(MlirValue m) {
+  MlirType t = mlirValueGetType(m);
+  return pbcMemrefElements(t) * (pbcElementBits(t) / 8); /* < 0: dynamic */
+}
+
+/* Rows read in short runs: `loop` is an innermost vector loop (no
+ * iter_args) reading along a row of an array larger than L2 for at most
+ * kMaxRunBytes, a part of the row only, and its parent moves to the next
+ * row (a 2-D tile of the blur's input: 512 of 4100 pixels per row). The hardware prefetchers take
+ * each run for a new stream and follow it only after a few misses, on
+ * every row. So each cache line the loop reads gets a prefetch of the same
+ * line one row ahead (the parent's next iteration), a run's compute ahead.
+ * (Copy nests are left alone: their rows were not measured.) */
+static void prefetchNextRow(MlirOperation loop, const State *st) {
+  MlirOperation parent = mlirOperationGetParentOperation(loop);
+  long long trip = pbcExtAffineConstantTripCount(loop); /* iterations */
+  if (!pbcOpIsA(parent, "affine.for") || mlirOperationGetNumResults(loop) > 0 || trip <= 0 ||
+      pbcOpIsInCopyNest(loop))
+    return;
+  MlirBlock body = pbcLoopBody(loop);
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    if (mlirOperationGetNumRegions(op))
+      return;
+  MlirValue iv = pbcLoopIv(loop), row = pbcLoopIv(parent), next = {NULL};
+  MlirValue seenMemref[kMaxLines];
+  long long seenLine[kMaxLines];
+  int nSeen = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    PbcAccess a;
+    if (!pbcAccessGet(op, &a) || a.isWrite || !a.lanes || memrefBytes(a.memref) <= st->l2)
+      continue;
+    const PbcLinearForm *inner = &a.subscripts[a.rank - 1];
+    long long c = pbcLinearCoeff(inner, iv), eb = pbcElementBits(mlirValueGetType(a.memref)) / 8;
+    bool alongRow = c > 0 && pbcLinearCoeff(inner, row) == 0 && inner->constant >= 0,
+         nextRow = false;
+    for (int e = 0; e < a.rank - 1 && alongRow; ++e) {
+      alongRow = pbcLinearCoeff(&a.subscripts[e], iv) == 0;
+      nextRow |= pbcLinearCoeff(&a.subscripts[e], row) != 0;
+    }
+    /* A run as long as the row is one stream with the next row's. */
+    long long span = c * pbcLoopStep(loop) * trip;
+    if (!alongRow || !nextRow || span * eb > kMaxRunBytes ||
+        span >= mlirShapedTypeGetDimSize(mlirValueGetType(a.memref), a.rank - 1))
+      continue;
+    long long line = inner->constant * eb / st->lineBytes; /* one prefetch per line */
+    bool seen = false;
+    for (int i = 0; i < nSeen && !seen; ++i)
+      seen = seenLine[i] == line && mlirValueEqual(seenMemref[i], a.memref);
+    if (seen || nSeen == kMaxLines)
+      continue;
+    seenMemref[nSeen] = a.memref, seenLine[nSeen++] = line;
+    if (mlirValueIsNull(next))
+      next = nextIv(parent);
+    prefetchNext(op, row, next, false);
   }
 }
 
 static bool run(MlirOperation func, void *state) {
   MlirOperation *loops = calloc(kMaxLoops, sizeof(MlirOperation));
   int n = pbcLoopsInnerFirst(func, loops, kMaxLoops);
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < n; ++i) {
     prefetchLoop(loops[i], state);
+    prefetchNextRow(loops[i], state);
+  }
   free(loops);
   return true;
 }
@@ -125,9 +192,12 @@ static const PbcCPassSpec kSpec = {"pbc-prefetch", "func.func",
                                    sizeof(State)};
 
 MlirPass pbcCreatePrefetchPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"l2-bytes", NULL};
+  static const char *const known[] = {"l2-bytes", "cache-line-bytes", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  State st = {pbcPassOptionInt(options, "l2-bytes", 1 << 20)};
+  State st = {pbcPassOptionInt(options, "l2-bytes", 1 << 20),
+              pbcPassOptionInt(options, "cache-line-bytes", 64)};
+  if (st.lineBytes <= 0)
+    st.lineBytes = 64;
   return pbcCPassCreate(&kSpec, &st);
 }

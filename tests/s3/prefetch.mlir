@@ -4,7 +4,10 @@
 // the next iteration of the enclosing loop loads: row i + 2 for a loop of
 // step 2. Inputs (A, B) are not prefetched; an output within L2 is not, nor
 // a tile whose reduction is short (a 5-tap stencil: nothing to run ahead of).
-// RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=65536};func.func(canonicalize)' | FileCheck %s
+// Rows of an array beyond L2 read in short runs (a 2-D tile: 256 of 1024
+// floats per row) get a read prefetch of the next row, one per cache line;
+// full rows (16 KiB runs, which the hardware prefetchers follow) do not.
+// RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=65536 cache-line-bytes=64};func.func(canonicalize)' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=1048576}' | FileCheck %s --check-prefix=FITS
 // CHECK-LABEL: func.func @tile
 // CHECK: affine.for %[[J:.*]] = 0 to 256 step 16 {
@@ -16,6 +19,17 @@
 // CHECK-NOT: affine.prefetch
 // CHECK: return
 // CHECK-LABEL: func.func @stencil
+// CHECK-NOT: affine.prefetch
+// CHECK-LABEL: func.func @short_rows
+// CHECK: affine.for %[[I:.*]] = 0 to 256 {
+// CHECK-NEXT: affine.for %[[J:.*]] = 0 to 256 step 32 {
+// CHECK-NEXT: affine.prefetch %arg0[%[[I]] + 1, %[[J]] + symbol(%{{.*}})], read, locality<3>, data : memref<256x1024xf32>
+// CHECK-NEXT: affine.vector_load %arg0[%[[I]], %[[J]] + symbol(%{{.*}})]
+// CHECK-NEXT: affine.vector_load %arg0[%[[I]], %[[J]] + symbol(%{{.*}}) + 3]
+// CHECK-NEXT: affine.prefetch %arg0[%[[I]] + 1, %[[J]] + symbol(%{{.*}}) + 16], read, locality<3>, data : memref<256x1024xf32>
+// CHECK-NEXT: affine.vector_load %arg0[%[[I]], %[[J]] + symbol(%{{.*}}) + 16]
+// CHECK-NOT: affine.prefetch
+// CHECK-LABEL: func.func @long_rows
 // CHECK-NOT: affine.prefetch
 // FITS-NOT: affine.prefetch
 func.func @tile(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256x256xf32>) {
@@ -50,6 +64,30 @@ func.func @stencil(%x: memref<1024x1040xf32>, %y: memref<1024x1024xf32>) {
         affine.yield %s : vector<16xf32>
       }
       affine.vector_store %r, %y[%i, %j] : memref<1024x1024xf32>, vector<16xf32>
+    }
+  }
+  return
+}
+
+func.func @short_rows(%x: memref<256x1024xf32>, %y: memref<256x256xf32>, %t: index) {
+  affine.for %i = 0 to 256 {
+    affine.for %j = 0 to 256 step 32 {
+      %a = affine.vector_load %x[%i, %j + %t] : memref<256x1024xf32>, vector<16xf32>
+      %b = affine.vector_load %x[%i, %j + %t + 3] : memref<256x1024xf32>, vector<16xf32>
+      %c = affine.vector_load %x[%i, %j + %t + 16] : memref<256x1024xf32>, vector<16xf32>
+      %s = arith.addf %a, %b : vector<16xf32>
+      affine.vector_store %s, %y[%i, %j] : memref<256x256xf32>, vector<16xf32>
+      affine.vector_store %c, %y[%i, %j + 16] : memref<256x256xf32>, vector<16xf32>
+    }
+  }
+  return
+}
+
+func.func @long_rows(%x: memref<64x4096xf32>, %y: memref<64x4096xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 4096 step 16 {
+      %a = affine.vector_load %x[%i, %j] : memref<64x4096xf32>, vector<16xf32>
+      affine.vector_store %a, %y[%i, %j] : memref<64x4096xf32>, vector<16xf32>
     }
   }
   return
