@@ -411,6 +411,8 @@ long long pbcMemrefElements(MlirType t) {
   return n;
 }
 
+long long pbcMemrefBytes(MlirType t) { return pbcMemrefElements(t) * (pbcElementBits(t) / 8); }
+
 int pbcElementBits(MlirType t) {
   if (mlirTypeIsAShaped(t))
     t = mlirShapedTypeGetElementType(t);

@@ -123,8 +123,8 @@ static bool isLocalAlloc(MlirValue m) {
          mlirShapedTypeHasStaticShape(mlirValueGetType(m));
 }
 
-/* The consumer's reads of the first local buffer it reads as a stencil (some
- * dimension with a halo), merged per dimension; it must not write X. */
+/* The consumer's reads of the first local buffer it reads (X), merged per
+ * dimension; it must not write X. (chooseTiling then needs a halo.) */
 static bool findStencil(MlirOperation c, MlirOperation band[], long long trip[], int depth,
                         Stencil *s) {
   MlirBlock body = pbcLoopBody(band[depth - 1]);
@@ -353,18 +353,22 @@ static void cloneSlice(MlirOperation nest, MlirOperation before, MlirValue x, Ml
     restrictLoop(band[lp[i]], extent[i], t0[i]);
 }
 
-/* Bytes of the private buffer: X with each tiled dimension cut to its tile
+/* The private buffer's shape: X's, each tiled dimension cut to its tile
  * plus halo. */
-static long long sliceBytes(const Stencil *s, const Tiling *t) {
+static void sliceShape(const Stencil *s, const Tiling *t, int64_t shape[]) {
   MlirType xt = mlirValueGetType(s->x);
-  long long bytes = pbcElementBits(xt) / 8;
-  for (int e = 0; e < s->rank; ++e) {
-    long long extent = mlirShapedTypeGetDimSize(xt, e);
-    for (int i = 0; i < t->n; ++i)
-      if (t->dims[i] == e)
-        extent = t->tile[i] + s->halo[e];
-    bytes *= extent;
-  }
+  for (int e = 0; e < s->rank; ++e)
+    shape[e] = mlirShapedTypeGetDimSize(xt, e);
+  for (int i = 0; i < t->n; ++i)
+    shape[t->dims[i]] = t->tile[i] + s->halo[t->dims[i]];
+}
+
+static long long sliceBytes(const Stencil *s, const Tiling *t) {
+  int64_t shape[PBC_MAX_RANK];
+  sliceShape(s, t, shape);
+  long long bytes = pbcElementBits(mlirValueGetType(s->x)) / 8;
+  for (int e = 0; e < s->rank; ++e)
+    bytes *= shape[e];
   return bytes;
 }
 
@@ -380,8 +384,8 @@ static bool redundancyOk(const Stencil *s, const Tiling *t) {
 /* The cost model. The stencil dimension (a halo, the outermost consumer
  * loop among such) gets the smallest power-of-two tile dividing its trip
  * whose redundant work is within bounds: the private buffer's rows. If
- * those rows exceed the budget (L2: each core's tile keeps its buffer
- * there), the widest other dimension is tiled too, by the largest power of
+ * those rows exceed the budget (half of L2: each core's tile keeps its
+ * buffer there), the widest other dimension is tiled too, by the largest power of
  * two dividing its trip that fits, as long as a tile's run of contiguous
  * elements stays at least kMinRunBytes (shorter runs waste partial cache
  * lines at every tile edge and give the prefetchers little to follow) and
@@ -396,11 +400,12 @@ static bool chooseTiling(const Stencil *s, MlirOperation band[], const long long
       d = e;
   if (d < 0)
     return false;
-  t->n = 1, t->dims[0] = d, t->tile[0] = 0;
-  for (long long k = 1; k < trip[s->lc[d]] && !t->tile[0]; k *= 2)
-    if (trip[s->lc[d]] % k == 0 && s->halo[d] * 100 <= k * kMaxRedundancyPct)
-      t->tile[0] = k;
-  if (!t->tile[0])
+  t->n = 1, t->dims[0] = d;
+  long long n1 = trip[s->lc[d]];
+  for (t->tile[0] = 1; t->tile[0] < n1; t->tile[0] *= 2)
+    if (n1 % t->tile[0] == 0 && redundancyOk(s, t))
+      break;
+  if (t->tile[0] >= n1)
     return false;
   if (sliceBytes(s, t) <= budget)
     return true;
@@ -427,8 +432,7 @@ static bool chooseTiling(const Stencil *s, MlirOperation band[], const long long
   return false;
 }
 
-static bool fuseInto(MlirOperation c, MlirOperation *ops, int nOps, int at, const State *st) {
-  (void)nOps;
+static bool fuseInto(MlirOperation c, MlirOperation *ops, int at, const State *st) {
   MlirOperation band[PBC_MAX_BAND];
   long long trip[PBC_MAX_BAND];
   int depth = simpleBand(c, band, trip);
@@ -438,10 +442,10 @@ static bool fuseInto(MlirOperation c, MlirOperation *ops, int nOps, int at, cons
       !chooseTiling(&s, band, trip, st->l2Bytes / 2, &t))
     return false;
   /* What the producers compute per tile (extent) and in all (need). */
-  long long extent[kMaxTiledDims], need[kMaxTiledDims], tileOnly[kMaxTiledDims];
+  long long extent[kMaxTiledDims], need[kMaxTiledDims];
   int lc[kMaxTiledDims];
   for (int i = 0; i < t.n; ++i) {
-    lc[i] = s.lc[t.dims[i]], tileOnly[i] = t.tile[i];
+    lc[i] = s.lc[t.dims[i]];
     extent[i] = t.tile[i] + s.halo[t.dims[i]], need[i] = trip[lc[i]] + s.halo[t.dims[i]];
   }
   /* The producers: the nests before c that write X, back to X's alloc;
@@ -508,16 +512,13 @@ static bool fuseInto(MlirOperation c, MlirOperation *ops, int nOps, int at, cons
   }
   MlirType xt = mlirValueGetType(s.x);
   int64_t shape[PBC_MAX_RANK];
-  for (int e = 0; e < s.rank; ++e)
-    shape[e] = mlirShapedTypeGetDimSize(xt, e);
-  for (int i = 0; i < t.n; ++i)
-    shape[t.dims[i]] = extent[i];
+  sliceShape(&s, &t, shape);
   MlirType xpt = mlirMemRefTypeContiguousGet(mlirShapedTypeGetElementType(xt), s.rank, shape,
                                              mlirAttributeGetNull());
   MlirValue xp = mlirOperationGetResult(pbcBuildAlloc(end, xpt, loc), 0);
   for (int i = nProd - 1; i >= 0; --i)
     cloneSlice(prod[i], end, s.x, xp, &t, t0, lp[i], extent);
-  cloneSlice(c, end, s.x, xp, &t, t0, lc, tileOnly);
+  cloneSlice(c, end, s.x, xp, &t, t0, lc, t.tile);
   pbcBuildDealloc(end, xp, loc);
   /* The tile loop is the root nest now: not of one kind (its nests keep
    * theirs). */
@@ -546,7 +547,7 @@ static bool run(MlirOperation func, void *state) {
       ops[n++] = op;
     for (int i = 0; i < n && !changed; ++i)
       if (pbcOpIsA(ops[i], "affine.for"))
-        changed = fuseInto(ops[i], ops, n, i, state);
+        changed = fuseInto(ops[i], ops, i, state);
   }
   free(ops);
   return true;

@@ -131,7 +131,7 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
       !pbcMemrefHasIdentityLayout(t))
     return false;
   int rank = (int)mlirShapedTypeGetRank(t);
-  long long bytes = pbcMemrefElements(t) * (pbcElementBits(t) / 8);
+  long long bytes = pbcMemrefBytes(t);
   long long rowBytes = mlirShapedTypeGetDimSize(t, rank - 1) * (pbcElementBits(t) / 8);
   return (bytes > st->l2 || reuseIn(x, site) < kMinReuse || streamedAlongInnermost(x)) &&
          rowBytes % 4096 != 0 &&

@@ -30,7 +30,7 @@ typedef struct {
   long long l2, lineBytes;
 } State;
 
-enum { kMaxLoops = 4096, kMaxLines = 64, kMaxRunBytes = 8192 };
+enum { kMaxLoops = 4096, kMaxLines = 16, kMaxRunBytes = 8192 };
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
@@ -107,9 +107,8 @@ static void prefetchLoop(MlirOperation loop, const State *st) {
     PbcAccess a;
     if (!pbcAccessGet(op, &a) || a.isWrite || !readsIv(op, iv))
       continue;
-    MlirType t = mlirValueGetType(a.memref);
-    long long bytes = pbcMemrefElements(t) * (pbcElementBits(t) / 8); /* < 0: dynamic */
-    if (bytes <= st->l2 || !isAccumulatorInit(op, body))
+    /* (dynamic shapes: negative bytes, left alone) */
+    if (pbcMemrefBytes(mlirValueGetType(a.memref)) <= st->l2 || !isAccumulatorInit(op, body))
       continue;
     if (mlirValueIsNull(next))
       next = nextIv(loop);
@@ -117,19 +116,15 @@ static void prefetchLoop(MlirOperation loop, const State *st) {
   }
 }
 
-static long long memrefBytes(MlirValue m) {
-  MlirType t = mlirValueGetType(m);
-  return pbcMemrefElements(t) * (pbcElementBits(t) / 8); /* < 0: dynamic */
-}
-
 /* Rows read in short runs: `loop` is an innermost vector loop (no
  * iter_args) reading along a row of an array larger than L2 for at most
  * kMaxRunBytes, a part of the row only, and its parent moves to the next
- * row (a 2-D tile of the blur's input: 512 of 4100 pixels per row). The hardware prefetchers take
- * each run for a new stream and follow it only after a few misses, on
- * every row. So each cache line the loop reads gets a prefetch of the same
- * line one row ahead (the parent's next iteration), a run's compute ahead.
- * (Copy nests are left alone: their rows were not measured.) */
+ * row (a 2-D tile of the blur's input: 512 of 4100 pixels per row). The
+ * hardware prefetchers take each run for a new stream and follow it only
+ * after a few misses, on every row. So each cache line the loop reads gets
+ * a prefetch of the same line one row ahead (the parent's next iteration),
+ * a run's compute ahead. (Copy nests are left alone: their rows were not
+ * measured.) */
 static void prefetchNextRow(MlirOperation loop, const State *st) {
   MlirOperation parent = mlirOperationGetParentOperation(loop);
   long long trip = pbcExtAffineConstantTripCount(loop); /* iterations */
@@ -142,13 +137,13 @@ static void prefetchNextRow(MlirOperation loop, const State *st) {
     if (mlirOperationGetNumRegions(op))
       return;
   MlirValue iv = pbcLoopIv(loop), row = pbcLoopIv(parent), next = {NULL};
-  MlirValue seenMemref[kMaxLines];
-  long long seenLine[kMaxLines];
+  PbcAccess seen[kMaxLines]; /* the lines prefetched: accesses rounded down to a line */
   int nSeen = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
     PbcAccess a;
-    if (!pbcAccessGet(op, &a) || a.isWrite || !a.lanes || memrefBytes(a.memref) <= st->l2)
+    if (!pbcAccessGet(op, &a) || a.isWrite || !a.lanes ||
+        pbcMemrefBytes(mlirValueGetType(a.memref)) <= st->l2)
       continue;
     const PbcLinearForm *inner = &a.subscripts[a.rank - 1];
     long long c = pbcLinearCoeff(inner, iv), eb = pbcElementBits(mlirValueGetType(a.memref)) / 8;
@@ -163,13 +158,16 @@ static void prefetchNextRow(MlirOperation loop, const State *st) {
     if (!alongRow || !nextRow || span * eb > kMaxRunBytes ||
         span >= mlirShapedTypeGetDimSize(mlirValueGetType(a.memref), a.rank - 1))
       continue;
-    long long line = inner->constant * eb / st->lineBytes; /* one prefetch per line */
-    bool seen = false;
-    for (int i = 0; i < nSeen && !seen; ++i)
-      seen = seenLine[i] == line && mlirValueEqual(seenMemref[i], a.memref);
-    if (seen || nSeen == kMaxLines)
+    /* One prefetch per line (the constant is >= 0: it rounds down). */
+    long long lineElems = st->lineBytes / eb > 0 ? st->lineBytes / eb : 1;
+    long long *k = &a.subscripts[a.rank - 1].constant;
+    *k -= *k % lineElems;
+    bool done = nSeen == kMaxLines;
+    for (int i = 0; i < nSeen && !done; ++i)
+      done = pbcAccessesSame(&seen[i], &a);
+    if (done)
       continue;
-    seenMemref[nSeen] = a.memref, seenLine[nSeen++] = line;
+    seen[nSeen++] = a;
     if (mlirValueIsNull(next))
       next = nextIv(parent);
     prefetchNext(op, row, next, false);

@@ -88,7 +88,7 @@ static long long streamableBytes(MlirOperation op, const State *st) {
     return 0;
   MlirValue base = pbcMemrefBase(a.memref);
   MlirType bt = mlirValueGetType(base);
-  long long bytes = pbcMemrefElements(bt) * (pbcElementBits(bt) / 8); /* < 0: dynamic */
+  long long bytes = pbcMemrefBytes(bt); /* < 0: dynamic */
   long long vectorBytes = (long long)a.lanes * pbcElementBits(bt) / 8;
   if (!isFuncArgument(base) || bytes < st->minBytes || vectorBytes < 16 ||
       (vectorBytes & (vectorBytes - 1)) != 0 || !onlyStoredTo(base) || !offsetAligned(&a))

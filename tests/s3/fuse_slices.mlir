@@ -4,7 +4,7 @@
 // (fill, then the horizontal pass) compute the 68 rows it reads into a
 // private buffer; the global intermediate is gone, and the tile loop is
 // marked parallel. Rejected: a private buffer (17 KiB here) larger than
-// L2, a producer that reads its own output at another row (a recurrence
+// half of L2, a producer that reads its own output at another row (a recurrence
 // along h), and an intermediate read by anything besides the consumer.
 // The private buffer gets half of L2 (the other half holds the streams): in
 // SMALL, 68 rows of 64 floats exceed 8 KiB, and the rows are too short to

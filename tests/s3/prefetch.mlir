@@ -5,7 +5,8 @@
 // step 2. Inputs (A, B) are not prefetched; an output within L2 is not, nor
 // a tile whose reduction is short (a 5-tap stencil: nothing to run ahead of).
 // Rows of an array beyond L2 read in short runs (a 2-D tile: 256 of 1024
-// floats per row) get a read prefetch of the next row, one per cache line;
+// floats per row) get a read prefetch of the next row, one per cache line
+// of each row read;
 // full rows (16 KiB runs, which the hardware prefetchers follow) do not.
 // RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=65536 cache-line-bytes=64};func.func(canonicalize)' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=1048576}' | FileCheck %s --check-prefix=FITS
@@ -28,6 +29,8 @@
 // CHECK-NEXT: affine.vector_load %arg0[%[[I]], %[[J]] + symbol(%{{.*}}) + 3]
 // CHECK-NEXT: affine.prefetch %arg0[%[[I]] + 1, %[[J]] + symbol(%{{.*}}) + 16], read, locality<3>, data : memref<256x1024xf32>
 // CHECK-NEXT: affine.vector_load %arg0[%[[I]], %[[J]] + symbol(%{{.*}}) + 16]
+// CHECK-NEXT: affine.prefetch %arg0[%[[I]] + 2, %[[J]] + symbol(%{{.*}})], read, locality<3>, data : memref<256x1024xf32>
+// CHECK-NEXT: affine.vector_load %arg0[%[[I]] + 1, %[[J]] + symbol(%{{.*}})]
 // CHECK-NOT: affine.prefetch
 // CHECK-LABEL: func.func @long_rows
 // CHECK-NOT: affine.prefetch
@@ -75,9 +78,11 @@ func.func @short_rows(%x: memref<256x1024xf32>, %y: memref<256x256xf32>, %t: ind
       %a = affine.vector_load %x[%i, %j + %t] : memref<256x1024xf32>, vector<16xf32>
       %b = affine.vector_load %x[%i, %j + %t + 3] : memref<256x1024xf32>, vector<16xf32>
       %c = affine.vector_load %x[%i, %j + %t + 16] : memref<256x1024xf32>, vector<16xf32>
+      %d = affine.vector_load %x[%i + 1, %j + %t] : memref<256x1024xf32>, vector<16xf32>
       %s = arith.addf %a, %b : vector<16xf32>
       affine.vector_store %s, %y[%i, %j] : memref<256x256xf32>, vector<16xf32>
-      affine.vector_store %c, %y[%i, %j + 16] : memref<256x256xf32>, vector<16xf32>
+      %e = arith.addf %c, %d : vector<16xf32>
+      affine.vector_store %e, %y[%i, %j + 16] : memref<256x256xf32>, vector<16xf32>
     }
   }
   return

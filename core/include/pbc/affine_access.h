@@ -128,6 +128,8 @@ int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int
 int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max);
 /* Elements of a statically shaped memref type, or -1. */
 long long pbcMemrefElements(MlirType t);
+/* Bytes of a statically shaped memref type, or a negative value. */
+long long pbcMemrefBytes(MlirType t);
 /* Element bit width of a memref or vector/scalar type (0 if unknown). */
 int pbcElementBits(MlirType t);
 /* True if rows `rowBytes` apart crowd into a few cache sets: a multiple of
