@@ -3,6 +3,8 @@
 
 #include "mlir-c/BuiltinAttributes.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,8 +48,7 @@ static MlirTypeID typeIdFor(const char *name) {
   return id;
 }
 
-static PbcCPassInstance *instanceCreate(const PbcCPassSpec *spec,
-                                        const void *state) {
+static PbcCPassInstance *instanceCreate(const PbcCPassSpec *spec, const void *state) {
   PbcCPassInstance *inst = calloc(1, sizeof(*inst));
   inst->spec = spec;
   if (spec->stateSize) {
@@ -80,20 +81,17 @@ static void cbRun(MlirOperation op, MlirExternalPass pass, void *userData) {
 }
 
 MlirPass pbcCPassCreate(const PbcCPassSpec *spec, const void *initialState) {
-  MlirExternalPassCallbacks cb = {cbConstruct, cbDestruct, cbInitialize,
-                                  cbClone, cbRun};
+  MlirExternalPassCallbacks cb = {cbConstruct, cbDestruct, cbInitialize, cbClone, cbRun};
   PbcCPassInstance *inst = instanceCreate(spec, initialState);
-  return mlirCreateExternalPass(
-      typeIdFor(spec->name), mlirStringRefCreateFromCString(spec->name),
-      mlirStringRefCreateFromCString(spec->name),
-      mlirStringRefCreateFromCString(spec->summary),
-      mlirStringRefCreateFromCString(spec->anchorOp), 0, NULL, cb, inst);
+  return mlirCreateExternalPass(typeIdFor(spec->name), mlirStringRefCreateFromCString(spec->name),
+                                mlirStringRefCreateFromCString(spec->name),
+                                mlirStringRefCreateFromCString(spec->summary),
+                                mlirStringRefCreateFromCString(spec->anchorOp), 0, NULL, cb, inst);
 }
 
 /* Walks `key=value` entries separated by spaces; calls fn for each. */
 static bool forEachOption(const char *options,
-                          bool (*fn)(const char *k, size_t kl, const char *v,
-                                     size_t vl, void *ud),
+                          bool (*fn)(const char *k, size_t kl, const char *v, size_t vl, void *ud),
                           void *ud) {
   const char *p = options ? options : "";
   while (*p) {
@@ -126,8 +124,7 @@ typedef struct {
   bool found;
 } GetCtx;
 
-static bool getFn(const char *k, size_t kl, const char *v, size_t vl,
-                  void *ud) {
+static bool getFn(const char *k, size_t kl, const char *v, size_t vl, void *ud) {
   GetCtx *g = ud;
   if (strlen(g->key) == kl && strncmp(k, g->key, kl) == 0) {
     size_t n = vl < g->outLen - 1 ? vl : g->outLen - 1;
@@ -138,39 +135,70 @@ static bool getFn(const char *k, size_t kl, const char *v, size_t vl,
   return true;
 }
 
-bool pbcPassOptionGet(const char *options, const char *key, char *out,
-                      size_t outLen) {
+bool pbcPassOptionGet(const char *options, const char *key, char *out, size_t outLen) {
   GetCtx g = {key, out, outLen, false};
   forEachOption(options, getFn, &g);
   return g.found;
 }
 
+/* A whole, non-negative integer (decimal or 0x hex) below 2^31, so that every
+ * pass may keep it in an int. */
+static bool parseCount(const char *v, size_t vl, long long *out) {
+  char buf[32];
+  if (vl == 0 || vl >= sizeof(buf) || v[0] == '-' || v[0] == '+')
+    return false;
+  memcpy(buf, v, vl);
+  buf[vl] = 0;
+  char *end;
+  errno = 0;
+  long long n = strtoll(buf, &end, 0);
+  if (errno || *end || n > INT_MAX)
+    return false;
+  *out = n;
+  return true;
+}
+
 long long pbcPassOptionInt(const char *options, const char *key, long long fallback) {
   char v[32];
-  return pbcPassOptionGet(options, key, v, sizeof(v)) ? atoll(v) : fallback;
+  long long n;
+  /* pbcPassOptionsCheckCounts has rejected what does not parse. */
+  return pbcPassOptionGet(options, key, v, sizeof(v)) && parseCount(v, strlen(v), &n) ? n
+                                                                                      : fallback;
 }
 
 typedef struct {
   const char *const *known;
+  bool counts;
   char *err;
   size_t errLen;
 } CheckCtx;
 
-static bool checkFn(const char *k, size_t kl, const char *v, size_t vl,
-                    void *ud) {
-  (void)v;
-  (void)vl;
+static bool checkFn(const char *k, size_t kl, const char *v, size_t vl, void *ud) {
   CheckCtx *c = ud;
-  for (const char *const *kn = c->known; *kn; ++kn)
-    if (strlen(*kn) == kl && strncmp(k, *kn, kl) == 0)
-      return true;
-  snprintf(c->err, c->errLen, "unknown option '%.*s'", (int)kl, k);
-  return false;
+  bool isKnown = false;
+  for (const char *const *kn = c->known; *kn && !isKnown; ++kn)
+    isKnown = strlen(*kn) == kl && strncmp(k, *kn, kl) == 0;
+  if (!isKnown) {
+    snprintf(c->err, c->errLen, "unknown option '%.*s'", (int)kl, k);
+    return false;
+  }
+  long long n;
+  if (c->counts && !parseCount(v, vl, &n)) {
+    snprintf(c->err, c->errLen, "option '%.*s' takes an integer from 0 to 2^31-1, got '%.*s'",
+             (int)kl, k, (int)vl, v);
+    return false;
+  }
+  return true;
 }
 
-bool pbcPassOptionsCheck(const char *options, const char *const *known,
-                         char *err, size_t errLen) {
-  CheckCtx c = {known, err, errLen};
+bool pbcPassOptionsCheck(const char *options, const char *const *known, char *err, size_t errLen) {
+  CheckCtx c = {known, false, err, errLen};
+  return forEachOption(options, checkFn, &c);
+}
+
+bool pbcPassOptionsCheckCounts(const char *options, const char *const *known, char *err,
+                               size_t errLen) {
+  CheckCtx c = {known, true, err, errLen};
   return forEachOption(options, checkFn, &c);
 }
 

@@ -559,7 +559,7 @@ static const PbcCPassSpec kSpec = {"pbc-fuse-slices", "func.func",
 
 MlirPass pbcCreateFuseSlicesPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"l2-bytes", NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {.l2Bytes = pbcPassOptionInt(options, "l2-bytes", 1 << 20)};
   return pbcCPassCreate(&kSpec, &st);

@@ -200,7 +200,7 @@ static const PbcCPassSpec kSpec = {"pbc-hoist-invariant-loads", "func.func",
 
 MlirPass pbcCreateHoistInvariantLoadsPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"vector-registers", NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {pbcPassOptionInt(options, "vector-registers", 16)};
   return pbcCPassCreate(&kSpec, &st);

@@ -134,8 +134,7 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
   long long bytes = pbcMemrefBytes(t);
   long long rowBytes = mlirShapedTypeGetDimSize(t, rank - 1) * (pbcElementBits(t) / 8);
   return (bytes > st->l2 || reuseIn(x, site) < kMinReuse || streamedAlongInnermost(x)) &&
-         rowBytes % 4096 != 0 &&
-         lastDimExtentIn(x, site) >= mlirShapedTypeGetDimSize(t, rank - 1);
+         rowBytes % 4096 != 0 && lastDimExtentIn(x, site) >= mlirShapedTypeGetDimSize(t, rank - 1);
 }
 
 static void packNest(MlirOperation outerSite, const State *st, int *packed) {
@@ -238,24 +237,17 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-pack", "func.func",
-                                   "Pack input tiles into contiguous fast buffers", run,
-                                   sizeof(State)};
+static const PbcCPassSpec kSpec = {
+    "pbc-pack", "func.func", "Pack input tiles into contiguous fast buffers", run, sizeof(State)};
 
 MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"fast-memory-space", "cache-line-bytes", "pad",
-                                      "l2-bytes", NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  static const char *const known[] = {"fast-memory-space", "cache-line-bytes", "pad", "l2-bytes",
+                                      NULL};
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
-  State st = {0, 64, true, 0};
-  char v[32];
-  if (pbcPassOptionGet(options, "fast-memory-space", v, sizeof(v)))
-    st.fastSpace = (unsigned)atoi(v);
-  if (pbcPassOptionGet(options, "cache-line-bytes", v, sizeof(v)))
-    st.lineBytes = atoi(v) > 0 ? atoi(v) : 64;
-  if (pbcPassOptionGet(options, "pad", v, sizeof(v)))
-    st.padBuffers = atoi(v) != 0;
-  if (pbcPassOptionGet(options, "l2-bytes", v, sizeof(v)))
-    st.l2 = atoll(v);
+  long long line = pbcPassOptionInt(options, "cache-line-bytes", 64);
+  State st = {(unsigned)pbcPassOptionInt(options, "fast-memory-space", 0),
+              line > 0 ? (int)line : 64, pbcPassOptionInt(options, "pad", 1) != 0,
+              pbcPassOptionInt(options, "l2-bytes", 0)};
   return pbcCPassCreate(&kSpec, &st);
 }

@@ -180,7 +180,7 @@ static const PbcCPassSpec kSpec = {"pbc-panel-layout", "func.func",
 
 MlirPass pbcCreatePanelLayoutPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"fast-memory-space", NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {(unsigned)pbcPassOptionInt(options, "fast-memory-space", 0)};
   return pbcCPassCreate(&kSpec, &st);

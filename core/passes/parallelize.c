@@ -208,7 +208,7 @@ static const PbcCPassSpec kSpec = {
 
 MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"min-trip", "min-work", "band", "hoist", NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {pbcPassOptionInt(options, "min-trip", 2), pbcPassOptionInt(options, "min-work", 0),
               pbcPassOptionInt(options, "band", 1), pbcPassOptionInt(options, "hoist", 0)};

@@ -191,7 +191,7 @@ static const PbcCPassSpec kSpec = {"pbc-prefetch", "func.func",
 
 MlirPass pbcCreatePrefetchPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"l2-bytes", "cache-line-bytes", NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {pbcPassOptionInt(options, "l2-bytes", 1 << 20),
               pbcPassOptionInt(options, "cache-line-bytes", 64)};

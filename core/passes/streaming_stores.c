@@ -232,7 +232,7 @@ static const PbcCPassSpec kSpec = {"pbc-streaming-stores", "func.func",
 
 MlirPass pbcCreateStreamingStoresPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"l3-bytes", NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {pbcPassOptionInt(options, "l3-bytes", 32 << 20) / 4};
   return pbcCPassCreate(&kSpec, &st);

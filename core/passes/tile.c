@@ -327,21 +327,14 @@ static const PbcCPassSpec kSpec = {"pbc-tile", "func.func",
 MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"vector-bits", "vector-registers", "cores", "l1d-bytes",
                                       "l2-bytes",    "l3-bytes",         NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
-  State st = {256, 16, 1, 32768, 1 << 20, 8 << 20};
-  char v[32];
-  if (pbcPassOptionGet(options, "vector-bits", v, sizeof(v)))
-    st.vectorBits = atoi(v);
-  if (pbcPassOptionGet(options, "vector-registers", v, sizeof(v)))
-    st.vectorRegisters = atoi(v);
-  if (pbcPassOptionGet(options, "cores", v, sizeof(v)))
-    st.cores = atoi(v) > 0 ? atoi(v) : 1;
-  if (pbcPassOptionGet(options, "l1d-bytes", v, sizeof(v)))
-    st.l1 = atoll(v);
-  if (pbcPassOptionGet(options, "l2-bytes", v, sizeof(v)))
-    st.l2 = atoll(v);
-  if (pbcPassOptionGet(options, "l3-bytes", v, sizeof(v)))
-    st.l3 = atoll(v);
+  long long cores = pbcPassOptionInt(options, "cores", 1);
+  State st = {(int)pbcPassOptionInt(options, "vector-bits", 256),
+              (int)pbcPassOptionInt(options, "vector-registers", 16),
+              cores > 0 ? (int)cores : 1,
+              pbcPassOptionInt(options, "l1d-bytes", 32768),
+              pbcPassOptionInt(options, "l2-bytes", 1 << 20),
+              pbcPassOptionInt(options, "l3-bytes", 8 << 20)};
   return pbcCPassCreate(&kSpec, &st);
 }

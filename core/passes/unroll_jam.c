@@ -58,7 +58,7 @@ static const PbcCPassSpec kSpec = {"pbc-unroll-jam", "func.func",
 
 MlirPass pbcCreateUnrollJamPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"max-factor", NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {pbcPassOptionInt(options, "max-factor", 32)};
   return pbcCPassCreate(&kSpec, &st);

@@ -342,7 +342,7 @@ static const PbcCPassSpec kSpec = {"pbc-vectorize", "func.func",
 
 MlirPass pbcCreateVectorizePass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"vector-bits", NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {(int)pbcPassOptionInt(options, "vector-bits", 256)};
   return pbcCPassCreate(&kSpec, &st);

@@ -35,18 +35,21 @@ MlirPass pbcCPassCreate(const PbcCPassSpec *spec, const void *initialState);
 /* Option parsing for passes: `options` is the text inside `{...}`, entries
  * `key=value` separated by spaces. Returns true and copies the value of `key`
  * into out (NUL-terminated) if present. */
-bool pbcPassOptionGet(const char *options, const char *key, char *out,
-                      size_t outLen);
-/* The integer value of `key`, or `fallback` if the key is absent. */
+bool pbcPassOptionGet(const char *options, const char *key, char *out, size_t outLen);
+/* The integer value of `key`, or `fallback` if the key is absent. Call it on
+ * options that pbcPassOptionsCheckCounts accepted. */
 long long pbcPassOptionInt(const char *options, const char *key, long long fallback);
 /* Returns false and writes a message into err if `options` names a key that is
  * not in the NULL-terminated list `known`. */
-bool pbcPassOptionsCheck(const char *options, const char *const *known,
-                         char *err, size_t errLen);
+bool pbcPassOptionsCheck(const char *options, const char *const *known, char *err, size_t errLen);
+/* As pbcPassOptionsCheck, for passes whose options are all counts (sizes,
+ * widths, factors): each value must also be a whole non-negative integer, so
+ * `l2-bytes=1M` or `vector-bits=` is an error, not a silent 0. */
+bool pbcPassOptionsCheckCounts(const char *options, const char *const *known, char *err,
+                               size_t errLen);
 
 /* Emits an error diagnostic at op's location. */
-void pbcEmitOpError(MlirOperation op, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void pbcEmitOpError(MlirOperation op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Small helpers used by many passes. */
 bool pbcOpIsA(MlirOperation op, const char *name);
