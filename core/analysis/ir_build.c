@@ -182,3 +182,18 @@ MlirOperation pbcBuildAffinePrefetch(MlirOperation before, const MlirValue *oper
   mlirOperationStateAddAttributes(&st, 4, attrs);
   return insert(before, &st);
 }
+
+void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin) {
+  MlirContext ctx = mlirOperationGetContext(loop);
+  mlirOperationSetAttributeByName(loop, str("upperBoundMap"),
+                                  mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, extent)));
+  MlirValue iv = pbcLoopIv(loop);
+  MlirAffineExpr sum =
+      mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0), mlirAffineDimExprGet(ctx, 1));
+  MlirValue ops[2] = {origin, iv};
+  MlirValue at = pbcBuildAffineApply(mlirBlockGetFirstOperation(pbcLoopBody(loop)),
+                                     mlirAffineMapGet(ctx, 2, 0, 1, &sum), ops, 2,
+                                     mlirOperationGetLocation(loop));
+  MlirOperation apply = mlirOpResultGetOwner(at);
+  mlirValueReplaceAllUsesExcept(iv, at, 1, &apply);
+}

@@ -274,28 +274,6 @@ static bool usesConfined(MlirValue x, MlirOperation *nests, int n) {
   return true;
 }
 
-/* affine.apply (d0 + d1)(a, b), before `before`. */
-static MlirValue applySum(MlirOperation before, MlirValue a, MlirValue b) {
-  MlirContext ctx = mlirOperationGetContext(before);
-  MlirAffineExpr sum =
-      mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0), mlirAffineDimExprGet(ctx, 1));
-  MlirValue ops[2] = {a, b};
-  return pbcBuildAffineApply(before, mlirAffineMapGet(ctx, 2, 0, 1, &sum), ops, 2,
-                             mlirOperationGetLocation(before));
-}
-
-/* `loop` runs over [t0, t0 + rows): its trip becomes `rows`, and its
- * index, wherever used, t0 + index. */
-static void restrictLoop(MlirOperation loop, long long rows, MlirValue t0) {
-  MlirContext ctx = mlirOperationGetContext(loop);
-  mlirOperationSetAttributeByName(loop, str("upperBoundMap"),
-                                  mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, rows)));
-  MlirValue iv = pbcLoopIv(loop);
-  MlirValue row = applySum(mlirBlockGetFirstOperation(pbcLoopBody(loop)), t0, iv);
-  MlirOperation apply = mlirOpResultGetOwner(row);
-  mlirValueReplaceAllUsesExcept(iv, row, 1, &apply);
-}
-
 /* Accesses of X in the nest go to the private buffer xp, whose origin is
  * X's element t0[i] along each tiled dimension dims[i]: subscript dims[i]
  * becomes (subscript dims[i]) - t0[i]. */
@@ -347,10 +325,10 @@ static void cloneSlice(MlirOperation nest, MlirOperation before, MlirValue x, Ml
   MlirOperation c = mlirOperationClone(nest);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, c);
   rebase(c, x, xp, t, t0);
-  MlirOperation band[PBC_MAX_BAND]; /* before restrictLoop breaks the perfect band */
+  MlirOperation band[PBC_MAX_BAND]; /* before pbcLoopRestrict breaks the perfect band */
   pbcLoopBand(c, band, PBC_MAX_BAND);
   for (int i = 0; i < t->n; ++i)
-    restrictLoop(band[lp[i]], extent[i], t0[i]);
+    pbcLoopRestrict(band[lp[i]], extent[i], t0[i]);
 }
 
 /* The private buffer's shape: X's, each tiled dimension cut to its tile

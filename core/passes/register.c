@@ -20,6 +20,9 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-fuse-slices", "func.func",
                      "Slicing fusion of stencil consumers with private buffers",
                      pbcCreateFuseSlicesPass);
+  pbcPassRegistryAdd(reg, "pbc-fuse-epilogue", "func.func",
+                     "Elementwise consumers into tiled matmul-kind nests",
+                     pbcCreateFuseEpiloguePass);
   pbcPassRegistryAdd(reg, "pbc-tile", "func.func",
                      "Register and cache tiling of key (matmul-kind) nests",
                      pbcCreateTilePass);

@@ -188,6 +188,27 @@ def matmul_fixed_case(ctx, M, N, K):
     assert_close(r, a32.astype(np.float64) @ b32.astype(np.float64), F32, k=K)
 
 
+@test("matmul_bias_epilogue")
+def _(ctx):
+    # A bias added to a matmul's result: on the cpu target pbc-fuse-epilogue
+    # runs the add per register tile inside the matmul (tests/s3/
+    # fuse_epilogue.mlir); random shapes give partial tiles at the edges.
+    rng = ctx.rng
+    M, N = (int(v) for v in rng.integers(1, 80, size=2))
+    K = int(rng.integers(1, 49))
+    body = fill("f", (M, N))
+    body += ("  %%c = linalg.matmul ins(%%a, %%b : %s, %s) outs(%%f : %s) -> %s\n"
+             % (T((M, K)), T((K, N)), T((M, N)), T((M, N))))
+    body += add_generic("r", "c", "bias", "f", 2, amap(2, ["d1"]), T((M, N)), T((N,)), T((M, N)))
+    text = func("matmul_bias", [("a", T((M, K))), ("b", T((K, N))), ("bias", T((N,)))],
+                [("r", T((M, N)))], body)
+    a, a32 = ctx.rand((M, K), F32)
+    b, b32 = ctx.rand((K, N), F32)
+    bias, bias32 = ctx.rand((N,), F32)
+    (r,) = ctx.run(text, [a, b, bias])
+    assert_close(r, a32.astype(np.float64) @ b32.astype(np.float64) + bias32, F32, k=K)
+
+
 @test("matmul_packed_panels")
 def _(ctx):
     # 4 KiB rows of B: on the cpu target B's block is packed and stored as

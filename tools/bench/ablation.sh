@@ -1,6 +1,7 @@
 #!/bin/bash
 # Ablation of S3's optimization groups (like the PolyBlocks paper's Table 3):
-# runs each example (and a 1024^3 matmul) with everything on (-O3), with one
+# runs each example (and a 1024^3 matmul, a 5-op chain and a 2048^2 matmul
+# with bias and ReLU) with everything on (-O3), with one
 # group disabled at a time (--disable=G), and with all of S3 off (-O0), on
 # the JIT (`pbc --run=N`, median of N runs on fresh random inputs), in
 # ROUNDS interleaved rounds (all-on and every --disable once per round: a
@@ -24,7 +25,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-groups=(fusion slice-fusion tiling fast-buffers vectorization unroll scalar-replacement prefetch parallelization streaming-stores fp-contract)
+groups=(fusion slice-fusion epilogue-fusion tiling fast-buffers vectorization unroll scalar-replacement prefetch parallelization streaming-stores fp-contract)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sed 's/256/1024/g' > "$tmp/matmul1024.mlir" <<'MLIR'
@@ -36,7 +37,8 @@ func.func @matmul(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<25
   return %r : tensor<256x256xf32>
 }
 MLIR
-inputs=("$repo"/examples/*.mlir "$tmp/matmul1024.mlir" "$here/inputs/chain5.mlir")
+inputs=("$repo"/examples/*.mlir "$tmp/matmul1024.mlir" "$here/inputs/chain5.mlir"
+        "$here/inputs/matmul_bias_relu.mlir")
 median() { # pbc args... -> median ms of the first entry, or "fail"
   "$pbc" --run="$runs" "$@" 2>/dev/null |
     sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' | head -1 | grep . || echo fail

@@ -53,6 +53,11 @@ MlirValue pbcBuildIndexConstant(MlirOperation before, int64_t v);
  * scf.yield and, if `withElse`, an else block like it (else no else block). */
 MlirOperation pbcBuildIf(MlirOperation before, MlirValue cond, bool withElse);
 
+/* `loop` (an affine.for from 0 with a constant upper bound, any step) runs
+ * over [origin, origin + extent) instead: its upper bound becomes `extent`,
+ * and its index, wherever used, origin + index. */
+void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin);
+
 /* Erases op after every op that uses its results (a buffer's allocation
  * with its deallocs and stores, once nothing reads it). */
 void pbcEraseWithUsers(MlirOperation op);
