@@ -12,7 +12,8 @@
  * are tiled by themselves; fusing into them breaks their band), no fusion
  * into a broadcast (it would repeat the producer per broadcast element).
  * Stencil consumers (neighbouring elements, the paper's Fig. 6 blur) need a
- * slice with a private buffer: not done here (see the closing note). */
+ * slice with a private buffer: pbc-fuse-slices. Epilogues of matmul-kind
+ * nests join them per tile after tiling: pbc-fuse-epilogue. */
 #include <stdlib.h>
 #include <string.h>
 
