@@ -82,42 +82,55 @@ static bool ivLowerBoundAndStep(MlirValue v, PbcLinearForm *lb, long long *step)
   if (!mlirValueIsABlockArgument(v))
     return false;
   MlirOperation loop = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
-  const char *lbName;
   intptr_t pos = mlirBlockArgumentGetArgNumber(v);
-  bool isFor = pbcOpIsA(loop, "affine.for") && pos == 0;
-  if (isFor) {
-    lbName = "lowerBoundMap";
+  if (pbcOpIsA(loop, "affine.for") && pos == 0) {
     *step = pbcLoopStep(loop);
-  } else if (pbcOpIsA(loop, "affine.parallel")) {
-    lbName = "lowerBoundsMap";
-    MlirAttribute steps = mlirOperationGetAttributeByName(loop, str("steps"));
-    if (mlirAttributeIsNull(steps) || !mlirAttributeIsAArray(steps) ||
-        pos >= mlirArrayAttrGetNumElements(steps))
-      return false;
-    *step = mlirIntegerAttrGetValueInt(mlirArrayAttrGetElement(steps, pos));
-  } else {
-    return false;
+    return pbcLoopBoundForm(loop, false, lb);
   }
-  MlirAttribute lbAttr = mlirOperationGetAttributeByName(loop, str(lbName));
-  if (mlirAttributeIsNull(lbAttr) || !mlirAttributeIsAAffineMap(lbAttr))
+  if (!pbcOpIsA(loop, "affine.parallel"))
     return false;
+  MlirAttribute steps = mlirOperationGetAttributeByName(loop, str("steps"));
+  MlirAttribute lbAttr = mlirOperationGetAttributeByName(loop, str("lowerBoundsMap"));
+  if (mlirAttributeIsNull(steps) || !mlirAttributeIsAArray(steps) ||
+      pos >= mlirArrayAttrGetNumElements(steps) || mlirAttributeIsNull(lbAttr) ||
+      !mlirAttributeIsAAffineMap(lbAttr))
+    return false;
+  *step = mlirIntegerAttrGetValueInt(mlirArrayAttrGetElement(steps, pos));
   MlirAffineMap map = mlirAffineMapAttrGetValue(lbAttr);
-  if (pos >= mlirAffineMapGetNumResults(map))
+  if (pos >= mlirAffineMapGetNumResults(map) ||
+      !mlirAffineExprIsAConstant(mlirAffineMapGetResult(map, pos)))
     return false;
-  MlirAffineExpr e = mlirAffineMapGetResult(map, pos);
   memset(lb, 0, sizeof(*lb));
   lb->linear = true;
+  lb->constant = mlirAffineConstantExprGetValue(mlirAffineMapGetResult(map, pos));
+  return true;
+}
+
+bool pbcLoopBoundForm(MlirOperation forOp, bool upper, PbcLinearForm *f) {
+  memset(f, 0, sizeof(*f));
+  f->linear = true;
+  MlirAttribute lbAttr = mlirOperationGetAttributeByName(forOp, str("lowerBoundMap"));
+  MlirAttribute attr =
+      upper ? mlirOperationGetAttributeByName(forOp, str("upperBoundMap")) : lbAttr;
+  if (mlirAttributeIsNull(attr) || !mlirAttributeIsAAffineMap(attr))
+    return false;
+  MlirAffineMap map = mlirAffineMapAttrGetValue(attr);
+  if (mlirAffineMapGetNumResults(map) != 1)
+    return false; /* min/max bounds of partial tiles */
+  MlirAffineExpr e = mlirAffineMapGetResult(map, 0);
   if (mlirAffineExprIsAConstant(e)) {
-    lb->constant = mlirAffineConstantExprGetValue(e);
+    f->constant = mlirAffineConstantExprGetValue(e);
     return true;
   }
+  /* An affine.for's operands: the lower bound's, then the upper bound's. */
+  intptr_t first = upper ? mlirAffineMapGetNumInputs(mlirAffineMapAttrGetValue(lbAttr)) : 0;
   int nOperands = (int)mlirAffineMapGetNumInputs(map);
-  if (!isFor || mlirAffineMapGetNumResults(map) != 1 || nOperands > PBC_MAX_TERMS)
+  if (nOperands > PBC_MAX_TERMS)
     return false;
-  MlirValue operands[PBC_MAX_TERMS]; /* an affine.for's lower bound operands come first */
+  MlirValue operands[PBC_MAX_TERMS];
   for (int i = 0; i < nOperands; ++i)
-    operands[i] = mlirOperationGetOperand(loop, i);
-  return flatten(e, 1, operands, (int)mlirAffineMapGetNumDims(map), lb);
+    operands[i] = mlirOperationGetOperand(forOp, first + i);
+  return flatten(e, 1, operands, (int)mlirAffineMapGetNumDims(map), f);
 }
 
 long long pbcGcd(long long a, long long b) {
@@ -485,12 +498,31 @@ static MlirWalkResult findWrite(MlirOperation op, void *data) {
   } else if (!pbcOpIsMemrefView(op) && !pbcOpIsA(op, "memref.dealloc") &&
              !pbcOpIsA(op, "affine.prefetch") && !pbcOpIsA(op, "memref.load") &&
              !pbcOpIsA(op, "vector.load")) {
-    for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
-      MlirValue v = mlirOperationGetOperand(op, i);
-      q->writes |= mlirTypeIsAMemRef(mlirValueGetType(v)) && pbcMemrefsMayAlias(v, q->memref);
-    }
+    q->writes |= pbcOpUsesMemref(op, q->memref);
   }
   return q->writes ? MlirWalkResultInterrupt : MlirWalkResultAdvance;
+}
+
+bool pbcOpUsesMemref(MlirOperation op, MlirValue memref) {
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    MlirValue v = mlirOperationGetOperand(op, i);
+    if (mlirTypeIsAMemRef(mlirValueGetType(v)) && pbcMemrefsMayAlias(v, memref))
+      return true;
+  }
+  return false;
+}
+
+static MlirWalkResult findAccess(MlirOperation op, void *data) {
+  WriteQuery *q = data;
+  q->writes = pbcOpUsesMemref(op, q->memref) || pbcOpIsA(op, "func.call") ||
+              pbcOpIsA(op, "func.call_indirect");
+  return q->writes ? MlirWalkResultInterrupt : MlirWalkResultAdvance;
+}
+
+bool pbcMayAccessMemref(MlirOperation op, MlirValue memref) {
+  WriteQuery q = {memref, false};
+  mlirOperationWalk(op, findAccess, &q, MlirWalkPreOrder);
+  return q.writes;
 }
 
 bool pbcMayWriteMemref(MlirOperation op, MlirValue memref) {

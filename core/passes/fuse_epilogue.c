@@ -67,36 +67,6 @@ typedef struct {
   long long width[PBC_MAX_RANK];
 } Box;
 
-static bool usesAliasOf(MlirOperation op, MlirValue m) {
-  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
-    MlirValue v = mlirOperationGetOperand(op, i);
-    if (mlirTypeIsAMemRef(mlirValueGetType(v)) && pbcMemrefsMayAlias(v, m))
-      return true;
-  }
-  return false;
-}
-
-typedef struct {
-  MlirValue m;
-  bool touches;
-} Touch;
-
-static MlirWalkResult touchFn(MlirOperation op, void *user) {
-  Touch *t = user;
-  if (usesAliasOf(op, t->m) || pbcOpIsA(op, "func.call")) {
-    t->touches = true;
-    return MlirWalkResultInterrupt;
-  }
-  return MlirWalkResultAdvance;
-}
-
-/* True if some op in `nest` takes a memref that may alias m. */
-static bool nestTouches(MlirOperation nest, MlirValue m) {
-  Touch t = {m, false};
-  mlirOperationWalk(nest, touchFn, &t, MlirWalkPreOrder);
-  return t.touches;
-}
-
 /* E's own element: subscript d is band[d]'s iv for d < depth, a constant
  * beyond (an unrolled dimension). */
 static bool ownElement(const PbcAccess *a, const Epilogue *e) {
@@ -138,21 +108,16 @@ static bool contiguous(const long long *off, int m, long long unit) {
 /* E: the next root nest after M, a pointwise or broadcast perfect band from
  * 0 over C, reading C at its own element; C is the one buffer E reads that M
  * writes. */
-static bool describeEpilogue(MlirOperation e, MlirOperation m, Epilogue *ep) {
+static bool describeEpilogue(MlirOperation e, MlirOperation m, Epilogue *ep, PbcAccess *acc) {
   if (!pbcOpIsA(e, "affine.for") ||
       !(pbcNestKindIs(e, "pointwise") || pbcNestKindIs(e, "broadcast")))
     return false;
   ep->depth = pbcLoopBand(e, ep->band, PBC_MAX_BAND);
-  for (int l = 0; l < ep->depth; ++l) {
-    MlirAttribute lb = mlirOperationGetAttributeByName(ep->band[l], str("lowerBoundMap"));
-    MlirAttribute ub = mlirOperationGetAttributeByName(ep->band[l], str("upperBoundMap"));
-    if (mlirOperationGetNumOperands(ep->band[l]) != 0 ||
-        !mlirAffineMapIsSingleConstant(mlirAffineMapAttrGetValue(lb)) ||
-        mlirAffineMapGetSingleConstantResult(mlirAffineMapAttrGetValue(lb)) != 0 ||
-        !mlirAffineMapIsSingleConstant(mlirAffineMapAttrGetValue(ub)))
+  PbcLinearForm lb, ub[PBC_MAX_BAND];
+  for (int l = 0; l < ep->depth; ++l)
+    if (!pbcLoopBoundForm(ep->band[l], false, &lb) || lb.nTerms || lb.constant ||
+        !pbcLoopBoundForm(ep->band[l], true, &ub[l]) || ub[l].nTerms)
       return false;
-  }
-  PbcAccess acc[MAX_STORES];
   int n = 0;
   ep->c.ptr = NULL;
   MlirBlock body = pbcLoopBody(ep->band[ep->depth - 1]);
@@ -186,11 +151,9 @@ static bool describeEpilogue(MlirOperation e, MlirOperation m, Epilogue *ep) {
     return false;
   for (int d = 0; d < ep->rank; ++d)
     ep->extent[d] = mlirShapedTypeGetDimSize(ct, d);
-  for (int l = 0; l < ep->depth; ++l) {
-    MlirAttribute ub = mlirOperationGetAttributeByName(ep->band[l], str("upperBoundMap"));
-    if (mlirAffineMapGetSingleConstantResult(mlirAffineMapAttrGetValue(ub)) != ep->extent[l])
+  for (int l = 0; l < ep->depth; ++l)
+    if (ub[l].constant != ep->extent[l])
       return false;
-  }
   /* Every access of C or of a buffer E writes is at E's own element; M
    * touches no buffer E writes. The unrolled dimensions of C are covered. */
   long long off[PBC_MAX_RANK][MAX_STORES];
@@ -204,7 +167,7 @@ static bool describeEpilogue(MlirOperation e, MlirOperation m, Epilogue *ep) {
       written = acc[j].isWrite && pbcMemrefsMayAlias(acc[j].memref, acc[i].memref);
     if (!isC && !written)
       continue;
-    if (!ownElement(&acc[i], ep) || (!isC && nestTouches(m, acc[i].memref)))
+    if (!ownElement(&acc[i], ep) || (!isC && pbcMayAccessMemref(m, acc[i].memref)))
       return false;
     if (isC) {
       for (int d = ep->depth; d < ep->rank; ++d)
@@ -230,7 +193,7 @@ typedef struct {
 
 static MlirWalkResult collectFn(MlirOperation op, void *user) {
   Collect *c = user;
-  if (!usesAliasOf(op, c->c))
+  if (!pbcOpUsesMemref(op, c->c))
     return MlirWalkResultAdvance;
   PbcAccess a;
   if (!pbcAccessGet(op, &a) || !a.isWrite || !mlirValueEqual(a.memref, c->c) ||
@@ -270,35 +233,6 @@ static int chainIndexOf(MlirValue v, const Producer *p, int below) {
     if (mlirValueEqual(v, pbcLoopIv(p->chain[q])))
       return q;
   return -1;
-}
-
-/* A loop bound whose map is one result, c or operand + c, as a linear form. */
-static bool boundForm(MlirOperation loop, const char *name, PbcLinearForm *f) {
-  MlirAffineMap map = mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(loop, str(name)));
-  memset(f, 0, sizeof(*f));
-  f->linear = true;
-  if (mlirAffineMapGetNumResults(map) != 1)
-    return false;
-  MlirAffineExpr e = mlirAffineMapGetResult(map, 0);
-  if (mlirAffineExprIsAAdd(e) && mlirAffineExprIsAConstant(mlirAffineBinaryOpExprGetRHS(e))) {
-    f->constant = mlirAffineConstantExprGetValue(mlirAffineBinaryOpExprGetRHS(e));
-    e = mlirAffineBinaryOpExprGetLHS(e);
-  }
-  if (mlirAffineExprIsAConstant(e)) {
-    f->constant += mlirAffineConstantExprGetValue(e);
-    return true;
-  }
-  /* An affine.for's operands: the lower bound's, then the upper bound's. */
-  intptr_t first = strcmp(name, "lowerBoundMap") == 0
-                       ? 0
-                       : mlirAffineMapGetNumInputs(mlirAffineMapAttrGetValue(
-                             mlirOperationGetAttributeByName(loop, str("lowerBoundMap"))));
-  if (!mlirAffineExprIsADim(e))
-    return false;
-  f->values[0] = mlirOperationGetOperand(loop, first + mlirAffineDimExprGetPosition(e));
-  f->coeffs[0] = 1;
-  f->nTerms = 1;
-  return true;
 }
 
 static bool sameTerms(const PbcLinearForm *a, const PbcLinearForm *b) {
@@ -354,14 +288,14 @@ static bool boxAt(const Producer *p, int at, int rank, Box *box) {
     long long lo = off[0], width = m * unit;
     count *= m;
     if (inner >= 0) {
-      /* The inner loop runs from lb (constant, or an outer value plus one)
-       * over a constant extent, in steps of the stores' width. */
+      /* The inner loop runs from lb (a linear form of outer values) over a
+       * constant extent, in steps of the stores' width. */
       MlirOperation l = p->chain[inner];
       PbcLinearForm lb, ub;
       long long step = pbcLoopStep(l);
-      if (innerUsed[inner] || !boundForm(l, "lowerBoundMap", &lb) ||
-          !boundForm(l, "upperBoundMap", &ub) || !sameTerms(&lb, &ub) || step != width ||
-          ub.constant <= lb.constant || (ub.constant - lb.constant) % step != 0 ||
+      if (innerUsed[inner] || !pbcLoopBoundForm(l, false, &lb) || !pbcLoopBoundForm(l, true, &ub) ||
+          !sameTerms(&lb, &ub) || step != width || ub.constant <= lb.constant ||
+          (ub.constant - lb.constant) % step != 0 ||
           box->base[d].nTerms + lb.nTerms > PBC_MAX_TERMS)
         return false;
       for (int t = 0; t < lb.nTerms; ++t) {
@@ -448,15 +382,14 @@ static MlirValue applyForm(MlirOperation before, const PbcLinearForm *f) {
  * epilogue's other inputs. Left in place, every tile stores twice and
  * reloads, and where C misses the caches the second stores wait for the
  * first ones' lines: 2048x2048x128 took 1.4x as long.) */
-static void forwardStores(MlirBlock block, MlirValue c) {
-  PbcAccess st[MAX_STORES];
+static void forwardStores(MlirBlock block, MlirValue c, PbcAccess st[MAX_STORES]) {
   int n = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(block), next; !mlirOperationIsNull(op);
        op = next) {
     next = mlirOperationGetNextInBlock(op);
     PbcAccess a;
     if (!pbcAccessGet(op, &a) || !mlirValueEqual(a.memref, c)) {
-      if (usesAliasOf(op, c) || mlirOperationGetNumRegions(op) || pbcOpIsA(op, "func.call"))
+      if (pbcOpUsesMemref(op, c) || mlirOperationGetNumRegions(op) || pbcOpIsA(op, "func.call"))
         n = 0; /* an access the linear forms cannot place */
       continue;
     }
@@ -489,7 +422,7 @@ static void forwardStores(MlirBlock block, MlirValue c) {
          later = mlirOperationGetNextInBlock(later)) {
       PbcAccess a;
       bool placed = pbcAccessGet(later, &a) && mlirValueEqual(a.memref, c);
-      if (!placed && (usesAliasOf(later, c) || mlirOperationGetNumRegions(later)))
+      if (!placed && (pbcOpUsesMemref(later, c) || mlirOperationGetNumRegions(later)))
         break;
       if (!placed || pbcAccessesDisjoint(&s, &a))
         continue;
@@ -500,22 +433,26 @@ static void forwardStores(MlirBlock block, MlirValue c) {
   }
 }
 
+/* What fuse() works with: too large for the stack (a PbcAccess is 1.7 KB). */
+typedef struct {
+  Producer p;
+  PbcAccess scratch[MAX_STORES]; /* E's accesses, then forwardStores' */
+} Work;
+
 static bool fuse(MlirOperation m, MlirOperation e) {
   Epilogue ep;
-  Producer *p = malloc(sizeof(*p));
   Box box;
   int at = -1;
-  if (describeEpilogue(e, m, &ep) && describeProducer(m, ep.c, p))
-    for (int q = 0; q < p->nChain && at < 0; ++q)
-      if (completeAt(p, q) && boxAt(p, q, ep.rank, &box) && boxFits(&box, &ep))
+  Work *w = malloc(sizeof(*w));
+  if (describeEpilogue(e, m, &ep, w->scratch) && describeProducer(m, ep.c, &w->p))
+    for (int q = 0; q < w->p.nChain && at < 0; ++q)
+      if (completeAt(&w->p, q) && boxAt(&w->p, q, ep.rank, &box) && boxFits(&box, &ep))
         at = q;
   if (at < 0) {
-    free(p);
+    free(w);
     return false;
   }
-  MlirOperation loop = p->chain[at];
-  MlirValue c = ep.c;
-  free(p);
+  MlirOperation loop = w->p.chain[at];
   for (MlirOperation op = mlirOperationGetNextInBlock(m); !mlirOperationEqual(op, e);) {
     MlirOperation next = mlirOperationGetNextInBlock(op);
     mlirOperationMoveBefore(op, m);
@@ -541,8 +478,9 @@ static bool fuse(MlirOperation m, MlirOperation e) {
   if (at == 0 && vectors <= kMaxUnrolledVectors) {
     for (int d = ep.depth - 1; d >= 0; --d)
       pbcExtAffineUnrollFull(band[d]);
-    forwardStores(pbcLoopBody(loop), c);
+    forwardStores(pbcLoopBody(loop), ep.c, w->scratch);
   }
+  free(w);
   return true;
 }
 

@@ -76,6 +76,9 @@ long long pbcLoopStep(MlirOperation forOp);
  * (no bound operands), else -1: what tiles indexing from the origin need. */
 long long pbcLoopZeroBasedTrip(MlirOperation forOp);
 void pbcLoopSetStep(MlirOperation forOp, long long step);
+/* An affine.for's lower (or upper) bound as a linear form of its operands,
+ * if the bound is one linear result (not a min/max of several). */
+bool pbcLoopBoundForm(MlirOperation forOp, bool upper, PbcLinearForm *f);
 /* True if op is `ancestor` or nested inside it. */
 bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor);
 /* True if op is inside an affine.for marked pbc.copy (a copy nest that
@@ -109,6 +112,11 @@ MlirValue pbcMemrefBase(MlirValue memref);
  * root bases (function arguments never alias one another under pbc's
  * calling convention; fresh allocations alias nothing). */
 bool pbcMemrefsMayAlias(MlirValue a, MlirValue b);
+/* True if op takes, as an operand, a memref that may alias `memref`. */
+bool pbcOpUsesMemref(MlirOperation op, MlirValue memref);
+/* True if some op in `op` (itself included) takes a memref that may alias
+ * `memref`, or is a call: it may read or write that buffer. */
+bool pbcMayAccessMemref(MlirOperation op, MlirValue memref);
 /* True if some op in `op` (itself included) may write the buffer `memref`
  * views: an affine store to a memref that may alias it, another op taking
  * such a memref (other than loads, views, deallocs and prefetches), or a
