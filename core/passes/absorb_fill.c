@@ -9,12 +9,19 @@
  *    inits (a load feeding a loop's iter_args) and stores of the same
  *    elements after those loops, each init under loops that are all parallel
  *    (so no element is visited twice) and, together, |M| elements,
- * each init becomes K itself and F goes: the output is written once. (A GEMM
- * whose reduction is split into KC blocks re-reads its accumulators under a
- * sequential loop and keeps its fill.) Blur: 1.10 -> 0.94 ms per call. */
+ * each init becomes K itself and F goes: the output is written once.
+ * Blur: 1.10 -> 0.94 ms per call.
+ * A GEMM whose reduction is split into KC blocks re-reads its accumulators
+ * under a sequential loop L (the kc tile loop): each iteration of L visits
+ * every element once. L's first iteration is then peeled (a clone of L that
+ * runs it, before L, which starts one step later) and the clone's inits
+ * become K: the fill's pass over the output and the first block's reads of
+ * it go (2048^3: the fill and two KC blocks over a 16 MB C; 0.91x -> 0.95x
+ * oneDNN, paired). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc-ext/affine.h"
@@ -119,18 +126,28 @@ static MlirWalkResult collect(MlirOperation op, void *data) {
 }
 
 /* Elements the init reads over all iterations of the loops between it and
- * `n` (n included), or -1 if one of them is not parallel or not counted. */
-static long long initCoverage(const PbcAccess *init, MlirOperation n) {
+ * `n` (n included), or -1 if one of them is not counted or is sequential
+ * with several iterations, except one such loop if `seq` is non-null: it is
+ * returned there (null if none), and its iterations are not counted (each
+ * visits the elements anew). */
+static long long initCoverage(const PbcAccess *init, MlirOperation n, MlirOperation *seq) {
   long long count = lanesOf(init);
+  if (seq)
+    *seq = (MlirOperation){NULL};
   for (MlirOperation p = mlirOperationGetParentOperation(init->op);;
        p = mlirOperationGetParentOperation(p)) {
     if (!pbcOpIsA(p, "affine.for"))
       return -1;
     long long trip = pbcExtAffineConstantTripCount(p);
-    if (trip <= 0 ||
-        (trip > 1 && !(pbcOpHasAttr(p, "pbc.parallel") || pbcExtAffineIsLoopParallel(p))))
-      return -1; /* one iteration visits nothing twice */
-    count *= trip;
+    if (trip <= 0)
+      return -1;
+    if (trip > 1 && !(pbcOpHasAttr(p, "pbc.parallel") || pbcExtAffineIsLoopParallel(p))) {
+      if (!seq || !mlirOperationIsNull(*seq))
+        return -1; /* one iteration visits nothing twice */
+      *seq = p;
+    } else {
+      count *= trip;
+    }
     if (mlirOperationEqual(p, n))
       return count;
   }
@@ -152,8 +169,10 @@ static bool follows(MlirOperation op, MlirOperation anchor) {
 
 /* Every access of M in N is an init or a store of the same element after
  * the init's loop (a store before it would be what the init reads), the
- * inits are disjoint and visit |M| elements once each. */
-static bool absorbable(const Uses *u, MlirOperation n, long long elements) {
+ * inits are disjoint and visit |M| elements once each, or once per
+ * iteration of one sequential loop around them all, returned in *seq (null
+ * if none). */
+static bool absorbable(const Uses *u, MlirOperation n, long long elements, MlirOperation *seq) {
   if (!u->ok || u->nInits == 0 || u->nInits == MAX_INITS || u->nStores == MAX_INITS)
     return false;
   for (int s = 0; s < u->nStores; ++s) {
@@ -171,12 +190,32 @@ static bool absorbable(const Uses *u, MlirOperation n, long long elements) {
                           mlirOperationGetBlock(u->inits[j].op)) ||
           !pbcAccessesDisjoint(&u->inits[i], &u->inits[j]))
         return false;
-    long long c = initCoverage(&u->inits[i], n);
-    if (c < 0)
+    MlirOperation l;
+    long long c = initCoverage(&u->inits[i], n, &l);
+    if (c < 0 || (i > 0 && !mlirOperationEqual(l, *seq) &&
+                  !(mlirOperationIsNull(l) && mlirOperationIsNull(*seq))))
       return false;
+    *seq = l;
     covered += c;
   }
   return covered == elements;
+}
+
+/* Splits L's first iteration off into a clone inserted before L, which then
+ * starts one step later; returns the clone, or null if L's bounds are not
+ * constants. */
+static MlirOperation peelFirstIteration(MlirOperation l) {
+  PbcLinearForm lb, ub;
+  if (!pbcLoopBoundForm(l, false, &lb) || lb.nTerms || !pbcLoopBoundForm(l, true, &ub) || ub.nTerms)
+    return (MlirOperation){NULL};
+  MlirContext ctx = mlirOperationGetContext(l);
+  long long second = lb.constant + pbcLoopStep(l);
+  MlirAttribute at = mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, second));
+  MlirOperation first = mlirOperationClone(l);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(l), l, first);
+  mlirOperationSetAttributeByName(first, str("upperBoundMap"), at);
+  mlirOperationSetAttributeByName(l, str("lowerBoundMap"), at);
+  return first;
 }
 
 /* The init's value as the constant: a clone of K, broadcast if K is scalar
@@ -212,6 +251,15 @@ static bool typesFit(const Uses *u, MlirOperation constant) {
   return true;
 }
 
+/* Gathers the accesses to u->memref in op; true if op touches it. */
+static bool gatherUses(MlirOperation op, Uses *u) {
+  u->touches = false;
+  u->ok = true;
+  u->nInits = u->nStores = 0;
+  mlirOperationWalk(op, collect, u, MlirWalkPreOrder);
+  return u->touches;
+}
+
 /* Absorbs fill nest f into the next op touching its memref; true if it did
  * (f is then erased). */
 static bool absorb(MlirOperation f) {
@@ -223,19 +271,20 @@ static bool absorb(MlirOperation f) {
   u->memref = store.memref;
   MlirOperation n = {NULL};
   for (MlirOperation op = mlirOperationGetNextInBlock(f); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    u->touches = false;
-    u->ok = true;
-    u->nInits = u->nStores = 0;
-    mlirOperationWalk(op, collect, u, MlirWalkPreOrder);
-    if (u->touches) {
+       op = mlirOperationGetNextInBlock(op))
+    if (gatherUses(op, u)) {
       n = op;
       break;
     }
-  }
+  MlirOperation seq = {NULL};
   bool done = !mlirOperationIsNull(n) && pbcOpIsA(n, "affine.for") &&
-              absorbable(u, n, pbcMemrefElements(mlirValueGetType(store.memref))) &&
+              absorbable(u, n, pbcMemrefElements(mlirValueGetType(store.memref)), &seq) &&
               typesFit(u, constant);
+  if (done && !mlirOperationIsNull(seq)) {
+    /* The clone's inits are the ones the fill's constant reaches. */
+    MlirOperation first = peelFirstIteration(seq);
+    done = !mlirOperationIsNull(first) && gatherUses(first, u);
+  }
   if (done) {
     for (int i = 0; i < u->nInits; ++i)
       replaceInit(&u->inits[i], constant);

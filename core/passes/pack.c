@@ -119,7 +119,13 @@ enum { kMinReuse = 64 };
  * example's 16 rows per core), or where the rows are read one after another
  * along the innermost loop (a GEMM's A, row i along k): only the register
  * tile's few rows are live at a time, too few to crowd a set group (256^3:
- * 1.13 -> 1.06 pbc/oneDNN time, paired, with A's 1 KiB rows in place). */
+ * 1.13 -> 1.06 pbc/oneDNN time, paired, with A's 1 KiB rows in place).
+ * But rows of a page or more that the innermost loop walks across (a GEMM's
+ * B panel, read row after row along k) put every step on a new page, where
+ * the hardware prefetchers stop (see pbc-panel-layout): those are copied
+ * whatever their size (2048x1536x2048, 6 KiB rows: 0.77x -> 0.93x oneDNN,
+ * paired). */
+enum { kPageBytes = 4096 };
 static bool streamedAlongInnermost(const PbcAccess *x) {
   MlirOperation loop = mlirOperationGetParentOperation(x->op);
   return pbcOpIsA(loop, "affine.for") && pbcAccessStrideAlong(x, loop) == PBC_STRIDE_CONTIGUOUS;
@@ -133,8 +139,11 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
   int rank = (int)mlirShapedTypeGetRank(t);
   long long bytes = pbcMemrefBytes(t);
   long long rowBytes = mlirShapedTypeGetDimSize(t, rank - 1) * (pbcElementBits(t) / 8);
-  return (bytes > st->l2 || reuseIn(x, site) < kMinReuse || streamedAlongInnermost(x)) &&
-         rowBytes % 4096 != 0 && lastDimExtentIn(x, site) >= mlirShapedTypeGetDimSize(t, rank - 1);
+  bool streamed = streamedAlongInnermost(x);
+  bool pagePerStep = rowBytes >= kPageBytes && !streamed;
+  return (bytes > st->l2 || reuseIn(x, site) < kMinReuse || streamed) &&
+         rowBytes % kPageBytes != 0 && !pagePerStep &&
+         lastDimExtentIn(x, site) >= mlirShapedTypeGetDimSize(t, rank - 1);
 }
 
 static void packNest(MlirOperation outerSite, const State *st, int *packed) {

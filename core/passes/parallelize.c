@@ -25,24 +25,27 @@
 typedef struct {
   long long minTrip;
   long long minWork; /* nests executing fewer ops stay serial (0: off) */
-  long long band;   /* parallel loops per nest: 1 on CPUs, up to 3 on GPUs */
-  long long hoist;  /* 1: parallel loops first in their band where legal */
+  long long band;    /* parallel loops per nest: 1 on CPUs, up to 3 on GPUs */
+  long long hoist;   /* 1: parallel loops first in their band where legal */
 } State;
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-static MlirOperation workLoopIn(MlirOperation loop) {
+/* The loops in loop's body that hold work (copy nests aside), up to `max`;
+ * their number. */
+static int workLoopsIn(MlirOperation loop, MlirOperation *found, int max) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
-  MlirOperation found = {NULL};
+  int n = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    if (pbcOpIsA(op, "affine.for") && !pbcOpHasAttr(op, "pbc.copy")) {
-      if (found.ptr)
-        return (MlirOperation){NULL}; /* imperfect band: stop here */
-      found = op;
-    }
-  }
-  return found;
+       op = mlirOperationGetNextInBlock(op))
+    if (pbcOpIsA(op, "affine.for") && !pbcOpHasAttr(op, "pbc.copy") && n < max)
+      found[n++] = op;
+  return n;
+}
+
+static MlirOperation workLoopIn(MlirOperation loop) {
+  MlirOperation found[2];
+  return workLoopsIn(loop, found, 2) == 1 ? found[0] : (MlirOperation){NULL};
 }
 
 /* Moves the parallel loops of root's perfect band outermost (in order), if
@@ -119,6 +122,42 @@ static long long nestWork(MlirOperation loop) {
   return inner > LLONG_MAX / (trip + 1) ? LLONG_MAX : trip * inner;
 }
 
+/* Parallelizes up to st->band consecutive parallel loops, descending from
+ * `loop` along the loop that holds the work. A sequential loop whose body
+ * holds several (a nest whose first iteration pbc-absorb-fill peeled:
+ * jc { kc = first; kc = rest }) has each of them descended alone. */
+static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
+  MlirAttribute kind = mlirOperationGetAttributeByName(loop, str("pbc.kind"));
+  long long done = 0;
+  while (!mlirOperationIsNull(loop) && done < st->band) {
+    bool parallel = pbcOpHasAttr(loop, "pbc.parallel") || pbcExtAffineIsLoopParallel(loop);
+    long long trip = pbcExtAffineConstantTripCount(loop);
+    if (!parallel || (trip >= 0 && trip < st->minTrip)) {
+      if (done)
+        return; /* a band is consecutive loops */
+      MlirOperation inner[8];
+      int n = workLoopsIn(loop, inner, 8);
+      if (n > 1) { /* each its own fork, per iteration: if it pays (min-work) */
+        for (int i = 0; i < n; ++i)
+          if (st->minWork == 0 || nestWork(inner[i]) >= st->minWork)
+            parallelizeFrom(inner[i], false, st);
+        return;
+      }
+      loop = n == 1 ? inner[0] : (MlirOperation){NULL};
+      isRoot = false;
+      continue;
+    }
+    MlirOperation par = pbcExtAffineParallelize(loop);
+    if (mlirOperationIsNull(par))
+      return;
+    if (isRoot && !mlirAttributeIsNull(kind))
+      mlirOperationSetAttributeByName(par, str("pbc.kind"), kind);
+    ++done;
+    isRoot = false;
+    loop = workLoopIn(par);
+  }
+}
+
 static void parallelizeNest(MlirOperation root, const State *st) {
   /* A nest of a few microseconds gains less from the cores than a fork and
    * join cost, and its join waits for every core to come round (the
@@ -131,27 +170,7 @@ static void parallelizeNest(MlirOperation root, const State *st) {
     return; /* a small copy of its own (pbc-interleave's replicated filter) */
   if (st->hoist)
     root = hoistParallelLoops(root);
-  MlirAttribute kind = mlirOperationGetAttributeByName(
-      root, mlirStringRefCreateFromCString("pbc.kind"));
-  long long done = 0;
-  for (MlirOperation loop = root; !mlirOperationIsNull(loop) && done < st->band;
-       loop = workLoopIn(loop)) {
-    bool parallel = pbcOpHasAttr(loop, "pbc.parallel") || pbcExtAffineIsLoopParallel(loop);
-    long long trip = pbcExtAffineConstantTripCount(loop);
-    if (!parallel || (trip >= 0 && trip < st->minTrip)) {
-      if (done)
-        return; /* a band is consecutive loops */
-      continue;
-    }
-    bool isRoot = loop.ptr == root.ptr;
-    MlirOperation par = pbcExtAffineParallelize(loop);
-    if (mlirOperationIsNull(par))
-      return;
-    if (isRoot && !mlirAttributeIsNull(kind))
-      mlirOperationSetAttributeByName(par, mlirStringRefCreateFromCString("pbc.kind"), kind);
-    ++done;
-    loop = par;
-  }
+  parallelizeFrom(root, true, st);
 }
 
 typedef struct {
@@ -202,9 +221,9 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {
-    "pbc-parallelize", "func.func",
-    "Outermost parallel loop of each nest -> affine.parallel", run, sizeof(State)};
+static const PbcCPassSpec kSpec = {"pbc-parallelize", "func.func",
+                                   "Outermost parallel loop of each nest -> affine.parallel", run,
+                                   sizeof(State)};
 
 MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"min-trip", "min-work", "band", "hoist", NULL};

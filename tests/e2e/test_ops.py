@@ -217,6 +217,14 @@ def _(ctx):
     matmul_fixed_case(ctx, 48, 1024, 72)
 
 
+@test("matmul_split_reduction")
+def _(ctx):
+    # K = 2304 is split into KC blocks on the cpu target: pbc-absorb-fill
+    # peels the first block, whose accumulators start from the fill's zero,
+    # and the later blocks add to what it stored (tests/s3/absorb_fill.mlir).
+    matmul_fixed_case(ctx, 32, 64, 2304)
+
+
 @test("matmul_accumulate_into_input")
 def _(ctx):
     matmul_case(ctx, accumulate=True)

@@ -1,10 +1,12 @@
 // pbc-absorb-fill: a nest that stores 0.0 into all of %y, followed by a nest
 // whose only accesses to %y are accumulator inits (loads feeding iter_args)
 // and the stores of the results, under parallel loops that visit every
-// element once: the inits become the constant and the fill goes. Kept: a
-// reduction split by an outer sequential loop (each element's accumulator is
-// re-read), a fill of part of the buffer, a consumer that also reads %y
-// elsewhere, one that reads through another view (other elements than the
+// element once: the inits become the constant and the fill goes. A
+// reduction split by an outer sequential loop (KC blocks: each iteration
+// re-reads every accumulator) has that loop's first iteration peeled, and
+// the peeled inits take the constant. Kept: a reduction split by two
+// sequential loops, a fill of part of the buffer, a consumer that also reads
+// %y elsewhere, one that reads through another view (other elements than the
 // fill's), and one that stores to an element before its init reads it.
 // RUN: pbc-opt %s -p 'pbc-absorb-fill' | FileCheck %s
 // CHECK-LABEL: func.func @absorbed
@@ -93,8 +95,20 @@ func.func @two_reshapes(%x: memref<64x68xf32>, %y: memref<64x16x4xf32>) {
 }
 
 // CHECK-LABEL: func.func @split_reduction
-// CHECK: affine.store %{{.*}}, %arg1
-// CHECK: affine.vector_load %arg1
+// CHECK-NOT: affine.store %{{.*}}, %arg1
+// CHECK: affine.for %[[KC:.*]] = 0 to 128 step 128 {
+// CHECK-NOT: affine.vector_load %arg1
+// CHECK: vector.broadcast
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 128 iter_args
+// CHECK-NEXT: affine.vector_load %arg0[%{{.*}}, %[[KC]] + %{{.*}}]
+// CHECK: affine.vector_store %{{.*}}, %arg1
+// CHECK: affine.for %[[KC2:.*]] = 128 to 256 step 128 {
+// CHECK: %[[INIT:.*]] = affine.vector_load %arg1
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 128 iter_args(%{{.*}} = %[[INIT]])
+// CHECK-NEXT: affine.vector_load %arg0[%{{.*}}, %[[KC2]] + %{{.*}}]
+// CHECK: affine.vector_store %{{.*}}, %arg1
+// CHECK-NOT: affine.for
+// CHECK: return
 func.func @split_reduction(%x: memref<64x256xf32>, %y: memref<64x64xf32>) {
   %zero = arith.constant 0.0 : f32
   affine.for %i = 0 to 64 {
@@ -112,6 +126,38 @@ func.func @split_reduction(%x: memref<64x256xf32>, %y: memref<64x64xf32>) {
           affine.yield %s : vector<16xf32>
         }
         affine.vector_store %r, %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+      }
+    }
+  }
+  return
+}
+
+// Two sequential loops around the inits (an element re-read under both):
+// peeling one would not make the other's first visit the only one.
+// CHECK-LABEL: func.func @split_twice
+// CHECK: affine.store %{{.*}}, %arg1
+// CHECK: affine.vector_load %arg1
+// CHECK-NOT: vector.broadcast
+// CHECK: return
+func.func @split_twice(%x: memref<64x256xf32>, %y: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.store %zero, %y[%i, %j] : memref<64x64xf32>
+    }
+  }
+  affine.for %kc = 0 to 256 step 128 {
+    affine.for %kk = 0 to 128 step 64 {
+      affine.for %i = 0 to 64 {
+        affine.for %j = 0 to 64 step 16 {
+          %init = affine.vector_load %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+          %r = affine.for %k = 0 to 64 iter_args(%acc = %init) -> (vector<16xf32>) {
+            %v = affine.vector_load %x[%i, %kc + %kk + %k] : memref<64x256xf32>, vector<16xf32>
+            %s = arith.addf %acc, %v : vector<16xf32>
+            affine.yield %s : vector<16xf32>
+          }
+          affine.vector_store %r, %y[%i, %j] : memref<64x64xf32>, vector<16xf32>
+        }
       }
     }
   }

@@ -5,7 +5,8 @@
 // copied; so is every input that fits in L2 (the second run), unless few rows
 // reuse the copy (@few_rows: 16 rows per core read B's 2 KiB rows in place
 // although B fits in L2) or the rows are read one by one along the innermost
-// loop (A's rows, along k: in place in every case but @a_rows_4k).
+// loop (A's rows, along k: in place in every case but @a_rows_4k). Rows of a
+// page or more read across (@rows_6k: B's, along k) are copied.
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=1048576}' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=4194304}' | FileCheck %s --check-prefix=FITS
 // CHECK-LABEL: func.func @rows_3k
@@ -82,6 +83,28 @@ func.func @a_rows_4k(%a: memref<64x1024xf32>, %b: memref<1024x64xf32>, %c: memre
         %p = arith.mulf %x, %y : f32
         %s = arith.addf %z, %p : f32
         affine.store %s, %c[%i, %j] : memref<64x64xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+// B's rows are 6 KiB: not a set-group multiple, but read in place each step
+// of k would land on a new page (the prefetchers stop there): copied. A's
+// 3 KiB rows, read along k, stay in place.
+// CHECK-LABEL: func.func @rows_6k
+// CHECK: memref.alloc() : memref<768x1552xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: affine.load %arg0[
+func.func @rows_6k(%a: memref<128x768xf32>, %b: memref<768x1536xf32>, %c: memref<128x1536xf32>) {
+  affine.for %i = 0 to 128 {
+    affine.for %j = 0 to 1536 {
+      affine.for %k = 0 to 768 {
+        %x = affine.load %a[%i, %k] : memref<128x768xf32>
+        %y = affine.load %b[%k, %j] : memref<768x1536xf32>
+        %z = affine.load %c[%i, %j] : memref<128x1536xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<128x1536xf32>
       }
     }
   } {pbc.kind = "matmul"}

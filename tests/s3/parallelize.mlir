@@ -48,6 +48,36 @@ func.func @colsum(%a: memref<16x32xf32>, %o: memref<32xf32>) {
   } {pbc.kind = "reduction"}
   return
 }
+// A sequential loop holding two nests (pbc-absorb-fill peels a GEMM's first
+// kc block: jc { kc = first; kc = rest }): each nest is descended alone.
+// CHECK-LABEL: func.func @siblings
+// CHECK: affine.for %{{.*}} = 0 to 2 {
+// CHECK-NEXT: affine.parallel (%{{.*}}) = (0) to (16) {
+// CHECK: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.parallel (%{{.*}}) = (0) to (16) {
+// CHECK: } {pbc.kind = "pointwise"}
+func.func @siblings(%a: memref<16x32xf32>, %c: memref<16x32xf32>) {
+  affine.for %t = 0 to 2 {
+    affine.for %i = 0 to 16 {
+      affine.for %j = 0 to 32 {
+        %x = affine.load %a[%i, %j] : memref<16x32xf32>
+        %s = affine.load %c[%i, %j] : memref<16x32xf32>
+        %r = arith.addf %s, %x : f32
+        affine.store %r, %c[%i, %j] : memref<16x32xf32>
+      }
+    }
+    affine.for %u = 0 to 3 {
+      affine.for %i = 0 to 16 {
+        affine.for %j = 0 to 32 {
+          %s = affine.load %c[%i, %j] : memref<16x32xf32>
+          %r = arith.mulf %s, %s : f32
+          affine.store %r, %c[%i, %j] : memref<16x32xf32>
+        }
+      }
+    }
+  } {pbc.kind = "pointwise"}
+  return
+}
 // Too few iterations to be worth a parallel region.
 // CHECK-LABEL: func.func @tiny
 // CHECK-NOT: affine.parallel
