@@ -225,6 +225,14 @@ def _(ctx):
     matmul_fixed_case(ctx, 32, 64, 2304)
 
 
+@test("matmul_padded")
+def _(ctx):
+    # N = 131 is no multiple of the vector lanes and M = 97 has no divisor in
+    # 4..16: on the cpu target pbc-pad-gemm runs the GEMM on zero-padded
+    # copies (104 x 144) and copies C back (tests/s3/pad_gemm.mlir).
+    matmul_fixed_case(ctx, 97, 131, 65)
+
+
 @test("matmul_accumulate_into_input")
 def _(ctx):
     matmul_case(ctx, accumulate=True)

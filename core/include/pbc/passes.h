@@ -16,6 +16,7 @@ MlirPass pbcCreateCopyToLoopsPass(const char *options, char *err, size_t errLen)
 MlirPass pbcCreateFusePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateFuseSlicesPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateFuseEpiloguePass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreatePadGemmPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateVectorizePass(const char *options, char *err, size_t errLen);

@@ -1,0 +1,308 @@
+/* pbc-pad-gemm{vector-bits}: partial tiles of a GEMM by padding (PolyBlocks
+ * §4.3: "partial tiles handled"). pbc-tile only takes register tiles that
+ * divide the loops (MR rows by NV vectors), so N not a multiple of the
+ * vector lanes left a GEMM untiled and scalar (997^3 ran at 0.017x oneDNN),
+ * and an M with no divisor in 4..16 left it one row high. Such a GEMM
+ *   C[i, j] (+)= A[i, k] * B[k, j]   (a perfect band of three loops from 0,
+ *   step 1, every subscript one of their indices, the loops the memrefs'
+ *   whole dimensions)
+ * runs instead on buffers padded to N' (a multiple of the lanes) and M' (a
+ * multiple of 8): A' and B' are copies with zeros in the padding (a zero
+ * row or column adds nothing to C), C' starts as C (or as C's fill, which
+ * is moved to it: pbc-absorb-fill then drops it) and is copied back after.
+ * The copies cost a pass over each operand, against a tiled, vectorized
+ * GEMM; their nests are ordinary pointwise nests for the passes after. */
+#include <stdlib.h>
+
+#include "mlir-c/AffineMap.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "pbc/affine_access.h"
+#include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
+#include "pbc/passes.h"
+
+typedef struct {
+  int vectorBits;
+} State;
+
+enum { kMaxAccesses = 16, kMaxOperands = 3 };
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+typedef struct {
+  MlirOperation band[3];
+  long long trip[3];
+  PbcAccess acc[kMaxAccesses];
+  int n;
+  int loopOf[kMaxAccesses][2]; /* band position each subscript indexes */
+  MlirValue buf[kMaxOperands]; /* distinct memrefs; buf[0] is the output */
+  int nBufs;
+  int iPos, jPos; /* band positions of the output's row and column loops */
+} Gemm;
+
+static long long roundUp(long long x, long long m) { return (x + m - 1) / m * m; }
+
+/* Position in the band of the loop whose index `f` is (alone, unscaled). */
+static int ivPosition(const PbcLinearForm *f, const Gemm *g) {
+  if (!f->linear || f->nTerms != 1 || f->coeffs[0] != 1 || f->constant != 0)
+    return -1;
+  for (int l = 0; l < 3; ++l)
+    if (mlirValueEqual(f->values[0], pbcLoopIv(g->band[l])))
+      return l;
+  return -1;
+}
+
+static bool isFloatMemref(MlirType t) {
+  if (!mlirTypeIsAMemRef(t) || !mlirShapedTypeHasStaticShape(t) || !pbcMemrefHasIdentityLayout(t))
+    return false;
+  MlirType e = mlirShapedTypeGetElementType(t);
+  return mlirTypeIsAF32(e) || mlirTypeIsAF64(e) || mlirTypeIsAF16(e) || mlirTypeIsABF16(e);
+}
+
+/* Matches the GEMM shape above; every access in g, the output first. */
+static bool matchGemm(MlirOperation root, Gemm *g) {
+  if (pbcLoopBand(root, g->band, 3) != 3)
+    return false;
+  for (int l = 0; l < 3; ++l) {
+    PbcLinearForm lb;
+    g->trip[l] = pbcLoopZeroBasedTrip(g->band[l]);
+    if (g->trip[l] <= 0 || !pbcLoopBoundForm(g->band[l], false, &lb) || lb.nTerms ||
+        lb.constant != 0)
+      return false;
+  }
+  MlirBlock body = pbcLoopBody(g->band[2]);
+  g->n = 0;
+  g->nBufs = 0;
+  int stores = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    if (mlirOperationGetNumRegions(op))
+      return false;
+    PbcAccess *a = &g->acc[g->n];
+    if (!pbcAccessGet(op, a)) {
+      for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+        if (mlirTypeIsAMemRef(mlirValueGetType(mlirOperationGetOperand(op, i))))
+          return false; /* a memref use the analysis can't read */
+      continue;
+    }
+    if (g->n == kMaxAccesses - 1 || a->lanes || a->rank != 2 ||
+        !isFloatMemref(mlirValueGetType(a->memref)))
+      return false;
+    for (int d = 0; d < 2; ++d) {
+      int l = ivPosition(&a->subscripts[d], g);
+      if (l < 0 || mlirShapedTypeGetDimSize(mlirValueGetType(a->memref), d) != g->trip[l])
+        return false;
+      g->loopOf[g->n][d] = l;
+    }
+    int b = 0;
+    while (b < g->nBufs && !mlirValueEqual(g->buf[b], a->memref))
+      ++b;
+    if (b == g->nBufs) {
+      if (b == kMaxOperands)
+        return false;
+      g->buf[g->nBufs++] = a->memref;
+    }
+    if (a->isWrite) {
+      ++stores;
+      if (b != 0) { /* the output first */
+        MlirValue t = g->buf[0];
+        g->buf[0] = g->buf[b];
+        g->buf[b] = t;
+      }
+      g->iPos = g->loopOf[g->n][0];
+      g->jPos = g->loopOf[g->n][1];
+    }
+    ++g->n;
+  }
+  if (stores != 1 || g->nBufs != 3 || g->iPos == g->jPos)
+    return false;
+  /* Each buffer is one array: no two of them may alias. */
+  for (int x = 0; x < 3; ++x)
+    for (int y = x + 1; y < 3; ++y)
+      if (pbcMemrefsMayAlias(g->buf[x], g->buf[y]))
+        return false;
+  return true;
+}
+
+static void setUpperBound(MlirOperation loop, long long ub) {
+  MlirContext ctx = mlirOperationGetContext(loop);
+  mlirOperationSetAttributeByName(loop, str("upperBoundMap"),
+                                  mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, ub)));
+}
+
+static void setKind(MlirOperation root, const char *kind) {
+  MlirContext ctx = mlirOperationGetContext(root);
+  mlirOperationSetAttributeByName(root, str("pbc.kind"),
+                                  mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(kind)));
+}
+
+/* dst[o + p] = src[o + p] (src null: = 0) over the box [o, o + extent),
+ * before `before`; nothing if the box is empty. */
+static void buildCopy(MlirOperation before, MlirValue src, MlirValue dst, const long long *origin,
+                      const long long *extent, MlirLocation loc) {
+  if (extent[0] <= 0 || extent[1] <= 0)
+    return;
+  int64_t shape[2] = {extent[0], extent[1]};
+  MlirValue ivs[2];
+  MlirOperation end;
+  MlirOperation nest = pbcBuildAffineNest(before, shape, 2, loc, ivs, &end);
+  MlirOperation loops[2] = {nest, mlirOperationGetParentOperation(end)};
+  for (int d = 0; d < 2; ++d)
+    if (origin[d])
+      pbcLoopRestrict(loops[d], extent[d], pbcBuildIndexConstant(nest, origin[d]));
+  /* (pbcLoopRestrict rewired the indices to origin + index) */
+  MlirValue at[2] = {pbcLoopIv(loops[0]), pbcLoopIv(loops[1])};
+  for (int d = 0; d < 2; ++d)
+    if (origin[d]) {
+      MlirOperation apply = mlirBlockGetFirstOperation(pbcLoopBody(loops[d]));
+      at[d] = mlirOperationGetResult(apply, 0);
+    }
+  MlirValue v;
+  if (mlirValueIsNull(src)) {
+    MlirType e = mlirShapedTypeGetElementType(mlirValueGetType(dst));
+    MlirNamedAttribute value =
+        mlirNamedAttributeGet(mlirIdentifierGet(mlirOperationGetContext(nest), str("value")),
+                              mlirFloatAttrDoubleGet(mlirOperationGetContext(nest), e, 0.0));
+    v = mlirOperationGetResult(pbcBuildOp(end, "arith.constant", 0, NULL, e, 1, &value), 0);
+  } else {
+    v = mlirOperationGetResult(pbcBuildAffineLoad(end, src, at, 2, loc), 0);
+  }
+  pbcBuildAffineStore(end, v, dst, at, 2, loc);
+  setKind(nest, "pointwise");
+}
+
+/* The fill nest right before the GEMM among the ops touching C, if `prev`
+ * is one: a perfect band over C's dimensions in order storing a constant. */
+static bool isFillOf(MlirOperation f, MlirValue c, MlirOperation band[2], PbcAccess *store) {
+  if (!pbcOpIsA(f, "affine.for") || pbcLoopBand(f, band, 2) != 2 ||
+      mlirOperationGetNumRegions(mlirBlockGetFirstOperation(pbcLoopBody(band[1]))))
+    return false;
+  MlirOperation first = mlirBlockGetFirstOperation(pbcLoopBody(band[1]));
+  if (!pbcAccessGet(first, store) || !store->isWrite || store->lanes ||
+      !mlirValueEqual(store->memref, c) ||
+      !pbcOpIsA(mlirOperationGetNextInBlock(first), "affine.yield"))
+    return false;
+  MlirValue k = mlirOperationGetOperand(first, 0);
+  if (!mlirValueIsAOpResult(k) || !pbcOpIsA(mlirOpResultGetOwner(k), "arith.constant"))
+    return false;
+  MlirType t = mlirValueGetType(c);
+  for (int d = 0; d < 2; ++d) {
+    PbcLinearForm *f = &store->subscripts[d], lb;
+    if (!f->linear || f->nTerms != 1 || f->coeffs[0] != 1 || f->constant ||
+        !mlirValueEqual(f->values[0], pbcLoopIv(band[d])) ||
+        pbcLoopZeroBasedTrip(band[d]) != mlirShapedTypeGetDimSize(t, d) ||
+        !pbcLoopBoundForm(band[d], false, &lb) || lb.nTerms || lb.constant)
+      return false;
+  }
+  return true;
+}
+
+/* The op before `root` in its block that last touches `c`, or null. */
+static MlirOperation previousToucher(MlirOperation root, MlirValue c) {
+  MlirOperation last = {NULL};
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirOperationGetBlock(root));
+       !mlirOperationEqual(op, root); op = mlirOperationGetNextInBlock(op))
+    if (pbcMayAccessMemref(op, c))
+      last = op;
+  return last;
+}
+
+static void padGemm(MlirOperation root, const State *st) {
+  Gemm g;
+  if (!matchGemm(root, &g))
+    return;
+  MlirType ct = mlirValueGetType(g.buf[0]);
+  int bits = pbcElementBits(ct);
+  long long lanes = bits > 0 ? st->vectorBits / bits : 0;
+  if (lanes < 2)
+    return;
+  long long padded[3] = {g.trip[0], g.trip[1], g.trip[2]};
+  long long m = g.trip[g.iPos], n = g.trip[g.jPos];
+  bool rowsDivide = false;
+  for (long long r = 4; r <= 16; ++r)
+    rowsDivide |= m % r == 0;
+  if (n % lanes)
+    padded[g.jPos] = roundUp(n, lanes);
+  if (!rowsDivide)
+    padded[g.iPos] = roundUp(m, 8);
+  if (padded[g.iPos] == m && padded[g.jPos] == n)
+    return;
+  MlirLocation loc = mlirOperationGetLocation(root);
+  MlirOperation after = mlirOperationGetNextInBlock(root);
+  MlirValue pad[kMaxOperands];
+  for (int b = 0; b < g.nBufs; ++b) {
+    /* This buffer's dimensions: the band loops that index them. */
+    int loop[2] = {-1, -1};
+    for (int a = 0; a < g.n; ++a)
+      if (mlirValueEqual(g.acc[a].memref, g.buf[b])) {
+        loop[0] = g.loopOf[a][0];
+        loop[1] = g.loopOf[a][1];
+      }
+    MlirType t = mlirValueGetType(g.buf[b]);
+    long long dims[2] = {mlirShapedTypeGetDimSize(t, 0), mlirShapedTypeGetDimSize(t, 1)};
+    int64_t shape[2] = {padded[loop[0]], padded[loop[1]]};
+    if (shape[0] == dims[0] && shape[1] == dims[1]) {
+      pad[b] = g.buf[b]; /* not indexed by a padded loop: read in place */
+      continue;
+    }
+    MlirType pt = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), 2, shape,
+                                    mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
+    pad[b] = mlirOperationGetResult(pbcBuildAlloc(root, pt, loc), 0);
+    long long zero[2] = {0, 0};
+    MlirOperation fillBand[2];
+    PbcAccess fill;
+    MlirOperation prev = b == 0 ? previousToucher(root, g.buf[0]) : (MlirOperation){NULL};
+    if (b == 0 && !mlirOperationIsNull(prev) && isFillOf(prev, g.buf[0], fillBand, &fill)) {
+      /* C's fill fills C' (whole: C' is then C's initial value). */
+      mlirOperationSetOperand(fill.op, 1, pad[0]);
+      for (int d = 0; d < 2; ++d)
+        setUpperBound(fillBand[d], shape[d]);
+      /* the alloc must dominate the fill */
+      mlirOperationMoveBefore(mlirOpResultGetOwner(pad[0]), prev);
+    } else {
+      buildCopy(root, g.buf[b], pad[b], zero, dims, loc);
+      if (b > 0) { /* inputs: zeros in the padding */
+        long long belowOrigin[2] = {dims[0], 0}, below[2] = {shape[0] - dims[0], shape[1]};
+        long long rightOrigin[2] = {0, dims[1]}, right[2] = {dims[0], shape[1] - dims[1]};
+        buildCopy(root, (MlirValue){NULL}, pad[b], belowOrigin, below, loc);
+        buildCopy(root, (MlirValue){NULL}, pad[b], rightOrigin, right, loc);
+      }
+    }
+  }
+  for (int a = 0; a < g.n; ++a) {
+    int b = 0;
+    while (!mlirValueEqual(g.buf[b], g.acc[a].memref))
+      ++b;
+    mlirOperationSetOperand(g.acc[a].op, g.acc[a].isWrite ? 1 : 0, pad[b]);
+  }
+  for (int l = 0; l < 3; ++l)
+    setUpperBound(g.band[l], padded[l]);
+  MlirType t = mlirValueGetType(g.buf[0]);
+  long long zero[2] = {0, 0};
+  long long dims[2] = {mlirShapedTypeGetDimSize(t, 0), mlirShapedTypeGetDimSize(t, 1)};
+  buildCopy(after, pad[0], g.buf[0], zero, dims, loc);
+  for (int b = 0; b < g.nBufs; ++b)
+    if (!mlirValueEqual(pad[b], g.buf[b]))
+      pbcBuildDealloc(after, pad[b], loc);
+}
+
+static bool run(MlirOperation func, void *state) {
+  MlirOperation roots[4096];
+  int n = pbcRootNests(func, "matmul", roots, 4096);
+  for (int i = 0; i < n; ++i)
+    padGemm(roots[i], state);
+  return true;
+}
+
+static const PbcCPassSpec kSpec = {"pbc-pad-gemm", "func.func",
+                                   "GEMMs on buffers padded to whole register tiles", run,
+                                   sizeof(State)};
+
+MlirPass pbcCreatePadGemmPass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {"vector-bits", NULL};
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+    return (MlirPass){NULL};
+  State st = {(int)pbcPassOptionInt(options, "vector-bits", 256)};
+  return pbcCPassCreate(&kSpec, &st);
+}

@@ -1,0 +1,94 @@
+// pbc-pad-gemm: a GEMM whose N is not a multiple of the vector lanes (16 at
+// 512 bits) or whose M has no divisor in 4..16 runs on padded buffers: C's
+// fill fills C' (40 x 64) whole, B' and A' are copies with zeros in the
+// padding (B's 11 columns past 53, A's 3 rows past 37), the band runs over
+// 40 x 64 x 29, and C' is copied back. A GEMM whose tiles divide, and a
+// nest whose subscripts are not plain loop indices, are left alone.
+// RUN: pbc-opt %s -p 'pbc-pad-gemm{vector-bits=512}' | FileCheck %s
+// CHECK-LABEL: func.func @odd
+// CHECK: %[[C:.*]] = memref.alloc() {{.*}} : memref<40x64xf32>
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 40 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 64 {
+// CHECK-NEXT: affine.store %cst, %[[C]]
+// CHECK: %[[B:.*]] = memref.alloc() {{.*}} : memref<29x64xf32>
+// CHECK: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 53 {
+// CHECK-NEXT: affine.load %arg1
+// CHECK-NEXT: affine.store %{{.*}}, %[[B]]
+// CHECK: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 11 {
+// CHECK: arith.constant 0.0
+// CHECK-NEXT: affine.store %{{.*}}, %[[B]]
+// CHECK: %[[A:.*]] = memref.alloc() {{.*}} : memref<40x29xf32>
+// CHECK: affine.for %{{.*}} = 0 to 37 {
+// CHECK: affine.for %{{.*}} = 0 to 3 {
+// CHECK: affine.store %{{.*}}, %[[A]]
+// CHECK: affine.for %{{.*}} = 0 to 40 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 64 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.load %[[A]]
+// CHECK-NEXT: affine.load %[[B]]
+// CHECK-NEXT: affine.load %[[C]]
+// CHECK: affine.store %{{.*}}, %[[C]]
+// CHECK: } {pbc.kind = "matmul"}
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 37 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 53 {
+// CHECK-NEXT: affine.load %[[C]]
+// CHECK-NEXT: affine.store %{{.*}}, %arg2
+// CHECK: memref.dealloc %[[C]]
+// CHECK-LABEL: func.func @divides
+// CHECK-NOT: memref.alloc
+// CHECK-LABEL: func.func @not_plain
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @odd(%a: memref<37x29xf32>, %b: memref<29x53xf32>, %c: memref<37x53xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 37 {
+    affine.for %j = 0 to 53 {
+      affine.store %zero, %c[%i, %j] : memref<37x53xf32>
+    }
+  } {pbc.kind = "pointwise"}
+  affine.for %i = 0 to 37 {
+    affine.for %j = 0 to 53 {
+      affine.for %k = 0 to 29 {
+        %x = affine.load %a[%i, %k] : memref<37x29xf32>
+        %y = affine.load %b[%k, %j] : memref<29x53xf32>
+        %z = affine.load %c[%i, %j] : memref<37x53xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<37x53xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @divides(%a: memref<40x29xf32>, %b: memref<29x64xf32>, %c: memref<40x64xf32>) {
+  affine.for %i = 0 to 40 {
+    affine.for %j = 0 to 64 {
+      affine.for %k = 0 to 29 {
+        %x = affine.load %a[%i, %k] : memref<40x29xf32>
+        %y = affine.load %b[%k, %j] : memref<29x64xf32>
+        %z = affine.load %c[%i, %j] : memref<40x64xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<40x64xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @not_plain(%a: memref<37x58xf32>, %b: memref<29x53xf32>, %c: memref<37x53xf32>) {
+  affine.for %i = 0 to 37 {
+    affine.for %j = 0 to 53 {
+      affine.for %k = 0 to 29 {
+        %x = affine.load %a[%i, %k + %k] : memref<37x58xf32>
+        %y = affine.load %b[%k, %j] : memref<29x53xf32>
+        %z = affine.load %c[%i, %j] : memref<37x53xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<37x53xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
