@@ -192,8 +192,7 @@ static bool absorbable(const Uses *u, MlirOperation n, long long elements, MlirO
         return false;
     MlirOperation l;
     long long c = initCoverage(&u->inits[i], n, &l);
-    if (c < 0 || (i > 0 && !mlirOperationEqual(l, *seq) &&
-                  !(mlirOperationIsNull(l) && mlirOperationIsNull(*seq))))
+    if (c < 0 || (i > 0 && !mlirOperationEqual(l, *seq))) /* (two nulls are equal) */
       return false;
     *seq = l;
     covered += c;

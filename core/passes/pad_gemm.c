@@ -14,6 +14,7 @@
  * GEMM; their nests are ordinary pointwise nests for the passes after. */
 #include <stdlib.h>
 
+#include "mlir-c/AffineExpr.h"
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -43,12 +44,16 @@ typedef struct {
 
 static long long roundUp(long long x, long long m) { return (x + m - 1) / m * m; }
 
-/* Position in the band of the loop whose index `f` is (alone, unscaled). */
+/* True if `f` is the loop index `iv` alone (unscaled, no offset). */
+static bool isPlainIndex(const PbcLinearForm *f, MlirValue iv) {
+  return f->linear && f->nTerms == 1 && f->coeffs[0] == 1 && f->constant == 0 &&
+         mlirValueEqual(f->values[0], iv);
+}
+
+/* Position in the band of the loop whose index `f` is, or -1. */
 static int ivPosition(const PbcLinearForm *f, const Gemm *g) {
-  if (!f->linear || f->nTerms != 1 || f->coeffs[0] != 1 || f->constant != 0)
-    return -1;
   for (int l = 0; l < 3; ++l)
-    if (mlirValueEqual(f->values[0], pbcLoopIv(g->band[l])))
+    if (isPlainIndex(f, pbcLoopIv(g->band[l])))
       return l;
   return -1;
 }
@@ -147,23 +152,20 @@ static void buildCopy(MlirOperation before, MlirValue src, MlirValue dst, const 
   MlirValue ivs[2];
   MlirOperation end;
   MlirOperation nest = pbcBuildAffineNest(before, shape, 2, loc, ivs, &end);
-  MlirOperation loops[2] = {nest, mlirOperationGetParentOperation(end)};
-  for (int d = 0; d < 2; ++d)
-    if (origin[d])
-      pbcLoopRestrict(loops[d], extent[d], pbcBuildIndexConstant(nest, origin[d]));
-  /* (pbcLoopRestrict rewired the indices to origin + index) */
-  MlirValue at[2] = {pbcLoopIv(loops[0]), pbcLoopIv(loops[1])};
-  for (int d = 0; d < 2; ++d)
-    if (origin[d]) {
-      MlirOperation apply = mlirBlockGetFirstOperation(pbcLoopBody(loops[d]));
-      at[d] = mlirOperationGetResult(apply, 0);
-    }
+  MlirContext ctx = mlirOperationGetContext(nest);
+  MlirValue at[2];
+  for (int d = 0; d < 2; ++d) {
+    MlirAffineExpr e = mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0),
+                                            mlirAffineConstantExprGet(ctx, origin[d]));
+    at[d] = origin[d]
+                ? pbcBuildAffineApply(end, mlirAffineMapGet(ctx, 1, 0, 1, &e), &ivs[d], 1, loc)
+                : ivs[d];
+  }
   MlirValue v;
   if (mlirValueIsNull(src)) {
     MlirType e = mlirShapedTypeGetElementType(mlirValueGetType(dst));
-    MlirNamedAttribute value =
-        mlirNamedAttributeGet(mlirIdentifierGet(mlirOperationGetContext(nest), str("value")),
-                              mlirFloatAttrDoubleGet(mlirOperationGetContext(nest), e, 0.0));
+    MlirNamedAttribute value = mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("value")),
+                                                     mlirFloatAttrDoubleGet(ctx, e, 0.0));
     v = mlirOperationGetResult(pbcBuildOp(end, "arith.constant", 0, NULL, e, 1, &value), 0);
   } else {
     v = mlirOperationGetResult(pbcBuildAffineLoad(end, src, at, 2, loc), 0);
@@ -172,8 +174,8 @@ static void buildCopy(MlirOperation before, MlirValue src, MlirValue dst, const 
   setKind(nest, "pointwise");
 }
 
-/* The fill nest right before the GEMM among the ops touching C, if `prev`
- * is one: a perfect band over C's dimensions in order storing a constant. */
+/* True if `f` fills `c`: a perfect band over c's dimensions, in order,
+ * storing a constant; its loops in `band`, its store in `store`. */
 static bool isFillOf(MlirOperation f, MlirValue c, MlirOperation band[2], PbcAccess *store) {
   if (!pbcOpIsA(f, "affine.for") || pbcLoopBand(f, band, 2) != 2 ||
       mlirOperationGetNumRegions(mlirBlockGetFirstOperation(pbcLoopBody(band[1]))))
@@ -188,9 +190,8 @@ static bool isFillOf(MlirOperation f, MlirValue c, MlirOperation band[2], PbcAcc
     return false;
   MlirType t = mlirValueGetType(c);
   for (int d = 0; d < 2; ++d) {
-    PbcLinearForm *f = &store->subscripts[d], lb;
-    if (!f->linear || f->nTerms != 1 || f->coeffs[0] != 1 || f->constant ||
-        !mlirValueEqual(f->values[0], pbcLoopIv(band[d])) ||
+    PbcLinearForm lb;
+    if (!isPlainIndex(&store->subscripts[d], pbcLoopIv(band[d])) ||
         pbcLoopZeroBasedTrip(band[d]) != mlirShapedTypeGetDimSize(t, d) ||
         !pbcLoopBoundForm(band[d], false, &lb) || lb.nTerms || lb.constant)
       return false;
