@@ -1,43 +1,63 @@
 #!/usr/bin/python3
 """pbc's examples (examples/*.mlir, compiled by libpbc) against the same
-computation in PyTorch 1.13 eager, on the same shapes and fresh random
-inputs: warm-up, interleaved rounds, medians. Each example runs in a process
-of its own, pbc and torch interleaved in it, so no example's state (the two
-OpenMP runtimes' thread pools, torch's caches) carries into the next one's
-timings. The outputs are compared first (a fast wrong answer is not a
-result).
+computation in PyTorch 1.13 eager, on the same shapes and the same random
+inputs: warm-up, interleaved rounds, medians. The outputs are compared first
+(a fast wrong answer is not a result).
+
+Each side runs in a process of its own (no shared heap, no two OpenMP
+runtimes in one process), and the parent lets one side time a round at a
+time. A round starts after a 0.25 s sleep, so the other side's idle threads
+have stopped spinning, and then warms up for 50 ms: right after the sleep, a
+side's two threads often took turns on one core (perf sched) until the
+scheduler spread them, and rounds warmed up with 3 calls ran 3-4x slower
+one time in three.
+
+Both sides run with glibc's malloc told not to hand memory back to the
+system (GLIBC_TUNABLES below): torch eager allocates its intermediates per
+call, and whether glibc unmapped them after each call differed from process
+to process (attention: ~100 page faults per call and 3x the time, or none).
 
 usage: /usr/bin/python3 tools/bench/bench_examples.py [--runs N] [--rounds N]
-                                                      [--examples a,b,...]
+                                    [--examples a,b,...] [--seed S]
 examples: mlp, conv_block, layernorm, attention, blur (default: all)
 
 Peer settings: torch.set_num_threads(2), OPENBLAS_CORETYPE=SkylakeX,
-OPENBLAS_NUM_THREADS=1; NHWC tensors go to torch as channels_last views (its
-fast layout for these convolutions). pbc's code runs on 2 OpenMP threads.
+OPENBLAS_NUM_THREADS=1, the GLIBC_TUNABLES above (both sides); NHWC tensors
+go to torch as channels_last views (its fast layout for these convolutions). pbc's code runs on 2 OpenMP threads.
 Needs build/bin/libpbc.so (tools/build.sh).
 """
 
 import argparse
 import ctypes
+import importlib.util
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+
+import numpy as np
 
 os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"  # Debian's OpenBLAS misdetects this CPU
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "2")
+os.environ.setdefault("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=67108864:"
+                      "glibc.malloc.trim_threshold=268435456")
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
-sys.path.insert(0, os.path.join(ROOT, "tools", "torch"))
 if "PBC_LIBPBC" not in os.environ:
     os.environ["PBC_LIBPBC"] = os.path.join(ROOT, "build", "bin", "libpbc.so")
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
-from pbc.libpbc import Program, descriptor  # noqa: E402
+def load_libpbc():
+    # The ctypes binding alone: the package around it imports torch, which
+    # the pbc side must not load.
+    path = os.path.join(ROOT, "tools", "torch", "pbc", "libpbc.py")
+    spec = importlib.util.spec_from_file_location("pbc_libpbc", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def nhwc_to_torch(x):  # an NHWC tensor as a channels_last NCHW view
@@ -78,10 +98,12 @@ EXAMPLES = {
 def median_ms(fn, runs):
     # Each side's idle OpenMP threads spin for a while after its last run
     # (libomp's KMP_BLOCKTIME is 200 ms): let them sleep before the other side
-    # is timed, then warm up, so neither is timed against the other's spinners.
+    # is timed. Then warm up until the woken threads sit on their own cores.
     time.sleep(0.25)
-    for _ in range(3):
+    start, calls = time.perf_counter(), 0
+    while calls < 3 or time.perf_counter() - start < 0.05:
         fn()
+        calls += 1
     ts = []
     for _ in range(runs):
         t = time.perf_counter()
@@ -90,62 +112,107 @@ def median_ms(fn, runs):
     return statistics.median(ts)
 
 
+def pbc_side(name, ins, out_shape):
+    """The example compiled by libpbc, run on ins into a fresh output."""
+    libpbc = load_libpbc()
+    path = os.path.join(ROOT, "examples", name + ".mlir")
+    program = libpbc.Program(open(path).read(), path)
+    (entry,) = program.entries.values()
+    out = np.empty(out_shape, np.float32)
+    descs = [libpbc.descriptor(a.ctypes.data, a.shape) for a in ins + [out]]
+    ptrs = [ctypes.addressof(d) for d in descs]
+    run = lambda: entry.function(*ptrs)
+    run()
+    return run, out, (program, descs)
+
+
+def torch_side(name, ins, out_shape):
+    """The same computation in PyTorch eager, on the same inputs."""
+    global torch, F
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(2)
+    torch.set_grad_enabled(False)
+    make_torch, to_pbc_layout = EXAMPLES[name]
+    run = make_torch(*[torch.from_numpy(a) for a in ins])
+    out = to_pbc_layout(run()).contiguous().numpy()
+    return run, out, None
+
+
+def child(a):
+    # One side of one example: writes its output once, then times a round
+    # per "round" line on stdin and answers with the round's median.
+    name = a.examples
+    sigs = signature(name)
+    rng = np.random.RandomState(a.seed)
+    ins = [(rng.rand(*shape) * 2 - 1).astype(np.float32) for shape in sigs[:-1]]
+    run, out, keep = (pbc_side if a.side == "pbc" else torch_side)(name, ins, sigs[-1])
+    np.save(a.out, out)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        if line.strip() != "round":
+            break
+        print(repr(median_ms(run, a.runs)), flush=True)
+    del keep
+
+
+def signature(name):
+    # Input and output shapes, from the example's entry (compiled once more
+    # here: libpbc reports shapes of compiled programs).
+    libpbc = load_libpbc()
+    path = os.path.join(ROOT, "examples", name + ".mlir")
+    (entry,) = libpbc.Program(open(path).read(), path).entries.values()
+    assert entry.num_outputs == 1, name
+    return [shape for _, shape in entry.args]
+
+
+def compare(name, seed, runs, rounds):
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = {}
+        for side in ("pbc", "torch"):
+            out = os.path.join(tmp, side + ".npy")
+            proc = subprocess.Popen(
+                [sys.executable, os.path.abspath(__file__), "--child", side, "--examples", name,
+                 "--seed", str(seed), "--runs", str(runs), "--out", out],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            assert proc.stdout.readline().strip() == "ready", (name, side)
+            sides[side] = (proc, np.load(out))
+        got, want = sides["pbc"][1], sides["torch"][1]
+        err = float(np.abs(got - want).max())
+        scale = float(np.abs(want).max())
+        assert err <= 1e-4 * max(scale, 1.0), (name, err, scale)
+        times = {"pbc": [], "torch": []}
+        for _ in range(rounds):
+            for side, (proc, _) in sides.items():  # one side at a time
+                proc.stdin.write("round\n")
+                proc.stdin.flush()
+                times[side].append(float(proc.stdout.readline()))
+        for proc, _ in sides.values():
+            proc.stdin.close()
+            proc.wait()
+    return statistics.median(times["torch"]), statistics.median(times["pbc"]), err
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--examples", default=",".join(EXAMPLES))
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--seed", type=int, default=None, help="inputs' seed (default: the time)")
+    ap.add_argument("--child", choices=("pbc", "torch"), dest="side", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
     a = ap.parse_args()
-    names = a.examples.split(",")
-    if not a.child:
-        rows = []
-        for name in names:
-            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child",
-                                  "--runs", str(a.runs), "--rounds", str(a.rounds),
-                                  "--examples", name], stdout=subprocess.PIPE, text=True,
-                                 check=True).stdout
-            for line in out.splitlines():
-                if line.startswith("ROW\t"):
-                    _, n, t, p, err = line.split("\t")
-                    rows.append((n, float(t), float(p), float(err)))
-                else:
-                    print(line, flush=True)
-        print_table(rows, a)
+    if a.side:
+        child(a)
         return
-    torch.set_num_threads(2)
-    seed = int(time.time())
-    torch.manual_seed(seed)
-    print("torch %s, %d threads, OPENBLAS_CORETYPE=%s; pbc via %s; seed %d" % (
-        torch.__version__, torch.get_num_threads(), os.environ["OPENBLAS_CORETYPE"],
-        os.environ["PBC_LIBPBC"], seed))
-    for name in names:
-        make_torch, to_pbc_layout = EXAMPLES[name]
-        path = os.path.join(ROOT, "examples", name + ".mlir")
-        program = Program(open(path).read(), path)
-        (entry,) = program.entries.values()
-        ins = [torch.rand(shape) * 2 - 1 for _, shape in entry.args[:entry.num_inputs]]
-        outs = [torch.empty(shape) for _, shape in entry.args[entry.num_inputs:]]
-        descs = [descriptor(t.data_ptr(), tuple(t.shape)) for t in ins + outs]
-        ptrs = [ctypes.addressof(d) for d in descs]
-
-        def run_pbc():
-            entry.function(*ptrs)
-
-        run_torch = make_torch(*ins)
-        with torch.no_grad():
-            run_pbc()
-            want = to_pbc_layout(run_torch())
-            err = (outs[0] - want).abs().max().item()
-            scale = want.abs().max().item()
-            assert err <= 1e-4 * max(scale, 1.0), (name, err, scale)
-            tp, tt = [], []
-            for _ in range(a.rounds):
-                tp.append(median_ms(run_pbc, a.runs))
-                tt.append(median_ms(run_torch, a.runs))
-        p, t = statistics.median(tp), statistics.median(tt)
-        print("ROW\t%s\t%r\t%r\t%r" % (name, t, p, err))
+    seed = int(time.time()) % 2**31 if a.seed is None else a.seed
+    print("torch eager: 2 threads, OPENBLAS_CORETYPE=%s; pbc via %s; seed %d" % (
+        os.environ["OPENBLAS_CORETYPE"], os.environ["PBC_LIBPBC"], seed), flush=True)
+    rows = []
+    for name in a.examples.split(","):
+        rows.append((name,) + compare(name, seed, a.runs, a.rounds))
         print("  %s done" % name, flush=True)
+    print_table(rows, a)
 
 
 def print_table(rows, a):
