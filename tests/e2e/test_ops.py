@@ -1125,6 +1125,47 @@ def _(ctx):
     assert_close(r, ref, k=C * KH * KW)
 
 
+@test("tosa_transpose_conv2d")
+def _(ctx):
+    # A transposed convolution: every input pixel scatters its kernel-sized
+    # patch into the output at stride steps. pbc takes it through MLIR's TOSA
+    # decomposition (stride^2 sub-pixel convolutions, no stuffed zeros).
+    rng = ctx.rng
+    KH, KW = rshape(rng, 2, 1, 4)
+    s = rshape(rng, 2, 1, 3)
+    # out_pad: top, bottom, left, right; negative crops (PyTorch's padding).
+    pad = [int(rng.integers(-(k - 1), 2)) if k > 1 else int(rng.integers(0, 2))
+           for k in (KH, KH, KW, KW)]
+    N, C, F = int(rng.integers(1, 3)), int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    H, W = rshape(rng, 2, 1, 7)
+    if (H - 1) * s[0] + pad[0] + pad[1] + KH < 1:  # cropped to nothing
+        pad[0] = pad[1] = 0
+    if (W - 1) * s[1] + pad[2] + pad[3] + KW < 1:
+        pad[2] = pad[3] = 0
+    Ho = (H - 1) * s[0] + pad[0] + pad[1] + KH
+    Wo = (W - 1) * s[1] + pad[2] + pad[3] + KW
+    xs, ws, os_ = (N, H, W, C), (F, KH, KW, C), (N, Ho, Wo, F)
+    body = tosa_zp()
+    body += ("  %%r = tosa.transpose_conv2d %%x, %%w, %%b, %%zp, %%zp {acc_type = f32, "
+             "out_pad = array<i64: %s>, stride = array<i64: %d, %d>}"
+             " : (%s, %s, %s, tensor<1xf32>, tensor<1xf32>) -> %s\n"
+             % (", ".join(map(str, pad)), s[0], s[1], T(xs), T(ws), T((F,)), T(os_)))
+    text = func("tconv", [("x", T(xs)), ("w", T(ws)), ("b", T((F,)))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    w, _ = ctx.rand(ws)
+    b, _ = ctx.rand((F,))
+    # Scatter into the uncropped output, then take the out_pad window of it.
+    full = np.zeros((N, (H - 1) * s[0] + KH + 2, (W - 1) * s[1] + KW + 2, F))
+    for kh in range(KH):
+        for kw in range(KW):
+            tap = np.einsum("nhwc,fc->nhwf", x.astype(np.float64), w[:, kh, kw, :].astype(np.float64))
+            full[:, 1 + kh:1 + kh + (H - 1) * s[0] + 1:s[0],
+                 1 + kw:1 + kw + (W - 1) * s[1] + 1:s[1]] += tap
+    ref = full[:, 1 - pad[0]:1 - pad[0] + Ho, 1 - pad[2]:1 - pad[2] + Wo] + b
+    (r,) = ctx.run(text, [x, w, b])
+    assert_close(r, ref, k=C * KH * KW)
+
+
 @test("tosa_reduce_sum")
 def _(ctx):
     shape = rshape(ctx.rng, 3, 1, 12)

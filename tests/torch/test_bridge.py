@@ -85,6 +85,24 @@ def test_op_families():
         close(g, w, "op families, output %d" % i)
 
 
+def test_conv_transpose():
+    """A decoder's upsampling: transposed convolutions (stride, PyTorch's
+    cropping padding, output_padding, with and without bias), compiled whole."""
+    m = torch.nn.Sequential(
+        torch.nn.ConvTranspose2d(6, 5, 3, stride=2, padding=1, output_padding=1),
+        torch.nn.ReLU(),
+        torch.nn.ConvTranspose2d(5, 3, 4, stride=(2, 3), padding=(2, 0), bias=False)).eval()
+    x = torch.randn(2, 6, 7, 9)
+    fast = pbc.jit(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fast(x)
+    assert not fast.plan(x).fallbacks
+    assert any("tosa.transpose_conv2d" in text for text in fast.plan(x).mlir)
+    with torch.no_grad():
+        close(got, m(x), "conv_transpose")
+
+
 def test_torch_compile_backend():
     if not pbc.HAS_TORCH_COMPILE:
         print("SKIP torch.compile backend: PyTorch %s has no torch.compile "

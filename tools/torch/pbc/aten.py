@@ -286,13 +286,14 @@ def _addmm(ctx, bias, a, b, beta=1, alpha=1):
 def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
     v = ctx.tensor(x)
-    if transposed:
-        raise Unsupported("transposed convolution")
     if len(v.shape) != 4:
         raise Unsupported("%d-D convolution" % (len(v.shape) - 2))
     if not isinstance(w, Const):
         raise Unsupported("convolution with a weight computed at run time")
     wt = w.tensor
+    if transposed:
+        return _conv_transpose(ctx, v, wt, bias, ints(stride), ints(padding), ints(dilation),
+                               ints(output_padding), groups)
     f_, cg, kh, kw = wt.shape
     c = v.shape[1]
     depthwise = groups > 1
@@ -304,6 +305,21 @@ def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_
         raise Unsupported("grouped convolution (groups=%d)" % groups)
     return ctx.f.conv2d(v, ctx.bind(hwcf), ints(stride), ints(padding), ints(dilation),
                         depthwise, ctx.tensor(bias) if bias is not None else None)
+
+
+def _conv_transpose(ctx, v, wt, bias, stride, padding, dilation, output_padding, groups):
+    # PyTorch's weight is (C, F, KH, KW); TOSA wants (F, KH, KW, C).
+    c, f_, kh, kw = wt.shape
+    if groups != 1:
+        raise Unsupported("grouped transposed convolution (groups=%d)" % groups)
+    if dilation != [1, 1]:
+        raise Unsupported("dilated transposed convolution")
+    if padding[0] >= kh or padding[1] >= kw:
+        raise Unsupported("transposed convolution cropping a kernel or more (padding %s)"
+                          % padding)
+    return ctx.f.conv_transpose2d(v, ctx.bind(wt.permute(1, 2, 3, 0)),
+                                  ctx.tensor(bias) if bias is not None else None, stride,
+                                  padding, output_padding)
 
 
 # ---------------------------------------------------------------- normalization

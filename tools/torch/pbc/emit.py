@@ -338,6 +338,36 @@ class Function:
         out.ssa = r
         return out
 
+    def conv_transpose2d(self, x, w_fhwc, bias, stride, padding, output_padding):
+        """x: logical NCHW; w: FHWC (TOSA's OHWI) as a logical Val; bias (F)
+        or None. TOSA's transpose_conv2d, which pbc's S1 decomposes into
+        stride^2 sub-pixel convolutions; PyTorch's padding crops the output
+        (a negative out_pad), output_padding extends its far side."""
+        x = self.transpose_to(x, NHWC)
+        n, c, h, wd = x.shape
+        f, kh, kw = w_fhwc.shape[0], w_fhwc.shape[1], w_fhwc.shape[2]
+        pads = [-padding[0], -padding[0] + output_padding[0],
+                -padding[1], -padding[1] + output_padding[1]]
+        oh = (h - 1) * stride[0] + pads[0] + pads[1] + kh
+        ow = (wd - 1) * stride[1] + pads[2] + pads[3] + kw
+        out = Val(None, (n, f, oh, ow), F32, NHWC)
+        zp, r = self.fresh(), self.fresh()
+        self.emit('%s = "tosa.const"() <{values = dense<0.0> : tensor<1xf32>}> : () -> '
+                  'tensor<1xf32>' % zp)
+        if bias is None:
+            bias_ssa = self.fresh()
+            self.emit('%s = "tosa.const"() <{values = dense<0.0> : tensor<%dxf32>}> : () -> '
+                      'tensor<%dxf32>' % (bias_ssa, f, f))
+        else:
+            bias_ssa = self.logical(bias).ssa
+        self.emit("%s = tosa.transpose_conv2d %s, %s, %s, %s, %s {acc_type = f32, "
+                  "out_pad = array<i64: %s>, stride = array<i64: %d, %d>} : "
+                  "(%s, %s, %s, tensor<1xf32>, tensor<1xf32>) -> %s" % (
+                      r, x.ssa, w_fhwc.ssa, bias_ssa, zp, zp, ", ".join(map(str, pads)),
+                      stride[0], stride[1], x.type, w_fhwc.type, ttype((f,)), out.type))
+        out.ssa = r
+        return out
+
     def pool2d(self, x, kernel, stride, padding, kind):
         x = self.transpose_to(x, NHWC)
         fill = -math.inf if kind == "max" else 0.0
