@@ -353,6 +353,12 @@ void pbcLoopSetStep(MlirOperation forOp, long long step) {
                                           mlirIntegerAttrGet(mlirIndexTypeGet(ctx), step));
 }
 
+void pbcLoopSetUpperBound(MlirOperation forOp, long long ub) {
+  MlirContext ctx = mlirOperationGetContext(forOp);
+  mlirOperationSetAttributeByName(forOp, str("upperBoundMap"),
+                                  mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, ub)));
+}
+
 bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor) {
   for (; !mlirOperationIsNull(op); op = mlirOperationGetParentOperation(op))
     if (mlirOperationEqual(op, ancestor))

@@ -183,17 +183,31 @@ MlirOperation pbcBuildAffinePrefetch(MlirOperation before, const MlirValue *oper
   return insert(before, &st);
 }
 
+/* The body the index's affine.apply goes to: the innermost loop's of the
+ * perfect band below `loop` when every use of the index is in there (the
+ * band stays perfect for the passes that tile it), else `loop`'s own. */
+static MlirBlock restrictAnchor(MlirOperation loop) {
+  MlirOperation band[PBC_MAX_BAND];
+  MlirOperation inner = band[pbcLoopBand(loop, band, PBC_MAX_BAND) - 1];
+  for (MlirOpOperand u = mlirValueGetFirstUse(pbcLoopIv(loop)); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    if (!pbcOpIsInside(mlirOpOperandGetOwner(u), inner) ||
+        mlirOperationEqual(mlirOpOperandGetOwner(u), inner))
+      return pbcLoopBody(loop);
+  return pbcLoopBody(inner);
+}
+
 void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin) {
   MlirContext ctx = mlirOperationGetContext(loop);
-  mlirOperationSetAttributeByName(loop, str("upperBoundMap"),
-                                  mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, extent)));
+  MlirBlock anchor = restrictAnchor(loop);
+  pbcLoopSetUpperBound(loop, extent);
   MlirValue iv = pbcLoopIv(loop);
   MlirAffineExpr sum =
       mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0), mlirAffineDimExprGet(ctx, 1));
   MlirValue ops[2] = {origin, iv};
-  MlirValue at = pbcBuildAffineApply(mlirBlockGetFirstOperation(pbcLoopBody(loop)),
-                                     mlirAffineMapGet(ctx, 2, 0, 1, &sum), ops, 2,
-                                     mlirOperationGetLocation(loop));
+  MlirValue at =
+      pbcBuildAffineApply(mlirBlockGetFirstOperation(anchor), mlirAffineMapGet(ctx, 2, 0, 1, &sum),
+                          ops, 2, mlirOperationGetLocation(loop));
   MlirOperation apply = mlirOpResultGetOwner(at);
   mlirValueReplaceAllUsesExcept(iv, at, 1, &apply);
 }

@@ -38,8 +38,8 @@ static MlirOperation findMain(MlirOperation script) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(script, 0));
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    MlirAttribute name = mlirOperationGetAttributeByName(
-        op, mlirStringRefCreateFromCString("sym_name"));
+    MlirAttribute name =
+        mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("sym_name"));
     if (pbcOpIsA(op, "transform.named_sequence") && !mlirAttributeIsNull(name) &&
         mlirStringRefEqual(mlirStringAttrGetValue(name),
                            mlirStringRefCreateFromCString("__transform_main")))
@@ -68,8 +68,7 @@ static const PbcCPassSpec kSpec = {
     "pbc-decompose-aggregates", "builtin.module",
     "Decompose linalg.softmax into loop-lowerable linalg ops; fhwc convolutions to hwcf", run, 0};
 
-MlirPass pbcCreateDecomposeAggregatesPass(const char *options, char *err,
-                                          size_t errLen) {
+MlirPass pbcCreateDecomposeAggregatesPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};

@@ -130,12 +130,6 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
   return true;
 }
 
-static void setUpperBound(MlirOperation loop, long long ub) {
-  MlirContext ctx = mlirOperationGetContext(loop);
-  mlirOperationSetAttributeByName(loop, str("upperBoundMap"),
-                                  mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, ub)));
-}
-
 static void setKind(MlirOperation root, const char *kind) {
   MlirContext ctx = mlirOperationGetContext(root);
   mlirOperationSetAttributeByName(root, str("pbc.kind"),
@@ -258,7 +252,7 @@ static void padGemm(MlirOperation root, const State *st) {
       /* C's fill fills C' (whole: C' is then C's initial value). */
       mlirOperationSetOperand(fill.op, 1, pad[0]);
       for (int d = 0; d < 2; ++d)
-        setUpperBound(fillBand[d], shape[d]);
+        pbcLoopSetUpperBound(fillBand[d], shape[d]);
       /* the alloc must dominate the fill */
       mlirOperationMoveBefore(mlirOpResultGetOwner(pad[0]), prev);
     } else {
@@ -278,7 +272,7 @@ static void padGemm(MlirOperation root, const State *st) {
     mlirOperationSetOperand(g.acc[a].op, g.acc[a].isWrite ? 1 : 0, pad[b]);
   }
   for (int l = 0; l < 3; ++l)
-    setUpperBound(g.band[l], padded[l]);
+    pbcLoopSetUpperBound(g.band[l], padded[l]);
   MlirType t = mlirValueGetType(g.buf[0]);
   long long zero[2] = {0, 0};
   long long dims[2] = {mlirShapedTypeGetDimSize(t, 0), mlirShapedTypeGetDimSize(t, 1)};

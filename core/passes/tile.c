@@ -6,7 +6,9 @@
  * loops R after J.
  *  - Register tile: MR iterations of I x NV vectors of J, chosen by a cost
  *    model (FMAs per load: MR*NV / (MR+NV), within the chip's vector
- *    registers, dividing the trip counts so every tile is full).
+ *    registers, dividing the trip counts so every tile is full; a
+ *    convolution whose I has no good divisor is split into full tiles and a
+ *    remainder nest).
  *  - Cache tiles for GEMM-shaped nests (one reduction loop): KC so a B
  *    micro-panel (KC x NR) fills up to a quarter of L2, MC so the A block
  *    (MC x KC) fills the rest and the cores all get blocks, NC so the B
@@ -26,6 +28,7 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
 #include "pbc/passes.h"
 #include "pbc/transpose_input.h"
 
@@ -147,6 +150,15 @@ static bool analyzeNest(MlirOperation root, const State *st, Nest *n) {
  * when its panel exceeds L1 those NV loads stream from L2 at a stride and
  * count double: taller tiles win there (28x28x128 3x3: 14x2 runs 0.47 ms,
  * 4x4 0.61). */
+/* FMAs per load of an m x v register tile (see below). */
+static double tileScore(const Nest *n, const State *st, int m, int v) {
+  long long panelBytes = n->reduction * v * n->lanes * n->elemBytes;
+  double jLoadCost = !n->gemm && panelBytes > st->l1 ? 2.0 : 1.0;
+  return (double)(m * v) / (m + jLoadCost * v) + 1e-3 * m * v;
+}
+
+static bool tileFits(const State *st, int m, int v) { return m * v + v + 1 <= st->vectorRegisters; }
+
 static void chooseRegisterTile(const Nest *n, const State *st, int *mr, int *nv) {
   double best = -1;
   *mr = 1;
@@ -155,12 +167,10 @@ static void chooseRegisterTile(const Nest *n, const State *st, int *mr, int *nv)
   for (int v = 1; v <= 4; ++v) {
     if (n->trip[n->J] % ((long long)v * n->lanes))
       continue;
-    long long panelBytes = n->reduction * v * n->lanes * n->elemBytes;
-    double jLoadCost = !n->gemm && panelBytes > st->l1 ? 2.0 : 1.0;
     for (int m = 1; m <= 16; ++m) {
-      if (tripI % m || m * v + v + 1 > st->vectorRegisters)
+      if (tripI % m || !tileFits(st, m, v))
         continue;
-      double score = (double)(m * v) / (m + jLoadCost * v) + 1e-3 * m * v;
+      double score = tileScore(n, st, m, v);
       if (score > best) {
         best = score;
         *mr = m;
@@ -168,6 +178,38 @@ static void chooseRegisterTile(const Nest *n, const State *st, int *mr, int *nv)
       }
     }
   }
+}
+
+/* Partial tiles (PolyBlocks §4.3): when I's trip count has no divisor near
+ * the best tile height (a 29-wide convolution output: only 1 and 29), the
+ * nest is split along I into full tiles of the best height and a remainder
+ * nest, which gets a tile as tall as the remainder. Returns where
+ * to split I, or 0 to keep the nest whole. Time per row of I is taken as
+ * inversely proportional to the tile's FMAs per load. Convolutions only:
+ * pbc-pad-gemm gives GEMMs full tiles by padding. */
+static long long partialTileSplit(const Nest *n, const State *st, int mr, int nv) {
+  if (n->I < 0 || n->gemm || nv == 0)
+    return 0;
+  long long trip = n->trip[n->I];
+  /* A divisor from 4 up keeps the nest whole: a second nest costs a
+   * parallel region and a thin remainder tile (1x1 conv 64->256 on 56^2:
+   * 4x4 tiles whole ran 0.200 ms, 6x4 tiles and a 2-wide rest 0.235). */
+  for (int m = 4; m <= 16; ++m)
+    if (trip % m == 0)
+      return 0;
+  int bestM = mr;
+  double best = tileScore(n, st, mr, nv);
+  for (int m = mr + 1; m <= 16 && m < trip; ++m)
+    if (tileFits(st, m, nv) && tileScore(n, st, m, nv) > best) {
+      best = tileScore(n, st, m, nv);
+      bestM = m;
+    }
+  long long rest = trip % bestM;
+  if (bestM == mr || rest == 0)
+    return 0;
+  double whole = trip / tileScore(n, st, mr, nv);
+  double split = (trip - rest) / best + rest / tileScore(n, st, (int)rest, nv);
+  return split < 0.9 * whole ? trip - rest : 0;
 }
 
 /* Largest multiple of `unit` that divides `trip` and is <= bound (>= unit). */
@@ -240,6 +282,20 @@ static void tileNest(MlirOperation root, const State *st) {
   chooseRegisterTile(&n, st, &mr, &nv);
   if (nv == 0)
     return;
+  long long split = partialTileSplit(&n, st, mr, nv);
+  if (split > 0) {
+    /* I is parallel: its iterations may run as two nests, [0, split) here
+     * and the rest in a copy after it (indexing split + i). */
+    MlirOperation rest = mlirOperationClone(root);
+    mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(root), root, rest);
+    MlirOperation restBand[PBC_MAX_BAND];
+    pbcLoopBand(rest, restBand, PBC_MAX_BAND);
+    pbcLoopRestrict(restBand[n.I], n.trip[n.I] - split, pbcBuildIndexConstant(root, split));
+    pbcLoopSetUpperBound(n.band[n.I], split);
+    tileNest(root, st);
+    tileNest(rest, st);
+    return;
+  }
   for (int t = 0; t < n.nTranspose; ++t)
     pbcTransposeInput(&n.transpose[t], n.transposeDim[t], root);
   int nr = nv * n.lanes;

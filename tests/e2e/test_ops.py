@@ -428,6 +428,32 @@ def _(ctx):
     conv_case(ctx, "nchw")
 
 
+@test("conv_2d_nhwc_hwcf_odd_width")
+def _(ctx):
+    """An output width with no divisor from 4 to 16 (pbc-tile splits the
+    nest into full register tiles and a remainder nest)."""
+    rng = ctx.rng
+    KH, KW = rshape(rng, 2, 1, 4)
+    Ho, Wo = int(rng.integers(1, 4)), int(rng.choice([17, 19, 23, 29, 31, 37]))
+    C, F = int(rng.integers(1, 9)), 16 * int(rng.integers(1, 3))
+    H, W = Ho + KH - 1, Wo + KW - 1
+    xs, ws, os_ = (1, H, W, C), (KH, KW, C, F), (1, Ho, Wo, F)
+    body = "  %zero = arith.constant 0.0 : f32\n" + fill("f", os_)
+    body += ("  %%r = linalg.conv_2d_nhwc_hwcf {dilations = %s, strides = %s}\n"
+             "      ins(%%x, %%w : %s, %s) outs(%%f : %s) -> %s\n"
+             % (dense_i64((1, 1)), dense_i64((1, 1)), T(xs), T(ws), T(os_), T(os_)))
+    text = func("conv", [("x", T(xs)), ("w", T(ws))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    w, _ = ctx.rand(ws)
+    ref = np.zeros(os_)
+    for kh in range(KH):
+        for kw in range(KW):
+            win = window(x.astype(np.float64), 1, 2, kh, kw, (1, 1), (1, 1), Ho, Wo)
+            ref += np.einsum("nhwc,cf->nhwf", win, w[kh, kw].astype(np.float64))
+    (r,) = ctx.run(text, [x, w])
+    assert_close(r, ref, k=C * KH * KW)
+
+
 @test("conv_2d_nhwc_hwcf_f16_acc_f32_fragments")
 def _(ctx):
     """f16 convolution with N*Ho*Wo, F and KH*KW*C multiples of 16: the

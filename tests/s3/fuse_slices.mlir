@@ -20,14 +20,14 @@
 // CHECK: affine.for %[[T:.*]] = 0 to 1024 step 64 {
 // CHECK-NEXT: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<68x64xf32>
 // CHECK: affine.for %[[H:.*]] = 0 to 68 {
-// CHECK-NEXT: %[[R:.*]] = affine.apply #{{.*}}(%[[T]], %[[H]])
+// CHECK: %[[R:.*]] = affine.apply #{{.*}}(%[[T]], %[[H]])
 // CHECK: affine.store %{{.*}}, %[[P]][%[[R]] - %[[T]], %{{.*}}] : memref<68x64xf32>
 // CHECK: affine.for %[[H2:.*]] = 0 to 68 {
-// CHECK-NEXT: %[[R2:.*]] = affine.apply #{{.*}}(%[[T]], %[[H2]])
+// CHECK: %[[R2:.*]] = affine.apply #{{.*}}(%[[T]], %[[H2]])
 // CHECK: affine.load %arg0[%[[R2]], %{{.*}}]
 // CHECK: affine.store %{{.*}}, %[[P]][%[[R2]] - %[[T]], %{{.*}}] : memref<68x64xf32>
 // CHECK: affine.for %[[H3:.*]] = 0 to 64 {
-// CHECK-NEXT: %[[R3:.*]] = affine.apply #{{.*}}(%[[T]], %[[H3]])
+// CHECK: %[[R3:.*]] = affine.apply #{{.*}}(%[[T]], %[[H3]])
 // CHECK: affine.load %[[P]][%[[R3]] + %{{.*}} - %[[T]], %{{.*}}] : memref<68x64xf32>
 // CHECK: affine.store %{{.*}}, %arg1[%[[R3]], %{{.*}}] : memref<1024x64xf32>
 // CHECK: memref.dealloc %[[P]]
@@ -50,15 +50,15 @@
 // TWOD-NEXT: affine.for %[[U:.*]] = 0 to 1024 step 128 {
 // TWOD-NEXT: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<68x128xf32>
 // TWOD: affine.for %[[H:.*]] = 0 to 68 {
-// TWOD-NEXT: %[[R:.*]] = affine.apply #{{.*}}(%[[T]], %[[H]])
 // TWOD-NEXT: affine.for %[[W:.*]] = 0 to 128 {
-// TWOD-NEXT: %[[C:.*]] = affine.apply #{{.*}}(%[[U]], %[[W]])
-// TWOD-NEXT: %{{.*}} = affine.load %arg0[%[[R]], %[[C]]] : memref<1028x1024xf32>
+// TWOD-DAG: %[[R:.*]] = affine.apply #{{.*}}(%[[T]], %[[H]])
+// TWOD-DAG: %[[C:.*]] = affine.apply #{{.*}}(%[[U]], %[[W]])
+// TWOD: %{{.*}} = affine.load %arg0[%[[R]], %[[C]]] : memref<1028x1024xf32>
 // TWOD: affine.store %{{.*}}, %[[P]][%[[R]] - %[[T]], %[[C]] - %[[U]]] : memref<68x128xf32>
 // TWOD: affine.for %[[H2:.*]] = 0 to 64 {
-// TWOD-NEXT: %[[R2:.*]] = affine.apply #{{.*}}(%[[T]], %[[H2]])
 // TWOD-NEXT: affine.for %[[W2:.*]] = 0 to 128 {
-// TWOD-NEXT: %[[C2:.*]] = affine.apply #{{.*}}(%[[U]], %[[W2]])
+// TWOD-DAG: %[[R2:.*]] = affine.apply #{{.*}}(%[[T]], %[[H2]])
+// TWOD-DAG: %[[C2:.*]] = affine.apply #{{.*}}(%[[U]], %[[W2]])
 // TWOD: affine.load %[[P]][%[[R2]] + %{{.*}} - %[[T]], %[[C2]] - %[[U]]] : memref<68x128xf32>
 // TWOD: affine.store %{{.*}}, %arg1[%[[R2]], %[[C2]]] : memref<1024x1024xf32>
 // TWOD: memref.dealloc %[[P]]

@@ -102,3 +102,42 @@ func.func @aliasing_rows(%x: memref<1x14x14x64xf32>, %w: memref<1x1x64x256xf32>,
   } {pbc.kind = "matmul"}
   return
 }
+// A 29-wide output (29 has no divisor from 4 to 16) is split along ow: 16
+// columns in full 16-high tiles, then a copy of the nest over the other 13
+// (indexing 16 + ow), in one 13-high tile. Without the split the tile was
+// one column high.
+// CHECK-LABEL: func.func @odd_width
+// CHECK: affine.for %{{.*}} = 0 to 16 {
+// CHECK: } {pbc.register_tile = 16 : i64, pbc.vectorize}
+// CHECK-NEXT: } {pbc.register_tile = 16 : i64}
+// CHECK: } {pbc.kind = "matmul"
+// CHECK: affine.for %[[OW:.*]] = 0 to 13 {
+// CHECK: %[[COL:.*]] = affine.apply #{{.*}}(%{{.*}}, %[[OW]])
+// CHECK: affine.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %[[COL]], %{{.*}}]
+// CHECK: } {pbc.register_tile = 16 : i64, pbc.vectorize}
+// CHECK-NEXT: } {pbc.register_tile = 13 : i64}
+// CHECK: } {pbc.kind = "matmul"
+// CHECK-NOT: pbc.kind
+func.func @odd_width(%x: memref<1x30x30x128xf32>, %w: memref<2x2x128x16xf32>, %y: memref<1x29x29x16xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %oh = 0 to 29 {
+      affine.for %ow = 0 to 29 {
+        affine.for %f = 0 to 16 {
+          affine.for %kh = 0 to 2 {
+            affine.for %kw = 0 to 2 {
+              affine.for %c = 0 to 128 {
+                %a = affine.load %x[%n, %oh + %kh, %ow + %kw, %c] : memref<1x30x30x128xf32>
+                %b = affine.load %w[%kh, %kw, %c, %f] : memref<2x2x128x16xf32>
+                %o = affine.load %y[%n, %oh, %ow, %f] : memref<1x29x29x16xf32>
+                %p = arith.mulf %a, %b : f32
+                %s = arith.addf %o, %p : f32
+                affine.store %s, %y[%n, %oh, %ow, %f] : memref<1x29x29x16xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}

@@ -76,6 +76,8 @@ long long pbcLoopStep(MlirOperation forOp);
  * (no bound operands), else -1: what tiles indexing from the origin need. */
 long long pbcLoopZeroBasedTrip(MlirOperation forOp);
 void pbcLoopSetStep(MlirOperation forOp, long long step);
+/* Makes the loop's upper bound the constant `ub`. */
+void pbcLoopSetUpperBound(MlirOperation forOp, long long ub);
 /* An affine.for's lower (or upper) bound as a linear form of its operands,
  * if the bound is one linear result (not a min/max of several). */
 bool pbcLoopBoundForm(MlirOperation forOp, bool upper, PbcLinearForm *f);

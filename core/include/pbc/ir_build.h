@@ -55,7 +55,9 @@ MlirOperation pbcBuildIf(MlirOperation before, MlirValue cond, bool withElse);
 
 /* `loop` (an affine.for from 0 with a constant upper bound, any step) runs
  * over [origin, origin + extent) instead: its upper bound becomes `extent`,
- * and its index, wherever used, origin + index. */
+ * and its index, wherever used, origin + index (computed in the innermost
+ * body of the perfect band below `loop` when all uses are in there, so the
+ * band stays perfect). */
 void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin);
 
 /* Erases op after every op that uses its results (a buffer's allocation
