@@ -8,4 +8,6 @@ export PBC_PLUGIN_DIR="$PWD/targets/cpu"
 export PBC_CACHE_DIR="${TEST_TMPDIR:-/tmp}/pbc-cache"
 export PYTHONPATH="$PWD/tools/torch"
 export OPENBLAS_NUM_THREADS=1
+# One OpenMP runtime for PyTorch and pbc (tools/torch/pbc/openmp.py).
+export LD_PRELOAD=/usr/lib/llvm-22/lib/libomp.so.5
 exec /usr/bin/python3 "$@"

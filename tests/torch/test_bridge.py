@@ -103,6 +103,21 @@ def test_conv_transpose():
         close(got, m(x), "conv_transpose")
 
 
+def test_openmp_runtime_warning():
+    """Importing pbc where PyTorch's libgomp is loaded and libomp is not
+    preloaded warns and says how to share one runtime; preloaded, it is quiet."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ)
+    code = "import warnings; warnings.simplefilter('always'); import torch, pbc"
+    for preload, warned in (("", True), (pbc.openmp.LIBOMP, False)):
+        env["LD_PRELOAD"] = preload
+        err = subprocess.run([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE,
+                             text=True, check=True).stderr
+        assert ("LD_PRELOAD=" + pbc.openmp.LIBOMP in err) == warned, (preload, err)
+
+
 def test_torch_compile_backend():
     if not pbc.HAS_TORCH_COMPILE:
         print("SKIP torch.compile backend: PyTorch %s has no torch.compile "

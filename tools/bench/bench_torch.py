@@ -8,7 +8,9 @@ models: mlp, resnet18, mobilenet_v2, encoder (default: all)
 
 Peers' settings: torch.set_num_threads(2), OPENBLAS_CORETYPE=SkylakeX,
 OPENBLAS_NUM_THREADS=1 (torch's own threads do the parallel work); pbc's code
-runs on 2 OpenMP threads (OMP_NUM_THREADS=2). Needs build/bin/libpbc.so
+runs on 2 OpenMP threads (OMP_NUM_THREADS=2). The script restarts itself with
+LLVM's libomp preloaded, so PyTorch and pbc share one OpenMP runtime
+(tools/torch/pbc/openmp.py; --two-runtimes keeps PyTorch on libgomp). Needs build/bin/libpbc.so
 (tools/build.sh).
 """
 
@@ -21,6 +23,10 @@ import time
 os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"  # Debian's OpenBLAS misdetects this CPU
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "2")
+LIBOMP = "/usr/lib/llvm-22/lib/libomp.so.5"  # as tools/torch/pbc/openmp.py
+if "--two-runtimes" not in sys.argv and "libomp" not in os.environ.get("LD_PRELOAD", ""):
+    os.environ["LD_PRELOAD"] = LIBOMP
+    os.execv(sys.executable, [sys.executable] + sys.argv)
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "torch"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "torch"))
@@ -57,6 +63,8 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--models", default="mlp,resnet18,mobilenet_v2,encoder")
+    ap.add_argument("--two-runtimes", action="store_true",
+                    help="leave PyTorch on its libgomp (pbc on libomp): no preload")
     a = ap.parse_args()
     torch.set_num_threads(2)
     torch.manual_seed(0)

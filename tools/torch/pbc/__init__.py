@@ -16,7 +16,10 @@ import torch
 
 from .aten import Unsupported
 from .libpbc import CompileError
+from .openmp import warn_if_two_runtimes
 from .runtime import Plan
+
+warn_if_two_runtimes()
 
 __all__ = ["jit", "Compiled", "CompileError", "Unsupported", "backend"]
 
