@@ -1,6 +1,13 @@
 /* The cpu target plugin: multicore x86-64 via LLVM and OpenMP.
  * Everything the host interprets is data: chip descriptions and the S4/S5
  * pipelines are text files embedded at build time. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdio.h>
+
 #include "cpu_detect.h"
 #include "pbc/plugin.h"
 
@@ -8,9 +15,12 @@ extern const char pbc_cpu_s4[], pbc_cpu_s5[], pbc_cpu_chip_v4[], pbc_cpu_chip_v3
 
 static const char *const kChips[] = {pbc_cpu_chip_v4, pbc_cpu_chip_v3, NULL};
 
-/* OpenMP for parallel loops; MLIR's C runner utils for strided memref copies. */
+/* pbc's cpu runtime (the buffer allocator generated code calls; it sits next
+ * to this plugin, found at query time), OpenMP for parallel loops, MLIR's C
+ * runner utils for strided memref copies. */
+static char runtimePath[4096];
 static const char *const kRuntime[] = {
-    "/usr/lib/llvm-22/lib/libomp.so",
+    runtimePath, "/usr/lib/llvm-22/lib/libomp.so",
     "/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so", NULL};
 
 static const PbcTargetPlugin kPlugin = {
@@ -30,5 +40,12 @@ static const PbcTargetPlugin kPlugin = {
 
 PBC_PLUGIN_EXPORT const PbcTargetPlugin *pbc_target_plugin_query(uint32_t hostVersion) {
   (void)hostVersion; /* v1 is the only version; the host checks ours. */
+  Dl_info self;
+  if (!runtimePath[0] && dladdr((const void *)pbc_target_plugin_query, &self) &&
+      self.dli_fname) {
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", self.dli_fname);
+    snprintf(runtimePath, sizeof(runtimePath), "%s/libpbc_cpu_runtime.so", dirname(dir));
+  }
   return &kPlugin;
 }

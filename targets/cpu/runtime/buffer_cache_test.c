@@ -1,0 +1,67 @@
+/* The cpu runtime's buffer allocator: 64-byte aligned, writable blocks; a
+ * large freed block comes back for the next allocation of its size (and only
+ * of its size); small blocks are not kept; concurrent use from threads gets
+ * distinct blocks. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *_mlir_memref_to_llvm_alloc(uint64_t size);
+void _mlir_memref_to_llvm_free(void *p);
+
+static int failures;
+#define CHECK(c)                                                                                   \
+  do {                                                                                             \
+    if (!(c)) {                                                                                    \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);                        \
+      ++failures;                                                                                  \
+    }                                                                                              \
+  } while (0)
+
+static void *worker(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 200; ++i) {
+    size_t n = (size_t)(1 + i % 3) << 20;
+    unsigned char *p = _mlir_memref_to_llvm_alloc(n);
+    memset(p, i & 0xff, n); /* a block shared by two threads would be clobbered */
+    for (size_t j = 0; j < n; j += 4093)
+      if (p[j] != (i & 0xff))
+        return (void *)1;
+    _mlir_memref_to_llvm_free(p);
+  }
+  return NULL;
+}
+
+int main(void) {
+  const size_t big = 3 << 20, small = 1000;
+  void *a = _mlir_memref_to_llvm_alloc(big);
+  CHECK(a && (uintptr_t)a % 64 == 0);
+  memset(a, 1, big);
+  _mlir_memref_to_llvm_free(a);
+  void *b = _mlir_memref_to_llvm_alloc(big + 64); /* another size: not a's */
+  CHECK(b != a);
+  void *c = _mlir_memref_to_llvm_alloc(big); /* a's size: a comes back */
+  CHECK(c == a);
+  _mlir_memref_to_llvm_free(b);
+  _mlir_memref_to_llvm_free(c);
+
+  void *s = _mlir_memref_to_llvm_alloc(small);
+  CHECK(s && (uintptr_t)s % 64 == 0);
+  _mlir_memref_to_llvm_free(s);
+  _mlir_memref_to_llvm_free(NULL);
+
+  pthread_t t[4];
+  for (int i = 0; i < 4; ++i)
+    pthread_create(&t[i], NULL, worker, NULL);
+  for (int i = 0; i < 4; ++i) {
+    void *r;
+    pthread_join(t[i], &r);
+    CHECK(r == NULL);
+  }
+  if (failures)
+    return 1;
+  puts("PASS");
+  return 0;
+}
