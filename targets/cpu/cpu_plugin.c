@@ -19,9 +19,8 @@ static const char *const kChips[] = {pbc_cpu_chip_v4, pbc_cpu_chip_v3, NULL};
  * to this plugin, found at query time), OpenMP for parallel loops, MLIR's C
  * runner utils for strided memref copies. */
 static char runtimePath[4096];
-static const char *const kRuntime[] = {
-    runtimePath, "/usr/lib/llvm-22/lib/libomp.so",
-    "/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so", NULL};
+static const char *const kRuntime[] = {runtimePath, "/usr/lib/llvm-22/lib/libomp.so",
+                                       "/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so", NULL};
 
 static const PbcTargetPlugin kPlugin = {
     .struct_size = sizeof(PbcTargetPlugin),
@@ -41,8 +40,7 @@ static const PbcTargetPlugin kPlugin = {
 PBC_PLUGIN_EXPORT const PbcTargetPlugin *pbc_target_plugin_query(uint32_t hostVersion) {
   (void)hostVersion; /* v1 is the only version; the host checks ours. */
   Dl_info self;
-  if (!runtimePath[0] && dladdr((const void *)pbc_target_plugin_query, &self) &&
-      self.dli_fname) {
+  if (!runtimePath[0] && dladdr((const void *)pbc_target_plugin_query, &self) && self.dli_fname) {
     char dir[4096];
     snprintf(dir, sizeof(dir), "%s", self.dli_fname);
     snprintf(runtimePath, sizeof(runtimePath), "%s/libpbc_cpu_runtime.so", dirname(dir));
