@@ -163,6 +163,13 @@ long long pbcLinearTermsGcd(const PbcLinearForm *f, long long scale) {
   return termsGcd(f, scale, 0);
 }
 
+bool pbcHasDivisorIn(long long n, long long lo, long long hi) {
+  for (long long d = lo; d <= hi; ++d)
+    if (n % d == 0)
+      return true;
+  return false;
+}
+
 bool pbcOpIsInCopyNest(MlirOperation op) {
   for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
        p = mlirOperationGetParentOperation(p))

@@ -214,12 +214,9 @@ static void padGemm(MlirOperation root, const State *st) {
     return;
   long long padded[3] = {g.trip[0], g.trip[1], g.trip[2]};
   long long m = g.trip[g.iPos], n = g.trip[g.jPos];
-  bool rowsDivide = false;
-  for (long long r = 4; r <= 16; ++r)
-    rowsDivide |= m % r == 0;
   if (n % lanes)
     padded[g.jPos] = roundUp(n, lanes);
-  if (!rowsDivide)
+  if (!pbcHasDivisorIn(m, 4, 16)) /* register tiles 4 to 16 rows high */
     padded[g.iPos] = roundUp(m, 8);
   if (padded[g.iPos] == m && padded[g.jPos] == n)
     return;

@@ -141,24 +141,24 @@ static bool analyzeNest(MlirOperation root, const State *st, Nest *n) {
   return n->lanes > 1;
 }
 
-/* Register tile: maximise FMAs per load within the registers, full tiles.
- * Each step of the reduction loop does MR*NV FMAs for MR broadcasts and NV
- * vector loads of J's operand. A GEMM's NR-wide panel streams from L2
- * (KC fills L2) but contiguously, as packed panels: its loads count once
- * (2048^3: 4x4 and 8x2 ran 1.13 and 1.16 pbc/oneDNN time, paired). A
- * convolution's reduction (kh*kw*c) is not blocked or packed that way, so
- * when its panel exceeds L1 those NV loads stream from L2 at a stride and
- * count double: taller tiles win there (28x28x128 3x3: 14x2 runs 0.47 ms,
- * 4x4 0.61). */
-/* FMAs per load of an m x v register tile (see below). */
+/* The register tile's cost model: FMAs per load of an m x v tile. Each step
+ * of the reduction loop does m*v FMAs for m broadcasts and v vector loads
+ * of J's operand. A GEMM's NR-wide panel streams from L2 (KC fills L2) but
+ * contiguously, as packed panels: its loads count once (2048^3: 4x4 and
+ * 8x2 ran 1.13 and 1.16 pbc/oneDNN time, paired). A convolution's
+ * reduction (kh*kw*c) is not blocked or packed that way, so when its panel
+ * exceeds L1 those v loads stream from L2 at a stride and count double:
+ * taller tiles win there (28x28x128 3x3: 14x2 runs 0.47 ms, 4x4 0.61). */
 static double tileScore(const Nest *n, const State *st, int m, int v) {
   long long panelBytes = n->reduction * v * n->lanes * n->elemBytes;
   double jLoadCost = !n->gemm && panelBytes > st->l1 ? 2.0 : 1.0;
   return (double)(m * v) / (m + jLoadCost * v) + 1e-3 * m * v;
 }
 
+/* m*v accumulators, v loaded vectors and one broadcast in registers. */
 static bool tileFits(const State *st, int m, int v) { return m * v + v + 1 <= st->vectorRegisters; }
 
+/* Register tile: the best score among full tiles (dividing the trips). */
 static void chooseRegisterTile(const Nest *n, const State *st, int *mr, int *nv) {
   double best = -1;
   *mr = 1;
@@ -183,31 +183,33 @@ static void chooseRegisterTile(const Nest *n, const State *st, int *mr, int *nv)
 /* Partial tiles (PolyBlocks §4.3): when I's trip count has no divisor near
  * the best tile height (a 29-wide convolution output: only 1 and 29), the
  * nest is split along I into full tiles of the best height and a remainder
- * nest, which gets a tile as tall as the remainder. Returns where
- * to split I, or 0 to keep the nest whole. Time per row of I is taken as
+ * nest, which gets a tile as tall as the remainder. Returns where to split
+ * I, or 0 to keep the nest whole. Time per row of I is taken as
  * inversely proportional to the tile's FMAs per load. Convolutions only:
  * pbc-pad-gemm gives GEMMs full tiles by padding. */
 static long long partialTileSplit(const Nest *n, const State *st, int mr, int nv) {
   if (n->I < 0 || n->gemm || nv == 0)
     return 0;
   long long trip = n->trip[n->I];
-  /* A divisor from 4 up keeps the nest whole: a second nest costs a
-   * parallel region and a thin remainder tile (1x1 conv 64->256 on 56^2:
-   * 4x4 tiles whole ran 0.200 ms, 6x4 tiles and a 2-wide rest 0.235). */
-  for (int m = 4; m <= 16; ++m)
-    if (trip % m == 0)
-      return 0;
+  /* A divisor from 4 up keeps the nest whole (as in pbc-pad-gemm): a
+   * second nest costs a parallel region and a thin remainder tile (1x1
+   * conv 64->256 on 56^2: 4x4 tiles whole ran 0.200 ms, 6x4 tiles and a
+   * 2-wide rest 0.235). */
+  if (pbcHasDivisorIn(trip, 4, 16))
+    return 0;
   int bestM = mr;
-  double best = tileScore(n, st, mr, nv);
-  for (int m = mr + 1; m <= 16 && m < trip; ++m)
-    if (tileFits(st, m, nv) && tileScore(n, st, m, nv) > best) {
-      best = tileScore(n, st, m, nv);
+  double current = tileScore(n, st, mr, nv), best = current;
+  for (int m = mr + 1; m <= 16 && m < trip; ++m) {
+    double score = tileFits(st, m, nv) ? tileScore(n, st, m, nv) : 0;
+    if (score > best) {
+      best = score;
       bestM = m;
     }
+  }
   long long rest = trip % bestM;
   if (bestM == mr || rest == 0)
     return 0;
-  double whole = trip / tileScore(n, st, mr, nv);
+  double whole = trip / current;
   double split = (trip - rest) / best + rest / tileScore(n, st, (int)rest, nv);
   return split < 0.9 * whole ? trip - rest : 0;
 }

@@ -14,6 +14,7 @@
 #include "gpu_passes.h"
 #include "gpu_plugin.h"
 #include "pbc/plugin.h"
+#include "pbc/plugin_files.h"
 
 extern const char pbc_amdgpu_s5[], pbc_amdgpu_chip_gfx90a[], pbc_amdgpu_chip_gfx942[],
     pbc_amdgpu_chip_gfx1100[];
@@ -95,8 +96,8 @@ static void findRocmToolkit(void) {
 PBC_PLUGIN_EXPORT const PbcTargetPlugin *pbc_target_plugin_query(uint32_t hostVersion) {
   (void)hostVersion;
   if (!runtimePath[0])
-    pbcGpuFileBeside((const void *)pbc_target_plugin_query, "libpbc_amdgpu_runtime.so",
-                     runtimePath, sizeof(runtimePath));
+    pbcPluginFileBeside((const void *)pbc_target_plugin_query, "libpbc_amdgpu_runtime.so",
+                        runtimePath, sizeof(runtimePath));
   findRocmToolkit();
   return &kPlugin;
 }

@@ -1,15 +1,9 @@
 /* The cpu target plugin: multicore x86-64 via LLVM and OpenMP.
  * Everything the host interprets is data: chip descriptions and the S4/S5
  * pipelines are text files embedded at build time. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
-#include <dlfcn.h>
-#include <libgen.h>
-#include <stdio.h>
-
 #include "cpu_detect.h"
 #include "pbc/plugin.h"
+#include "pbc/plugin_files.h"
 
 extern const char pbc_cpu_s4[], pbc_cpu_s5[], pbc_cpu_chip_v4[], pbc_cpu_chip_v3[];
 
@@ -39,11 +33,8 @@ static const PbcTargetPlugin kPlugin = {
 
 PBC_PLUGIN_EXPORT const PbcTargetPlugin *pbc_target_plugin_query(uint32_t hostVersion) {
   (void)hostVersion; /* v1 is the only version; the host checks ours. */
-  Dl_info self;
-  if (!runtimePath[0] && dladdr((const void *)pbc_target_plugin_query, &self) && self.dli_fname) {
-    char dir[4096];
-    snprintf(dir, sizeof(dir), "%s", self.dli_fname);
-    snprintf(runtimePath, sizeof(runtimePath), "%s/libpbc_cpu_runtime.so", dirname(dir));
-  }
+  if (!runtimePath[0])
+    pbcPluginFileBeside((const void *)pbc_target_plugin_query, "libpbc_cpu_runtime.so", runtimePath,
+                        sizeof(runtimePath));
   return &kPlugin;
 }

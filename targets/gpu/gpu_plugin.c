@@ -1,9 +1,6 @@
 /* What every GPU target plugin shares (see gpu_plugin.h). */
 #include "gpu_plugin.h"
 
-#include <dlfcn.h>
-#include <libgen.h>
-#include <stdio.h>
 #include <string.h>
 
 const char *pbcGpuExtensionPoint(const char *name) {
@@ -18,14 +15,4 @@ const char *pbcGpuExtensionPoint(const char *name) {
   if (strcmp(name, "s3-before-parallelize") == 0)
     return "[parallelization] pbc-parallelize{min-trip=1 band=3 hoist=1}\n";
   return NULL;
-}
-
-void pbcGpuFileBeside(const void *anchor, const char *file, char *out, size_t len) {
-  Dl_info info;
-  out[0] = 0;
-  if (!dladdr(anchor, &info) || !info.dli_fname)
-    return;
-  char copy[4096];
-  snprintf(copy, sizeof(copy), "%s", info.dli_fname);
-  snprintf(out, len, "%s/%s", dirname(copy), file);
 }

@@ -21,8 +21,4 @@ extern const char pbc_gpu_s4[];
  * them (matrix-unit-mapping, warp-size). */
 const char *pbcGpuExtensionPoint(const char *name);
 
-/* Writes the absolute path of `file` in the folder of the shared object
- * that contains `anchor` (a function of the plugin) into out. */
-void pbcGpuFileBeside(const void *anchor, const char *file, char *out, size_t len);
-
 #endif

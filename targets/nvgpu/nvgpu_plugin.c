@@ -10,6 +10,7 @@
 #include "gpu_passes.h"
 #include "gpu_plugin.h"
 #include "pbc/plugin.h"
+#include "pbc/plugin_files.h"
 
 extern const char pbc_nvgpu_s5[], pbc_nvgpu_chip_sm80[], pbc_nvgpu_chip_sm86[],
     pbc_nvgpu_chip_sm89[], pbc_nvgpu_chip_sm90[];
@@ -45,8 +46,8 @@ static void findCudaToolkit(void) {
 PBC_PLUGIN_EXPORT const PbcTargetPlugin *pbc_target_plugin_query(uint32_t hostVersion) {
   (void)hostVersion;
   if (!runtimePath[0])
-    pbcGpuFileBeside((const void *)pbc_target_plugin_query, "libpbc_nvgpu_runtime.so",
-                     runtimePath, sizeof(runtimePath));
+    pbcPluginFileBeside((const void *)pbc_target_plugin_query, "libpbc_nvgpu_runtime.so",
+                        runtimePath, sizeof(runtimePath));
   findCudaToolkit();
   return &kPlugin;
 }

@@ -119,6 +119,18 @@ def window(xp, axis_h, axis_w, kh, kw, s, d, ho, wo):
     return xp[tuple(sl)]
 
 
+def conv_nhwc_ref(xp, w_hwcf, s, d, ho, wo):
+    """NHWC convolution of the (already padded) xp by a KH x KW x C x F
+    filter, in float64."""
+    xp, w_hwcf = xp.astype(np.float64), w_hwcf.astype(np.float64)
+    ref = np.zeros((xp.shape[0], ho, wo, w_hwcf.shape[3]))
+    for kh in range(w_hwcf.shape[0]):
+        for kw in range(w_hwcf.shape[1]):
+            win = window(xp, 1, 2, kh, kw, s, d, ho, wo)         # n,ho,wo,c
+            ref += np.einsum("nhwc,cf->nhwf", win, w_hwcf[kh, kw])
+    return ref
+
+
 def conv_params(rng, kmax=3):
     k = rshape(rng, 2, 1, kmax)
     s = rshape(rng, 2, 1, 2)
@@ -405,13 +417,12 @@ def conv_case(ctx, layout):
     x, _ = ctx.rand(xs)
     w, _ = ctx.rand(ws)
     xp = np.pad(x.astype(np.float64), list(zip(low, high)))
-    ref = np.zeros(os_)
-    for kh in range(KH):
-        for kw in range(KW):
-            if layout == "nhwc":
-                win = window(xp, 1, 2, kh, kw, s, d, Ho, Wo)         # n,ho,wo,c
-                ref += np.einsum("nhwc,cf->nhwf", win, w[kh, kw].astype(np.float64))
-            else:
+    if layout == "nhwc":
+        ref = conv_nhwc_ref(xp, w, s, d, Ho, Wo)
+    else:
+        ref = np.zeros(os_)
+        for kh in range(KH):
+            for kw in range(KW):
                 win = window(xp, 2, 3, kh, kw, s, d, Ho, Wo)         # n,c,ho,wo
                 ref += np.einsum("nchw,fc->nfhw", win, w[:, :, kh, kw].astype(np.float64))
     (r,) = ctx.run(text, [x, w])
@@ -445,11 +456,7 @@ def _(ctx):
     text = func("conv", [("x", T(xs)), ("w", T(ws))], [("r", T(os_))], body)
     x, _ = ctx.rand(xs)
     w, _ = ctx.rand(ws)
-    ref = np.zeros(os_)
-    for kh in range(KH):
-        for kw in range(KW):
-            win = window(x.astype(np.float64), 1, 2, kh, kw, (1, 1), (1, 1), Ho, Wo)
-            ref += np.einsum("nhwc,cf->nhwf", win, w[kh, kw].astype(np.float64))
+    ref = conv_nhwc_ref(x, w, (1, 1), (1, 1), Ho, Wo)
     (r,) = ctx.run(text, [x, w])
     assert_close(r, ref, k=C * KH * KW)
 
@@ -473,11 +480,7 @@ def _(ctx):
     text = func("conv", [("x", T(xs, "f16")), ("w", T(ws, "f16"))], [("r", T(os_))], body)
     x, x32 = ctx.rand(xs, F16)
     w, w32 = ctx.rand(ws, F16)
-    ref = np.zeros(os_)
-    for kh in range(KH):
-        for kw in range(KW):
-            win = window(x32.astype(np.float64), 1, 2, kh, kw, s, d, Ho, Wo)
-            ref += np.einsum("nhwc,cf->nhwf", win, w32[kh, kw].astype(np.float64))
+    ref = conv_nhwc_ref(x32, w32, s, d, Ho, Wo)
     (r,) = ctx.run(text, [x, w])
     assert_close(r, ref, F32, k=C * KH * KW)
 
@@ -1142,11 +1145,7 @@ def _(ctx):
     w, _ = ctx.rand(ws)
     b, _ = ctx.rand((F,))
     xp = np.pad(x.astype(np.float64), [(0, 0), (pad[0], pad[1]), (pad[2], pad[3]), (0, 0)])
-    ref = np.zeros(os_) + b
-    for kh in range(KH):
-        for kw in range(KW):
-            win = window(xp, 1, 2, kh, kw, s, d, Ho, Wo)
-            ref += np.einsum("nhwc,fc->nhwf", win, w[:, kh, kw, :].astype(np.float64))
+    ref = conv_nhwc_ref(xp, w.transpose(1, 2, 3, 0), s, d, Ho, Wo) + b
     (r,) = ctx.run(text, [x, w, b])
     assert_close(r, ref, k=C * KH * KW)
 

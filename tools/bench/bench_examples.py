@@ -30,6 +30,7 @@ Needs build/bin/libpbc.so (tools/build.sh).
 import argparse
 import ctypes
 import importlib.util
+import json
 import os
 import statistics
 import subprocess
@@ -52,7 +53,7 @@ if "PBC_LIBPBC" not in os.environ:
 
 def load_libpbc():
     # The ctypes binding alone: the package around it imports torch, which
-    # the pbc side must not load.
+    # the parent and the pbc side must not load.
     path = os.path.join(ROOT, "tools", "torch", "pbc", "libpbc.py")
     spec = importlib.util.spec_from_file_location("pbc_libpbc", path)
     mod = importlib.util.module_from_spec(spec)
@@ -143,7 +144,7 @@ def child(a):
     # One side of one example: writes its output once, then times a round
     # per "round" line on stdin and answers with the round's median.
     name = a.examples
-    sigs = signature(name)
+    sigs = [tuple(s) for s in json.loads(a.shapes)]
     rng = np.random.RandomState(a.seed)
     ins = [(rng.rand(*shape) * 2 - 1).astype(np.float32) for shape in sigs[:-1]]
     run, out, keep = (pbc_side if a.side == "pbc" else torch_side)(name, ins, sigs[-1])
@@ -157,8 +158,9 @@ def child(a):
 
 
 def signature(name):
-    # Input and output shapes, from the example's entry (compiled once more
-    # here: libpbc reports shapes of compiled programs).
+    # Input and output shapes, from the example's entry (libpbc reports the
+    # shapes of compiled programs). The parent asks once and tells both
+    # sides, so the torch side never loads libpbc or pbc's OpenMP runtime.
     libpbc = load_libpbc()
     path = os.path.join(ROOT, "examples", name + ".mlir")
     (entry,) = libpbc.Program(open(path).read(), path).entries.values()
@@ -167,13 +169,14 @@ def signature(name):
 
 
 def compare(name, seed, runs, rounds):
+    shapes = json.dumps(signature(name))
     with tempfile.TemporaryDirectory() as tmp:
         sides = {}
         for side in ("pbc", "torch"):
             out = os.path.join(tmp, side + ".npy")
             proc = subprocess.Popen(
                 [sys.executable, os.path.abspath(__file__), "--child", side, "--examples", name,
-                 "--seed", str(seed), "--runs", str(runs), "--out", out],
+                 "--seed", str(seed), "--runs", str(runs), "--out", out, "--shapes", shapes],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
             assert proc.stdout.readline().strip() == "ready", (name, side)
             sides[side] = (proc, np.load(out))
@@ -201,6 +204,7 @@ def main():
     ap.add_argument("--seed", type=int, default=None, help="inputs' seed (default: the time)")
     ap.add_argument("--child", choices=("pbc", "torch"), dest="side", help=argparse.SUPPRESS)
     ap.add_argument("--out", help=argparse.SUPPRESS)
+    ap.add_argument("--shapes", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.side:
         child(a)

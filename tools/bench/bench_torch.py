@@ -10,11 +10,12 @@ Peers' settings: torch.set_num_threads(2), OPENBLAS_CORETYPE=SkylakeX,
 OPENBLAS_NUM_THREADS=1 (torch's own threads do the parallel work); pbc's code
 runs on 2 OpenMP threads (OMP_NUM_THREADS=2). The script restarts itself with
 LLVM's libomp preloaded, so PyTorch and pbc share one OpenMP runtime
-(tools/torch/pbc/openmp.py; --two-runtimes keeps PyTorch on libgomp). Needs build/bin/libpbc.so
-(tools/build.sh).
+(tools/torch/pbc/openmp.py; --two-runtimes keeps PyTorch on libgomp).
+Needs build/bin/libpbc.so (tools/build.sh).
 """
 
 import argparse
+import importlib.util
 import os
 import statistics
 import sys
@@ -23,11 +24,13 @@ import time
 os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"  # Debian's OpenBLAS misdetects this CPU
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "2")
-LIBOMP = "/usr/lib/llvm-22/lib/libomp.so.5"  # as tools/torch/pbc/openmp.py
-if "--two-runtimes" not in sys.argv and "libomp" not in os.environ.get("LD_PRELOAD", ""):
-    os.environ["LD_PRELOAD"] = LIBOMP
-    os.execv(sys.executable, [sys.executable] + sys.argv)
 HERE = os.path.dirname(os.path.abspath(__file__))
+if "--two-runtimes" not in sys.argv:  # the bridge's openmp.py alone: no torch yet
+    _spec = importlib.util.spec_from_file_location(
+        "pbc_openmp", os.path.join(HERE, "..", "torch", "pbc", "openmp.py"))
+    _openmp = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_openmp)
+    _openmp.restart_with_libomp()
 sys.path.insert(0, os.path.join(HERE, "..", "torch"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests", "torch"))
 

@@ -49,6 +49,8 @@ long long pbcLinearCoeff(const PbcLinearForm *f, MlirValue v);
 long long pbcLinearTermsGcd(const PbcLinearForm *f, long long scale);
 /* Greatest common divisor of |a| and |b| (0 if both are 0). */
 long long pbcGcd(long long a, long long b);
+/* True if some d in [lo, hi] divides n. */
+bool pbcHasDivisorIn(long long n, long long lo, long long hi);
 
 /* How an access moves along a loop's induction variable. */
 typedef enum {

@@ -4,7 +4,7 @@
  * use-generic-functions), per call. With plain malloc, glibc returns large
  * buffers to the system when they are freed (munmap, or trimming the heap),
  * so every call faults their pages in again: a 1000^3 GEMM on zero-padded
- * copies ran 7.6 ms instead of 5.2 ms. Freed buffers of at least
+ * copies ran 7.6 ms instead of 5.0 ms. Freed buffers of at least
  * kMinCachedBytes are kept here instead (up to kMaxCachedBytes in all) and
  * handed to the next allocation of the same size: a program called in a loop
  * allocates the same sizes every call. Thread-safe (parallel loops allocate

@@ -309,7 +309,7 @@ def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_
 
 def _conv_transpose(ctx, v, wt, bias, stride, padding, dilation, output_padding, groups):
     # PyTorch's weight is (C, F, KH, KW); TOSA wants (F, KH, KW, C).
-    c, f_, kh, kw = wt.shape
+    kh, kw = wt.shape[2], wt.shape[3]
     if groups != 1:
         raise Unsupported("grouped transposed convolution (groups=%d)" % groups)
     if dilation != [1, 1]:

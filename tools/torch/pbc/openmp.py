@@ -10,6 +10,7 @@ as Intel's OpenMP does in PyTorch's own tuning guide (LD_PRELOAD=libiomp5).
 """
 
 import os
+import sys
 import warnings
 
 LIBOMP = "/usr/lib/llvm-22/lib/libomp.so.5"  # what the cpu plugin links
@@ -19,11 +20,19 @@ def shared_runtime():
     """True unless libgomp is loaded here while libomp is not preloaded."""
     if "libomp" in os.environ.get("LD_PRELOAD", ""):
         return True
-    try:
+    try:  # torch is imported first, so libgomp is mapped by now if it uses it
         with open("/proc/self/maps") as f:
             return "libgomp.so" not in f.read()
     except OSError:
         return True
+
+
+def restart_with_libomp():
+    """For scripts, before they import torch: run this process again with
+    libomp preloaded (returns only if it already is)."""
+    if "libomp" not in os.environ.get("LD_PRELOAD", ""):
+        os.environ["LD_PRELOAD"] = LIBOMP
+        os.execv(sys.executable, [sys.executable] + sys.argv)
 
 
 def warn_if_two_runtimes():
