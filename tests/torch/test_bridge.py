@@ -103,6 +103,39 @@ def test_conv_transpose():
         close(got, m(x), "conv_transpose")
 
 
+def test_grouped_convolutions():
+    """Grouped convolutions (ResNeXt), grouped, depthwise and dilated
+    transposed ones: one convolution per channel group, concatenated; a
+    dilated transposed kernel with zeros between its taps. Beyond
+    MAX_CONV_GROUPS groups the op runs eagerly, warned."""
+    m = torch.nn.Sequential(
+        torch.nn.Conv2d(8, 12, 3, padding=1, groups=4),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(12, 6, 3, stride=2, groups=3, bias=False),
+        torch.nn.ConvTranspose2d(6, 8, 3, stride=2, padding=1, output_padding=1, groups=2),
+        torch.nn.ConvTranspose2d(8, 8, 4, stride=2, padding=1, groups=8),
+        torch.nn.ConvTranspose2d(8, 5, 3, stride=2, dilation=2, padding=2)).eval()
+    x = torch.randn(2, 8, 11, 9)
+    fast = pbc.jit(m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fast(x)
+    assert not fast.plan(x).fallbacks
+    with torch.no_grad():
+        close(got, m(x), "grouped convolutions")
+
+    many = torch.nn.Conv2d(130, 130, 1, groups=65).eval()
+    x = torch.randn(1, 130, 4, 4)
+    fast = pbc.jit(many)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        got = fast(x)
+    assert [name for name, _ in fast.plan(x).fallbacks] == ["convolution.default"], \
+        fast.plan(x).fallbacks
+    with torch.no_grad():
+        close(got, many(x), "65 groups (eager)")
+
+
 def test_openmp_runtime_warning():
     """Importing pbc where PyTorch's libgomp is loaded and libomp is not
     preloaded warns and says how to share one runtime; preloaded, it is quiet."""

@@ -6,7 +6,11 @@ import math
 
 import torch
 
-from .emit import Val
+from .emit import NHWC, Val
+
+# A grouped convolution becomes one convolution per group (see _per_group);
+# beyond this many, the op runs eagerly rather than as hundreds of nests.
+MAX_CONV_GROUPS = 64
 
 
 class Unsupported(Exception):
@@ -296,30 +300,60 @@ def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_
                                ints(output_padding), groups)
     f_, cg, kh, kw = wt.shape
     c = v.shape[1]
-    depthwise = groups > 1
+    if groups == c == f_ and cg == 1:
+        hwc = wt.permute(2, 3, 0, 1).reshape(kh, kw, c)
+        return ctx.f.conv2d(v, ctx.bind(hwc), ints(stride), ints(padding), ints(dilation),
+                            True, ctx.tensor(bias) if bias is not None else None)
+
+    def conv(xg, wg, bg):
+        return ctx.f.conv2d(xg, ctx.bind(wg.permute(2, 3, 1, 0)), ints(stride), ints(padding),
+                            ints(dilation), False, bg)
+
+    return _per_group(ctx, v, wt, bias, groups, f_ // groups, conv)
+
+
+def _per_group(ctx, v, wt, bias, groups, fg, conv):
+    """A grouped convolution as `groups` convolutions, conv(x_g, w_g, bias_g),
+    on the channel groups of v (NHWC slices) and of the weight's dim 0, their
+    results concatenated along the channels. Each group's convolution is a
+    GEMM pbc tiles like any other (a block-diagonal weight would multiply
+    zeros: groups times the work)."""
     if groups == 1:
-        hwcf = wt.permute(2, 3, 1, 0)
-    elif groups == c == f_ and cg == 1:
-        hwcf = wt.permute(2, 3, 0, 1).reshape(kh, kw, c)
-    else:
-        raise Unsupported("grouped convolution (groups=%d)" % groups)
-    return ctx.f.conv2d(v, ctx.bind(hwcf), ints(stride), ints(padding), ints(dilation),
-                        depthwise, ctx.tensor(bias) if bias is not None else None)
+        return conv(v, wt, ctx.tensor(bias) if bias is not None else None)
+    if groups > MAX_CONV_GROUPS:
+        raise Unsupported("convolution with %d groups (at most %d, one convolution each)"
+                          % (groups, MAX_CONV_GROUPS))
+    v = ctx.f.transpose_to(v, NHWC)
+    cg, wg = v.shape[1] // groups, wt.shape[0] // groups
+    outs = []
+    for g in range(groups):
+        bg = None
+        if bias is not None:
+            bg = ctx.f.slice(ctx.tensor(bias), 0, g * fg, fg)
+        outs.append(conv(ctx.f.slice(v, 1, g * cg, cg, keep_layout=True),
+                         wt[g * wg:(g + 1) * wg], bg))
+    return ctx.f.concat(outs, 1)
 
 
 def _conv_transpose(ctx, v, wt, bias, stride, padding, dilation, output_padding, groups):
-    # PyTorch's weight is (C, F, KH, KW); TOSA wants (F, KH, KW, C).
-    kh, kw = wt.shape[2], wt.shape[3]
-    if groups != 1:
-        raise Unsupported("grouped transposed convolution (groups=%d)" % groups)
+    # PyTorch's weight is (C, F / groups, KH, KW); TOSA wants (F, KH, KW, C).
     if dilation != [1, 1]:
-        raise Unsupported("dilated transposed convolution")
+        # A dilated kernel is the kernel with dilation - 1 zeros between its
+        # taps (exact; the zeros are multiplied).
+        c, fg, kh, kw = wt.shape
+        stuffed = wt.new_zeros(c, fg, dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1)
+        stuffed[:, :, ::dilation[0], ::dilation[1]] = wt
+        wt = stuffed
+    kh, kw = wt.shape[2], wt.shape[3]
     if padding[0] >= kh or padding[1] >= kw:
         raise Unsupported("transposed convolution cropping a kernel or more (padding %s)"
                           % padding)
-    return ctx.f.conv_transpose2d(v, ctx.bind(wt.permute(1, 2, 3, 0)),
-                                  ctx.tensor(bias) if bias is not None else None, stride,
-                                  padding, output_padding)
+
+    def conv(xg, wg, bg):
+        return ctx.f.conv_transpose2d(xg, ctx.bind(wg.permute(1, 2, 3, 0)), bg, stride,
+                                      padding, output_padding)
+
+    return _per_group(ctx, v, wt, bias, groups, wt.shape[1], conv)
 
 
 # ---------------------------------------------------------------- normalization

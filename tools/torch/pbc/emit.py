@@ -394,17 +394,24 @@ class Function:
             r, d, v.ssa, v.type, self.empty(v.phys), v.type, v.type))
         return Val(r, v.shape, v.elem, v.perm)
 
-    def slice(self, v, dim, start, size, step=1):
-        v = self.logical(v)
+    def slice(self, v, dim, start, size, step=1, keep_layout=False):
+        """Logical dim `dim` of v restricted to start, start + step, ...
+        (size elements); in v's physical layout if keep_layout (a channel
+        group of an NHWC activation), else logical."""
+        if not keep_layout:
+            v = self.logical(v)
+        pd = v.perm.index(dim)
         offs = [0] * len(v.shape)
-        sizes = list(v.shape)
+        sizes = list(v.phys)
         steps = [1] * len(v.shape)
-        offs[dim], sizes[dim], steps[dim] = start, size, step
+        offs[pd], sizes[pd], steps[pd] = start, size, step
+        shape = list(v.shape)
+        shape[dim] = size
         r = self.fresh()
         self.emit("%s = tensor.extract_slice %s[%s] [%s] [%s] : %s to %s" % (
             r, v.ssa, ", ".join(map(str, offs)), ", ".join(map(str, sizes)),
             ", ".join(map(str, steps)), v.type, ttype(sizes, v.elem)))
-        return Val(r, sizes, v.elem)
+        return Val(r, shape, v.elem, v.perm)
 
     def concat(self, vals, dim):
         perm = vals[0].perm
