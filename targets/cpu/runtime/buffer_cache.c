@@ -8,7 +8,12 @@
  * kMinCachedBytes are kept here instead (up to kMaxCachedBytes in all) and
  * handed to the next allocation of the same size: a program called in a loop
  * allocates the same sizes every call. Thread-safe (parallel loops allocate
- * their private buffers concurrently). */
+ * their private buffers concurrently).
+ *
+ * A host that is done with pbc's code for a while calls
+ * pbc_cpu_release_buffers() to give the kept memory back;
+ * $PBC_BUFFER_CACHE_MB (read at the first free) sets the limit, 0 keeps
+ * nothing. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,15 +25,25 @@ enum {
   kSlots = 64,
 };
 static const size_t kMinCachedBytes = 256 << 10;
-static const size_t kMaxCachedBytes = (size_t)1 << 30;
+static const size_t kDefaultLimitBytes = (size_t)1 << 30;
 
 static struct {
   void *block[kSlots];
   size_t size[kSlots];
   int n;
   size_t bytes;
+  size_t limit;
   pthread_mutex_t lock;
 } cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_once_t limitOnce = PTHREAD_ONCE_INIT;
+
+static void readLimit(void) {
+  const char *mb = getenv("PBC_BUFFER_CACHE_MB");
+  char *end;
+  unsigned long long v = mb ? strtoull(mb, &end, 10) : 0;
+  cache.limit = mb && *mb && !*end ? (size_t)v << 20 : kDefaultLimitBytes;
+}
 
 static void *takeCached(size_t size) {
   void *block = NULL;
@@ -47,8 +62,9 @@ static void *takeCached(size_t size) {
 
 static int keep(void *block, size_t size) {
   int kept = 0;
+  pthread_once(&limitOnce, readLimit);
   pthread_mutex_lock(&cache.lock);
-  if (cache.n < kSlots && cache.bytes + size <= kMaxCachedBytes) {
+  if (cache.n < kSlots && cache.bytes + size <= cache.limit) {
     cache.block[cache.n] = block;
     cache.size[cache.n++] = size;
     cache.bytes += size;
@@ -73,4 +89,19 @@ PBC_EXPORT void _mlir_memref_to_llvm_free(void *p) {
   size_t size = *(size_t *)block;
   if (size < kMinCachedBytes || !keep(block, size))
     free(block);
+}
+
+PBC_EXPORT void pbc_cpu_release_buffers(void) {
+  pthread_mutex_lock(&cache.lock);
+  while (cache.n > 0)
+    free(cache.block[--cache.n]);
+  cache.bytes = 0;
+  pthread_mutex_unlock(&cache.lock);
+}
+
+PBC_EXPORT size_t pbc_cpu_cached_bytes(void) {
+  pthread_mutex_lock(&cache.lock);
+  size_t bytes = cache.bytes;
+  pthread_mutex_unlock(&cache.lock);
+  return bytes;
 }

@@ -1,7 +1,8 @@
 /* The cpu runtime's buffer allocator: 64-byte aligned, writable blocks; a
  * large freed block comes back for the next allocation of its size (and only
  * of its size); small blocks are not kept; concurrent use from threads gets
- * distinct blocks. */
+ * distinct blocks; pbc_cpu_release_buffers() empties the cache, and
+ * PBC_BUFFER_CACHE_MB=0 keeps nothing. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 
 void *_mlir_memref_to_llvm_alloc(uint64_t size);
 void _mlir_memref_to_llvm_free(void *p);
+void pbc_cpu_release_buffers(void);
+size_t pbc_cpu_cached_bytes(void);
 
 static int failures;
 #define CHECK(c)                                                                                   \
@@ -36,6 +39,14 @@ static void *worker(void *arg) {
 
 int main(void) {
   const size_t big = 3 << 20, small = 1000;
+  const char *limit = getenv("PBC_BUFFER_CACHE_MB");
+  if (limit && !strcmp(limit, "0")) { /* nothing kept */
+    void *a = _mlir_memref_to_llvm_alloc(big);
+    CHECK(a && (uintptr_t)a % 64 == 0);
+    _mlir_memref_to_llvm_free(a);
+    CHECK(pbc_cpu_cached_bytes() == 0);
+    return failures ? 1 : (puts("PASS (PBC_BUFFER_CACHE_MB=0)"), 0);
+  }
   void *a = _mlir_memref_to_llvm_alloc(big);
   CHECK(a && (uintptr_t)a % 64 == 0);
   memset(a, 1, big);
@@ -46,6 +57,9 @@ int main(void) {
   CHECK(c == a);
   _mlir_memref_to_llvm_free(b);
   _mlir_memref_to_llvm_free(c);
+  CHECK(pbc_cpu_cached_bytes() == 2 * big + 64);
+  pbc_cpu_release_buffers();
+  CHECK(pbc_cpu_cached_bytes() == 0);
 
   void *s = _mlir_memref_to_llvm_alloc(small);
   CHECK(s && (uintptr_t)s % 64 == 0);
