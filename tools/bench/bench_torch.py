@@ -62,7 +62,7 @@ def best_torch(model, x):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(allow_abbrev=False)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--models", default="mlp,resnet18,mobilenet_v2,encoder")

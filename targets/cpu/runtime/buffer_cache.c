@@ -5,15 +5,17 @@
  * buffers to the system when they are freed (munmap, or trimming the heap),
  * so every call faults their pages in again: a 1000^3 GEMM on zero-padded
  * copies ran 7.6 ms instead of 5.0 ms. Freed buffers of at least
- * kMinCachedBytes are kept here instead (up to kMaxCachedBytes in all) and
+ * kMinCachedBytes are kept here instead (up to a limit in all) and
  * handed to the next allocation of the same size: a program called in a loop
  * allocates the same sizes every call. Thread-safe (parallel loops allocate
  * their private buffers concurrently).
  *
  * A host that is done with pbc's code for a while calls
- * pbc_cpu_release_buffers() to give the kept memory back;
- * $PBC_BUFFER_CACHE_MB (read at the first free) sets the limit, 0 keeps
- * nothing. */
+ * pbc_cpu_release_buffers() (pbc_cpu_runtime.h) to give the kept memory
+ * back; $PBC_BUFFER_CACHE_MB (read at the first free) sets the limit,
+ * default 1024, 0 keeps nothing. */
+#include "pbc_cpu_runtime.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,6 +3,8 @@
  * of its size); small blocks are not kept; concurrent use from threads gets
  * distinct blocks; pbc_cpu_release_buffers() empties the cache, and
  * PBC_BUFFER_CACHE_MB=0 keeps nothing. */
+#include "pbc_cpu_runtime.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,8 +13,6 @@
 
 void *_mlir_memref_to_llvm_alloc(uint64_t size);
 void _mlir_memref_to_llvm_free(void *p);
-void pbc_cpu_release_buffers(void);
-size_t pbc_cpu_cached_bytes(void);
 
 static int failures;
 #define CHECK(c)                                                                                   \

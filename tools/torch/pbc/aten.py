@@ -300,7 +300,7 @@ def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_
                                ints(output_padding), groups)
     f_, cg, kh, kw = wt.shape
     c = v.shape[1]
-    if groups == c == f_ and cg == 1:
+    if groups > 1 and groups == c == f_ and cg == 1:
         hwc = wt.permute(2, 3, 0, 1).reshape(kh, kw, c)
         return ctx.f.conv2d(v, ctx.bind(hwc), ints(stride), ints(padding), ints(dilation),
                             True, ctx.tensor(bias) if bias is not None else None)
@@ -318,8 +318,9 @@ def _per_group(ctx, v, wt, bias, groups, fg, conv):
     results concatenated along the channels. Each group's convolution is a
     GEMM pbc tiles like any other (a block-diagonal weight would multiply
     zeros: groups times the work)."""
+    bias_v = ctx.tensor(bias) if bias is not None else None
     if groups == 1:
-        return conv(v, wt, ctx.tensor(bias) if bias is not None else None)
+        return conv(v, wt, bias_v)
     if groups > MAX_CONV_GROUPS:
         raise Unsupported("convolution with %d groups (at most %d, one convolution each)"
                           % (groups, MAX_CONV_GROUPS))
@@ -327,11 +328,8 @@ def _per_group(ctx, v, wt, bias, groups, fg, conv):
     cg, wg = v.shape[1] // groups, wt.shape[0] // groups
     outs = []
     for g in range(groups):
-        bg = None
-        if bias is not None:
-            bg = ctx.f.slice(ctx.tensor(bias), 0, g * fg, fg)
-        outs.append(conv(ctx.f.slice(v, 1, g * cg, cg, keep_layout=True),
-                         wt[g * wg:(g + 1) * wg], bg))
+        bg = ctx.f.slice(bias_v, 0, g * fg, fg) if bias_v is not None else None
+        outs.append(conv(ctx.f.slice(v, 1, g * cg, cg), wt[g * wg:(g + 1) * wg], bg))
     return ctx.f.concat(outs, 1)
 
 

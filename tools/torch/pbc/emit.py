@@ -394,12 +394,9 @@ class Function:
             r, d, v.ssa, v.type, self.empty(v.phys), v.type, v.type))
         return Val(r, v.shape, v.elem, v.perm)
 
-    def slice(self, v, dim, start, size, step=1, keep_layout=False):
+    def slice(self, v, dim, start, size, step=1):
         """Logical dim `dim` of v restricted to start, start + step, ...
-        (size elements); in v's physical layout if keep_layout (a channel
-        group of an NHWC activation), else logical."""
-        if not keep_layout:
-            v = self.logical(v)
+        (size elements), in v's physical layout (no transpose first)."""
         pd = v.perm.index(dim)
         offs = [0] * len(v.shape)
         sizes = list(v.phys)

@@ -10,28 +10,40 @@ as Intel's OpenMP does in PyTorch's own tuning guide (LD_PRELOAD=libiomp5).
 """
 
 import os
+import re
 import sys
 import warnings
 
 LIBOMP = "/usr/lib/llvm-22/lib/libomp.so.5"  # what the cpu plugin links
 
 
-def shared_runtime():
-    """True unless libgomp is loaded here while libomp is not preloaded."""
-    if "libomp" in os.environ.get("LD_PRELOAD", ""):
-        return True
+def _mapped():
     try:  # torch is imported first, so libgomp is mapped by now if it uses it
         with open("/proc/self/maps") as f:
-            return "libgomp.so" not in f.read()
+            return f.read()
     except OSError:
+        return None
+
+
+def _preloaded():
+    return "libomp" in os.environ.get("LD_PRELOAD", "")
+
+
+def shared_runtime():
+    """True unless libgomp is loaded here and libomp is not both preloaded
+    and mapped (a preload that names a missing file loads nothing)."""
+    maps = _mapped()
+    if maps is None or not re.search(r"/libgomp[.-]", maps):
         return True
+    return _preloaded() and "/libomp.so" in maps
 
 
 def restart_with_libomp():
     """For scripts, before they import torch: run this process again with
-    libomp preloaded (returns only if it already is)."""
-    if "libomp" not in os.environ.get("LD_PRELOAD", ""):
-        os.environ["LD_PRELOAD"] = LIBOMP
+    libomp preloaded (returns if it already is, or if libomp is missing)."""
+    if not _preloaded() and os.path.exists(LIBOMP):
+        old = os.environ.get("LD_PRELOAD")
+        os.environ["LD_PRELOAD"] = LIBOMP + (":" + old if old else "")
         os.execv(sys.executable, [sys.executable] + sys.argv)
 
 
