@@ -36,8 +36,9 @@ typedef struct {
   long long trip[3];
   PbcAccess acc[kMaxAccesses];
   int n;
-  int loopOf[kMaxAccesses][2]; /* band position each subscript indexes */
-  MlirValue buf[kMaxOperands]; /* distinct memrefs; buf[0] is the output */
+  int loopOf[kMaxAccesses][2];   /* band position each subscript indexes */
+  MlirValue buf[kMaxOperands];   /* distinct memrefs; buf[0] is the output */
+  int bufLoops[kMaxOperands][2]; /* the loops every access of buf[b] uses */
   int nBufs;
   int iPos, jPos; /* band positions of the output's row and column loops */
 } Gemm;
@@ -107,6 +108,10 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
       if (b == kMaxOperands)
         return false;
       g->buf[g->nBufs++] = a->memref;
+      g->bufLoops[b][0] = g->loopOf[g->n][0];
+      g->bufLoops[b][1] = g->loopOf[g->n][1];
+    } else if (g->bufLoops[b][0] != g->loopOf[g->n][0] || g->bufLoops[b][1] != g->loopOf[g->n][1]) {
+      return false; /* C[i, j] and C[j, i]: one padded shape can't serve both */
     }
     if (a->isWrite) {
       ++stores;
@@ -114,6 +119,11 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
         MlirValue t = g->buf[0];
         g->buf[0] = g->buf[b];
         g->buf[b] = t;
+        int l0 = g->bufLoops[0][0], l1 = g->bufLoops[0][1];
+        g->bufLoops[0][0] = g->bufLoops[b][0];
+        g->bufLoops[0][1] = g->bufLoops[b][1];
+        g->bufLoops[b][0] = l0;
+        g->bufLoops[b][1] = l1;
       }
       g->iPos = g->loopOf[g->n][0];
       g->jPos = g->loopOf[g->n][1];

@@ -188,7 +188,8 @@ static void chooseRegisterTile(const Nest *n, const State *st, int *mr, int *nv)
  * inversely proportional to the tile's FMAs per load. Convolutions only:
  * pbc-pad-gemm gives GEMMs full tiles by padding. */
 static long long partialTileSplit(const Nest *n, const State *st, int mr, int nv) {
-  if (n->I < 0 || n->gemm || nv == 0)
+  /* The split restricts I from 0 (pbcLoopRestrict): I must start there. */
+  if (n->I < 0 || n->gemm || pbcLoopZeroBasedTrip(n->band[n->I]) <= 0)
     return 0;
   long long trip = n->trip[n->I];
   /* A divisor from 4 up keeps the nest whole (as in pbc-pad-gemm): a

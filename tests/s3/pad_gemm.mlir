@@ -41,6 +41,10 @@
 // CHECK-LABEL: func.func @not_plain
 // CHECK-NOT: memref.alloc
 // CHECK: return
+// A buffer read as C[j, i] and written as C[i, j]: no one padded shape.
+// CHECK-LABEL: func.func @transposed_use
+// CHECK-NOT: memref.alloc
+// CHECK: return
 func.func @odd(%a: memref<37x29xf32>, %b: memref<29x53xf32>, %c: memref<37x53xf32>) {
   %zero = arith.constant 0.0 : f32
   affine.for %i = 0 to 37 {
@@ -87,6 +91,22 @@ func.func @not_plain(%a: memref<37x58xf32>, %b: memref<29x53xf32>, %c: memref<37
         %p = arith.mulf %x, %y : f32
         %s = arith.addf %z, %p : f32
         affine.store %s, %c[%i, %j] : memref<37x53xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+
+func.func @transposed_use(%a: memref<37x29xf32>, %b: memref<29x37xf32>, %c: memref<37x37xf32>) {
+  affine.for %i = 0 to 37 {
+    affine.for %j = 0 to 37 {
+      affine.for %k = 0 to 29 {
+        %x = affine.load %a[%i, %k] : memref<37x29xf32>
+        %y = affine.load %b[%k, %j] : memref<29x37xf32>
+        %z = affine.load %c[%j, %i] : memref<37x37xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<37x37xf32>
       }
     }
   } {pbc.kind = "matmul"}

@@ -107,12 +107,13 @@ func.func @aliasing_rows(%x: memref<1x14x14x64xf32>, %w: memref<1x1x64x256xf32>,
 // (indexing 16 + ow), in one 13-high tile. Without the split the tile was
 // one column high.
 // CHECK-LABEL: func.func @odd_width
+// CHECK: %[[SPLIT:.*]] = arith.constant 16 : index
 // CHECK: affine.for %{{.*}} = 0 to 16 {
 // CHECK: } {pbc.register_tile = 16 : i64, pbc.vectorize}
 // CHECK-NEXT: } {pbc.register_tile = 16 : i64}
 // CHECK: } {pbc.kind = "matmul"
 // CHECK: affine.for %[[OW:.*]] = 0 to 13 {
-// CHECK: %[[COL:.*]] = affine.apply #{{.*}}(%{{.*}}, %[[OW]])
+// CHECK: %[[COL:.*]] = affine.apply #{{.*}}(%[[SPLIT]], %[[OW]])
 // CHECK: affine.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %[[COL]], %{{.*}}]
 // CHECK: } {pbc.register_tile = 16 : i64, pbc.vectorize}
 // CHECK-NEXT: } {pbc.register_tile = 13 : i64}
@@ -132,6 +133,36 @@ func.func @odd_width(%x: memref<1x30x30x128xf32>, %w: memref<2x2x128x16xf32>, %y
                 %p = arith.mulf %a, %b : f32
                 %s = arith.addf %o, %p : f32
                 affine.store %s, %y[%n, %oh, %ow, %f] : memref<1x29x29x16xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+
+// The split restricts the width loop from 0: a loop from 1 stays one nest.
+// CHECK-LABEL: func.func @odd_width_from_one
+// CHECK: affine.for %{{.*}} = 1 to 30 {
+// CHECK: } {pbc.kind = "matmul"
+// CHECK-NOT: pbc.kind
+// CHECK: return
+func.func @odd_width_from_one(%x: memref<1x30x30x128xf32>, %w: memref<2x2x128x16xf32>, %y: memref<1x29x29x16xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %oh = 0 to 29 {
+      affine.for %ow = 1 to 30 {
+        affine.for %f = 0 to 16 {
+          affine.for %kh = 0 to 2 {
+            affine.for %kw = 0 to 2 {
+              affine.for %c = 0 to 128 {
+                %a = affine.load %x[%n, %oh + %kh, %ow + %kw - 1, %c] : memref<1x30x30x128xf32>
+                %b = affine.load %w[%kh, %kw, %c, %f] : memref<2x2x128x16xf32>
+                %o = affine.load %y[%n, %oh, %ow - 1, %f] : memref<1x29x29x16xf32>
+                %p = arith.mulf %a, %b : f32
+                %s = arith.addf %o, %p : f32
+                affine.store %s, %y[%n, %oh, %ow - 1, %f] : memref<1x29x29x16xf32>
               }
             }
           }
