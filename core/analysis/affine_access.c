@@ -173,7 +173,7 @@ bool pbcHasDivisorIn(long long n, long long lo, long long hi) {
 bool pbcOpIsInCopyNest(MlirOperation op) {
   for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
        p = mlirOperationGetParentOperation(p))
-    if (pbcOpIsA(p, "affine.for") && pbcOpHasAttr(p, "pbc.copy"))
+    if (pbcOpHasAttr(p, "pbc.copy")) /* an affine.for, or parallel once parallelized */
       return true;
   return false;
 }

@@ -128,6 +128,7 @@ static long long nestWork(MlirOperation loop) {
  * jc { kc = first; kc = rest }) has each of them descended alone. */
 static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
   MlirAttribute kind = mlirOperationGetAttributeByName(loop, str("pbc.kind"));
+  bool copy = pbcOpHasAttr(loop, "pbc.copy");
   long long done = 0;
   while (!mlirOperationIsNull(loop) && done < st->band) {
     bool parallel = pbcOpHasAttr(loop, "pbc.parallel") || pbcExtAffineIsLoopParallel(loop);
@@ -152,6 +153,8 @@ static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
       return;
     if (isRoot && !mlirAttributeIsNull(kind))
       mlirOperationSetAttributeByName(par, str("pbc.kind"), kind);
+    if (isRoot && copy) /* later passes leave copy nests alone */
+      pbcOpSetUnitAttr(par, "pbc.copy");
     ++done;
     isRoot = false;
     loop = workLoopIn(par);

@@ -142,7 +142,9 @@ static void prefetchNextRow(MlirOperation loop, const State *st) {
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
     PbcAccess a;
-    if (!pbcAccessGet(op, &a) || a.isWrite || !a.lanes ||
+    /* (prefetchNext advances the row where it is an operand: not through
+     * an affine.apply, which the linear forms below see through) */
+    if (!pbcAccessGet(op, &a) || a.isWrite || !a.lanes || !readsIv(op, row) ||
         pbcMemrefBytes(mlirValueGetType(a.memref)) <= st->l2)
       continue;
     const PbcLinearForm *inner = &a.subscripts[a.rank - 1];

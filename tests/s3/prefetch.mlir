@@ -10,6 +10,7 @@
 // full rows (16 KiB runs, which the hardware prefetchers follow) do not.
 // RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=65536 cache-line-bytes=64};func.func(canonicalize)' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=1048576}' | FileCheck %s --check-prefix=FITS
+// RUN: pbc-opt %s -p 'pbc-parallelize{min-trip=2 min-work=0};pbc-prefetch{l2-bytes=65536 cache-line-bytes=64}' | FileCheck %s --check-prefix=PAR
 // CHECK-LABEL: func.func @tile
 // CHECK: affine.for %[[J:.*]] = 0 to 256 step 16 {
 // CHECK-NEXT: affine.for %[[I:.*]] = 0 to 256 step 2 {
@@ -34,6 +35,16 @@
 // CHECK-NOT: affine.prefetch
 // CHECK-LABEL: func.func @long_rows
 // CHECK-NOT: affine.prefetch
+// A row reached through an affine.apply: not advanced by one row, so no
+// prefetch (it would fetch the line the load reads).
+// CHECK-LABEL: func.func @apply_row
+// CHECK-NOT: affine.prefetch
+// A copy nest is left alone, also once parallelized (the mark moves to the
+// affine.parallel).
+// PAR-LABEL: func.func @copy_nest
+// PAR: affine.parallel
+// PAR-NOT: affine.prefetch
+// PAR: } {pbc.copy}
 // FITS-NOT: affine.prefetch
 func.func @tile(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256x256xf32>) {
   affine.for %j = 0 to 256 step 16 {
@@ -95,5 +106,28 @@ func.func @long_rows(%x: memref<64x4096xf32>, %y: memref<64x4096xf32>) {
       affine.vector_store %a, %y[%i, %j] : memref<64x4096xf32>, vector<16xf32>
     }
   }
+  return
+}
+
+func.func @apply_row(%x: memref<256x1024xf32>, %y: memref<256x256xf32>, %t: index) {
+  affine.for %i = 0 to 256 {
+    affine.for %j = 0 to 256 step 16 {
+      %r = affine.apply affine_map<(d0)[s0] -> (d0 + s0)>(%i)[%t]
+      %a = affine.vector_load %x[%r, %j] : memref<256x1024xf32>, vector<16xf32>
+      affine.vector_store %a, %y[%i, %j] : memref<256x256xf32>, vector<16xf32>
+    }
+  }
+  return
+}
+
+func.func @copy_nest(%x: memref<64x256x1024xf32>, %y: memref<64x256x256xf32>) {
+  affine.for %b = 0 to 64 {
+    affine.for %i = 0 to 256 {
+      affine.for %j = 0 to 256 step 16 {
+        %a = affine.vector_load %x[%b, %i, %j] : memref<64x256x1024xf32>, vector<16xf32>
+        affine.vector_store %a, %y[%b, %i, %j] : memref<64x256x256xf32>, vector<16xf32>
+      }
+    }
+  } {pbc.copy}
   return
 }

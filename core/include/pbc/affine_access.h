@@ -85,7 +85,7 @@ void pbcLoopSetUpperBound(MlirOperation forOp, long long ub);
 bool pbcLoopBoundForm(MlirOperation forOp, bool upper, PbcLinearForm *f);
 /* True if op is `ancestor` or nested inside it. */
 bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor);
-/* True if op is inside an affine.for marked pbc.copy (a copy nest that
+/* True if op is inside a loop marked pbc.copy (a copy nest that
  * pbc-pack, pbc-interleave or a transposed-input copy made). */
 bool pbcOpIsInCopyNest(MlirOperation op);
 /* True if value is defined (as op result or block argument) inside `op`. */
