@@ -151,7 +151,9 @@ static bool parseCount(const char *v, size_t vl, long long *out) {
   buf[vl] = 0;
   char *end;
   errno = 0;
-  long long n = strtoll(buf, &end, 0);
+  /* decimal, or hex after 0x (base 0 would read a leading 0 as octal) */
+  bool hex = buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X');
+  long long n = strtoll(buf, &end, hex ? 16 : 10);
   if (errno || *end || n > INT_MAX)
     return false;
   *out = n;

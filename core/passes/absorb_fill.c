@@ -200,20 +200,27 @@ static bool absorbable(const Uses *u, MlirOperation n, long long elements, MlirO
   return covered == elements;
 }
 
+static bool hasBoundInputs(MlirOperation l, const char *map) {
+  return mlirAffineMapGetNumInputs(
+             mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(l, str(map)))) != 0;
+}
+
 /* Splits L's first iteration off into a clone inserted before L, which then
  * starts one step later; returns the clone, or null if L's bounds are not
- * constants. */
+ * constant maps (a map with inputs keeps its operands: no 0-input map may
+ * replace it). */
 static MlirOperation peelFirstIteration(MlirOperation l) {
   PbcLinearForm lb, ub;
-  if (!pbcLoopBoundForm(l, false, &lb) || lb.nTerms || !pbcLoopBoundForm(l, true, &ub) || ub.nTerms)
+  if (!pbcLoopBoundForm(l, false, &lb) || lb.nTerms || !pbcLoopBoundForm(l, true, &ub) ||
+      ub.nTerms || hasBoundInputs(l, "lowerBoundMap") || hasBoundInputs(l, "upperBoundMap"))
     return (MlirOperation){NULL};
   MlirContext ctx = mlirOperationGetContext(l);
   long long second = lb.constant + pbcLoopStep(l);
-  MlirAttribute at = mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, second));
   MlirOperation first = mlirOperationClone(l);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(l), l, first);
-  mlirOperationSetAttributeByName(first, str("upperBoundMap"), at);
-  mlirOperationSetAttributeByName(l, str("lowerBoundMap"), at);
+  pbcLoopSetUpperBound(first, second);
+  mlirOperationSetAttributeByName(l, str("lowerBoundMap"),
+                                  mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, second)));
   return first;
 }
 

@@ -26,7 +26,6 @@
  * P's box, and E goes. The pass runs after vectorization and unrolling (E's
  * body is in its final vector form) and before parallelization. */
 #include <stdlib.h>
-#include <string.h>
 
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
@@ -60,7 +59,7 @@ typedef struct {
   int nChain;
 } Producer;
 
-/* One iteration of P writes C[lo[d] + base[d] .. + width[d]) along each d,
+/* One iteration of P writes C[base[d] .. + width[d]) along each d,
  * base[d] a linear form of values defined outside P's body or P's iv. */
 typedef struct {
   PbcLinearForm base[PBC_MAX_RANK];
@@ -465,7 +464,7 @@ static bool fuse(MlirOperation m, MlirOperation e) {
   MlirOperation slice = mlirOperationClone(e);
   mlirOperationRemoveAttributeByName(slice, str("pbc.kind"));
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(end), end, slice);
-  MlirOperation band[PBC_MAX_BAND]; /* before pbcLoopRestrict breaks the perfect band */
+  MlirOperation band[PBC_MAX_BAND];
   pbcLoopBand(slice, band, PBC_MAX_BAND);
   long long vectors = 1;
   for (int d = 0; d < ep.depth; ++d) {

@@ -325,7 +325,7 @@ static void cloneSlice(MlirOperation nest, MlirOperation before, MlirValue x, Ml
   MlirOperation c = mlirOperationClone(nest);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, c);
   rebase(c, x, xp, t, t0);
-  MlirOperation band[PBC_MAX_BAND]; /* before pbcLoopRestrict breaks the perfect band */
+  MlirOperation band[PBC_MAX_BAND];
   pbcLoopBand(c, band, PBC_MAX_BAND);
   for (int i = 0; i < t->n; ++i)
     pbcLoopRestrict(band[lp[i]], extent[i], t0[i]);
@@ -348,6 +348,20 @@ static long long sliceBytes(const Stencil *s, const Tiling *t) {
   for (int e = 0; e < s->rank; ++e)
     bytes *= shape[e];
   return bytes;
+}
+
+/* Bytes of a slice row contiguous in memory: from the innermost tiled
+ * dimension (its tile plus halo) through the whole trailing ones. */
+static long long sliceRunBytes(const Stencil *s, const Tiling *t) {
+  int64_t shape[PBC_MAX_RANK];
+  sliceShape(s, t, shape);
+  int inner = 0;
+  for (int i = 0; i < t->n; ++i)
+    inner = t->dims[i] > inner ? t->dims[i] : inner;
+  long long run = pbcElementBits(mlirValueGetType(s->x)) / 8;
+  for (int e = inner; e < s->rank; ++e)
+    run *= shape[e];
+  return run;
 }
 
 /* Whether the producers' redundant work, prod (tile + halo) / prod tile - 1,
@@ -395,15 +409,14 @@ static bool chooseTiling(const Stencil *s, MlirOperation band[], const long long
       d2 = e;
   if (d2 < 0)
     return false;
-  long long run = pbcElementBits(xt) / 8; /* bytes per step of d2 */
-  for (int e = d2 + 1; e < s->rank; ++e)
-    run *= mlirShapedTypeGetDimSize(xt, e);
   t->n = 2, t->dims[1] = d2;
   long long n2 = trip[s->lc[d2]], k = 1;
   while (2 * k < n2)
     k *= 2;
-  for (; k * run >= kMinRunBytes; k /= 2) {
+  for (; k >= 1; k /= 2) {
     t->tile[1] = k;
+    if (sliceRunBytes(s, t) < kMinRunBytes) /* (with d inner, d2's tile is not the run) */
+      return false;
     if (n2 % k == 0 && sliceBytes(s, t) <= budget && redundancyOk(s, t))
       return true;
   }

@@ -187,9 +187,10 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-prefetch", "func.func",
-                                   "Prefetch the next register tile's accumulators", run,
-                                   sizeof(State)};
+static const PbcCPassSpec kSpec = {
+    "pbc-prefetch", "func.func",
+    "Prefetch the next register tile's accumulators and the next row of short row runs", run,
+    sizeof(State)};
 
 MlirPass pbcCreatePrefetchPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"l2-bytes", "cache-line-bytes", NULL};

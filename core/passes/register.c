@@ -53,8 +53,10 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-streaming-stores", "func.func",
                      "Non-temporal stores for large write-only results",
                      pbcCreateStreamingStoresPass);
-  pbcPassRegistryAdd(reg, "pbc-prefetch", "func.func",
-                     "Prefetch the next register tile's accumulators", pbcCreatePrefetchPass);
+  pbcPassRegistryAdd(
+      reg, "pbc-prefetch", "func.func",
+      "Prefetch the next register tile's accumulators and the next row of short row runs",
+      pbcCreatePrefetchPass);
   pbcPassRegistryAdd(reg, "pbc-approximate-math", "builtin.module",
                      "Math ops -> polynomial approximations", pbcCreateApproximateMathPass);
   pbcPassRegistryAdd(reg, "pbc-fp-contract", "func.func", "Allow fused multiply-add contraction",
