@@ -366,6 +366,13 @@ void pbcLoopSetUpperBound(MlirOperation forOp, long long ub) {
                                   mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, ub)));
 }
 
+int pbcLoopIndexOf(MlirValue v, const MlirOperation loops[], int n) {
+  for (int l = 0; l < n; ++l)
+    if (mlirValueEqual(pbcLoopIv(loops[l]), v))
+      return l;
+  return -1;
+}
+
 bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor) {
   for (; !mlirOperationIsNull(op); op = mlirOperationGetParentOperation(op))
     if (mlirOperationEqual(op, ancestor))
@@ -554,6 +561,12 @@ bool pbcNestKindIs(MlirOperation op, const char *kind) {
     return false;
   MlirStringRef k = mlirStringAttrGetValue(a);
   return k.length == strlen(kind) && !strncmp(k.data, kind, k.length);
+}
+
+void pbcNestSetKind(MlirOperation op, const char *kind) {
+  mlirOperationSetAttributeByName(
+      op, str("pbc.kind"),
+      mlirStringAttrGet(mlirOperationGetContext(op), mlirStringRefCreateFromCString(kind)));
 }
 
 int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int max) {

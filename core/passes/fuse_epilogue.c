@@ -227,13 +227,6 @@ static bool describeProducer(MlirOperation m, MlirValue cv, Producer *p) {
   }
 }
 
-static int chainIndexOf(MlirValue v, const Producer *p, int below) {
-  for (int q = 0; q < below; ++q)
-    if (mlirValueEqual(v, pbcLoopIv(p->chain[q])))
-      return q;
-  return -1;
-}
-
 static bool sameTerms(const PbcLinearForm *a, const PbcLinearForm *b) {
   for (int t = 0; t < a->nTerms; ++t)
     if (pbcLinearCoeff(b, a->values[t]) != a->coeffs[t])
@@ -259,7 +252,7 @@ static bool boxAt(const Producer *p, int at, int rank, Box *box) {
       for (int t = 0; t < f->nTerms; ++t) {
         if (f->coeffs[t] == 0)
           continue;
-        int i = chainIndexOf(f->values[t], p, at);
+        int i = pbcLoopIndexOf(f->values[t], p->chain, at);
         if (i >= 0) {
           if (q >= 0 || f->coeffs[t] != 1)
             return false;

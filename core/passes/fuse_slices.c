@@ -73,13 +73,6 @@ static int simpleBand(MlirOperation root, MlirOperation band[], long long trip[]
   return depth;
 }
 
-static int bandLoopOf(MlirValue v, MlirOperation band[], int depth) {
-  for (int l = 0; l < depth; ++l)
-    if (pbcLoopIv(band[l]).ptr == v.ptr)
-      return l;
-  return -1;
-}
-
 /* How the consumer reads X: per dimension e, the consumer loop whose index
  * subscript e follows (lc[e]; -1 if none, or if its reads disagree) and the
  * widest window beyond that index (halo[e]). */
@@ -98,14 +91,14 @@ static int windowOf(const PbcAccess *acc, int e, MlirOperation band[], const lon
   const PbcLinearForm *f = &acc->subscripts[e];
   int lc = -1;
   for (int t = 0; t < f->nTerms; ++t)
-    if (f->coeffs[t] == 1 && bandLoopOf(f->values[t], band, depth) >= 0 &&
-        (lc < 0 || bandLoopOf(f->values[t], band, depth) < lc))
-      lc = bandLoopOf(f->values[t], band, depth);
+    if (f->coeffs[t] == 1 && pbcLoopIndexOf(f->values[t], band, depth) >= 0 &&
+        (lc < 0 || pbcLoopIndexOf(f->values[t], band, depth) < lc))
+      lc = pbcLoopIndexOf(f->values[t], band, depth);
   if (lc < 0 || !f->linear || f->constant < 0)
     return -1;
   *halo = f->constant;
   for (int t = 0; t < f->nTerms; ++t) {
-    int l = bandLoopOf(f->values[t], band, depth);
+    int l = pbcLoopIndexOf(f->values[t], band, depth);
     if (l == lc)
       continue;
     if (l < lc || f->coeffs[t] < 0)
@@ -196,7 +189,7 @@ static bool producerOf(MlirOperation nest, const Stencil *s, const Tiling *t,
     for (int i = 0; i < t->n; ++i) {
       const PbcLinearForm *f = &acc.subscripts[t->dims[i]];
       int l = f->nTerms == 1 && f->coeffs[0] == 1 && f->constant == 0
-                  ? bandLoopOf(f->values[0], band, depth)
+                  ? pbcLoopIndexOf(f->values[0], band, depth)
                   : -1;
       if (l < 0 || (lp[i] >= 0 && l != lp[i]))
         return false;
@@ -513,8 +506,7 @@ static bool fuseInto(MlirOperation c, MlirOperation *ops, int at, const State *s
   pbcBuildDealloc(end, xp, loc);
   /* The tile loop is the root nest now: not of one kind (its nests keep
    * theirs). */
-  mlirOperationSetAttributeByName(tileLoop[0], str("pbc.kind"),
-                                  mlirStringAttrGet(ctx, str("misc")));
+  pbcNestSetKind(tileLoop[0], "misc");
 
   /* X is gone: the originals, its deallocs, its alloc. */
   mlirOperationDestroy(c);

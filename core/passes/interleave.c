@@ -224,7 +224,7 @@ static MlirValue replicate(MlirValue memref, long long times, MlirOperation at) 
   MlirOperation end;
   MlirOperation nest = pbcBuildAffineNest(at, shape, r, loc, ivs, &end);
   pbcOpSetUnitAttr(nest, "pbc.copy");
-  mlirOperationSetAttributeByName(nest, str("pbc.kind"), mlirStringAttrGet(ctx, str("pointwise")));
+  pbcNestSetKind(nest, "pointwise");
   memcpy(src, ivs, sizeof(MlirValue) * (size_t)r);
   MlirAffineExpr mod =
       mlirAffineModExprGet(mlirAffineDimExprGet(ctx, 0), mlirAffineConstantExprGet(ctx, cn));

@@ -53,10 +53,8 @@ static bool isPlainIndex(const PbcLinearForm *f, MlirValue iv) {
 
 /* Position in the band of the loop whose index `f` is, or -1. */
 static int ivPosition(const PbcLinearForm *f, const Gemm *g) {
-  for (int l = 0; l < 3; ++l)
-    if (isPlainIndex(f, pbcLoopIv(g->band[l])))
-      return l;
-  return -1;
+  int l = f->linear && f->nTerms == 1 ? pbcLoopIndexOf(f->values[0], g->band, 3) : -1;
+  return l >= 0 && isPlainIndex(f, pbcLoopIv(g->band[l])) ? l : -1;
 }
 
 static bool isFloatMemref(MlirType t) {
@@ -140,12 +138,6 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
   return true;
 }
 
-static void setKind(MlirOperation root, const char *kind) {
-  MlirContext ctx = mlirOperationGetContext(root);
-  mlirOperationSetAttributeByName(root, str("pbc.kind"),
-                                  mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(kind)));
-}
-
 /* dst[o + p] = src[o + p] (src null: = 0) over the box [o, o + extent),
  * before `before`; nothing if the box is empty. */
 static void buildCopy(MlirOperation before, MlirValue src, MlirValue dst, const long long *origin,
@@ -175,7 +167,7 @@ static void buildCopy(MlirOperation before, MlirValue src, MlirValue dst, const 
     v = mlirOperationGetResult(pbcBuildAffineLoad(end, src, at, 2, loc), 0);
   }
   pbcBuildAffineStore(end, v, dst, at, 2, loc);
-  setKind(nest, "pointwise");
+  pbcNestSetKind(nest, "pointwise");
 }
 
 /* True if `f` fills `c`: a perfect band over c's dimensions, in order,

@@ -63,7 +63,7 @@ void pbcTransposeInput(const PbcAccess *acc, int dim, MlirOperation root) {
   MlirOperation load = pbcBuildAffineLoad(at, acc->memref, src, rank, loc);
   pbcBuildAffineStore(at, mlirOperationGetResult(load, 0), copy, ivs, rank, loc);
   mlirOperationSetAttributeByName(nest, str("pbc.copy"), mlirUnitAttrGet(ctx));
-  mlirOperationSetAttributeByName(nest, str("pbc.kind"), mlirStringAttrGet(ctx, str("pointwise")));
+  pbcNestSetKind(nest, "pointwise");
   pbcBuildDealloc(mlirOperationGetNextInBlock(root), copy, loc);
   /* The access reads the copy with its subscripts permuted alike. */
   MlirAffineMap map =

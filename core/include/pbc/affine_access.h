@@ -72,6 +72,8 @@ bool pbcAccessDependsOnLoop(const PbcAccess *acc, MlirOperation loop);
 
 /* Loop helpers. */
 MlirValue pbcLoopIv(MlirOperation forOp);
+/* Position in loops[0 .. n) of the loop whose induction variable v is, or -1. */
+int pbcLoopIndexOf(MlirValue v, const MlirOperation loops[], int n);
 MlirBlock pbcLoopBody(MlirOperation forOp);
 long long pbcLoopStep(MlirOperation forOp);
 /* The trip count of a loop from 0 with step 1 and a constant upper bound
@@ -131,6 +133,8 @@ bool pbcMayWriteMemref(MlirOperation op, MlirValue memref);
 bool pbcOpIsConstantOrAlloc(MlirOperation op);
 /* True if op carries pbc.kind == kind (the S2 classification). */
 bool pbcNestKindIs(MlirOperation op, const char *kind);
+/* Marks op with pbc.kind = kind (a nest a pass built, or a new root). */
+void pbcNestSetKind(MlirOperation op, const char *kind);
 /* The root affine.for nests of a function's body, in order (of that kind
  * only, if kind is not NULL); returns how many (at most max). */
 int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int max);
