@@ -381,8 +381,8 @@ static void forwardStores(MlirBlock block, MlirValue c, PbcAccess st[MAX_STORES]
     next = mlirOperationGetNextInBlock(op);
     PbcAccess a;
     if (!pbcAccessGet(op, &a) || !mlirValueEqual(a.memref, c)) {
-      if (pbcOpUsesMemref(op, c) || mlirOperationGetNumRegions(op) || pbcOpIsA(op, "func.call"))
-        n = 0; /* an access the linear forms cannot place */
+      if (pbcMayWriteMemref(op, c))
+        n = 0; /* a write the linear forms cannot place (a view of C, a call) */
       continue;
     }
     if (a.isWrite) {
@@ -414,8 +414,8 @@ static void forwardStores(MlirBlock block, MlirValue c, PbcAccess st[MAX_STORES]
          later = mlirOperationGetNextInBlock(later)) {
       PbcAccess a;
       bool placed = pbcAccessGet(later, &a) && mlirValueEqual(a.memref, c);
-      if (!placed && (pbcOpUsesMemref(later, c) || mlirOperationGetNumRegions(later)))
-        break;
+      if (!placed && pbcMayAccessMemref(later, c))
+        break; /* an access the linear forms cannot place (a view of C, a call) */
       if (!placed || pbcAccessesDisjoint(&s, &a))
         continue;
       if (a.isWrite && pbcAccessesSame(&s, &a) && a.lanes == s.lanes)
