@@ -485,6 +485,57 @@ def _(ctx):
     assert_close(r, ref, F32, k=C * KH * KW)
 
 
+def grouped_conv_case(ctx, layout):
+    """Grouped convolutions as frontends write them (ResNeXt): pbc-tile moves
+    the group loop outward so each group is an implicit GEMM."""
+    rng = ctx.rng
+    (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng)
+    N, G = int(rng.integers(1, 3)), int(rng.integers(2, 6))
+    C, F = int(rng.integers(1, 10)), pick(rng, [3, 4, 8, 16])  # F: vector lanes or not
+    Hp, Wp = H + pl[0] + ph[0], W + pl[1] + ph[1]
+    Ho, Wo = out_size(Hp, KH, s[0], d[0]), out_size(Wp, KW, s[1], d[1])
+    if layout == "nhwgc":
+        xs, ws, os_ = (N, H, W, G, C), (G, F, KH, KW, C), (N, Ho, Wo, G, F)
+        low, high = [0, pl[0], pl[1], 0, 0], [0, ph[0], ph[1], 0, 0]
+        op = "linalg.conv_2d_nhwgc_gfhwc"
+    else:
+        xs, ws, os_ = (N, G, C, H, W), (G, F, C, KH, KW), (N, G, F, Ho, Wo)
+        low, high = [0, 0, 0, pl[0], pl[1]], [0, 0, 0, ph[0], ph[1]]
+        op = "linalg.conv_2d_ngchw_gfchw"
+    body = "  %zero = arith.constant 0.0 : f32\n"
+    ptxt, xps = pad_text("x", xs, low, high, "zero")
+    body += ptxt + fill("f", os_)
+    body += ("  %%r = %s {dilations = %s, strides = %s}\n"
+             "      ins(%%x_p, %%w : %s, %s) outs(%%f : %s) -> %s\n"
+             % (op, dense_i64(d), dense_i64(s), T(xps), T(ws), T(os_), T(os_)))
+    text = func("gconv", [("x", T(xs)), ("w", T(ws))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    w, _ = ctx.rand(ws)
+    xp = np.pad(x.astype(np.float64), list(zip(low, high)))
+    ref = np.zeros(os_)
+    w64 = w.astype(np.float64)
+    for kh in range(KH):
+        for kw in range(KW):
+            if layout == "nhwgc":
+                win = window(xp, 1, 2, kh, kw, s, d, Ho, Wo)     # n,ho,wo,g,c
+                ref += np.einsum("nhwgc,gfc->nhwgf", win, w64[:, :, kh, kw, :])
+            else:
+                win = window(xp, 3, 4, kh, kw, s, d, Ho, Wo)     # n,g,c,ho,wo
+                ref += np.einsum("ngchw,gfc->ngfhw", win, w64[:, :, :, kh, kw])
+    (r,) = ctx.run(text, [x, w])
+    assert_close(r, ref, k=C * KH * KW)
+
+
+@test("conv_2d_nhwgc_gfhwc_grouped")
+def _(ctx):
+    grouped_conv_case(ctx, "nhwgc")
+
+
+@test("conv_2d_ngchw_gfchw_grouped")
+def _(ctx):
+    grouped_conv_case(ctx, "ngchw")
+
+
 @test("depthwise_conv_2d_nhwc_hwc_pad_stride_dilation")
 def _(ctx):
     rng = ctx.rng
