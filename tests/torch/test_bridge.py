@@ -106,23 +106,27 @@ def test_conv_transpose():
 
 
 def test_grouped_convolutions():
-    """Grouped convolutions (ResNeXt), grouped, depthwise and dilated
-    transposed ones: one convolution per channel group, concatenated; a
-    dilated transposed kernel with zeros between its taps. Beyond
-    MAX_CONV_GROUPS groups the op runs eagerly, warned."""
+    """Grouped convolutions (ResNeXt): one linalg.conv_2d_nhwgc_gfhwc, however
+    many groups. Grouped, depthwise and dilated transposed ones: one per
+    channel group, concatenated; a dilated transposed kernel with zeros
+    between its taps. Beyond MAX_CONV_GROUPS groups a transposed one runs
+    eagerly, warned."""
     m = torch.nn.Sequential(
         torch.nn.Conv2d(8, 12, 3, padding=1, groups=4),
         torch.nn.ReLU(),
         torch.nn.Conv2d(12, 6, 3, stride=2, groups=3, bias=False),
         torch.nn.ConvTranspose2d(6, 8, 3, stride=2, padding=1, output_padding=1, groups=2),
         torch.nn.ConvTranspose2d(8, 8, 4, stride=2, padding=1, groups=8),
-        torch.nn.ConvTranspose2d(8, 5, 3, stride=2, dilation=2, padding=2)).eval()
+        torch.nn.ConvTranspose2d(8, 5, 3, stride=2, dilation=2, padding=2),
+        torch.nn.Conv2d(5, 130, 1),
+        torch.nn.Conv2d(130, 130, 3, padding=1, groups=65)).eval()
     x = torch.randn(2, 8, 11, 9)
-    _, got = compiled_whole(m, x)
+    fast, got = compiled_whole(m, x)
+    assert any("linalg.conv_2d_nhwgc_gfhwc" in t for t in fast.plan(x).mlir)
     with torch.no_grad():
         close(got, m(x), "grouped convolutions")
 
-    many = torch.nn.Conv2d(130, 130, 1, groups=65).eval()
+    many = torch.nn.ConvTranspose2d(130, 130, 2, stride=2, groups=65).eval()
     x = torch.randn(1, 130, 4, 4)
     fast = pbc.jit(many)
     with warnings.catch_warnings(record=True) as w:

@@ -8,7 +8,7 @@ import torch
 
 from .emit import NHWC, Val
 
-# A grouped convolution becomes one convolution per group (see _per_group);
+# A grouped transposed convolution becomes one per group (see _per_group);
 # beyond this many, the op runs eagerly rather than as hundreds of nests.
 MAX_CONV_GROUPS = 64
 
@@ -304,16 +304,16 @@ def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_
         hwc = wt.permute(2, 3, 0, 1).reshape(kh, kw, c)
         return ctx.f.conv2d(v, ctx.bind(hwc), ints(stride), ints(padding), ints(dilation),
                             True, ctx.tensor(bias) if bias is not None else None)
-
-    def conv(xg, wg, bg):
-        return ctx.f.conv2d(xg, ctx.bind(wg.permute(2, 3, 1, 0)), ints(stride), ints(padding),
-                            ints(dilation), False, bg)
-
-    return _per_group(ctx, v, wt, bias, groups, f_ // groups, conv)
+    if groups > 1:  # (F, C/G, KH, KW) -> (G, F/G, KH, KW, C/G)
+        w_ = ctx.bind(wt.reshape(groups, f_ // groups, cg, kh, kw).permute(0, 1, 3, 4, 2))
+    else:
+        w_ = ctx.bind(wt.permute(2, 3, 1, 0))
+    return ctx.f.conv2d(v, w_, ints(stride), ints(padding), ints(dilation), False,
+                        ctx.tensor(bias) if bias is not None else None, groups)
 
 
 def _per_group(ctx, v, wt, bias, groups, fg, conv):
-    """A grouped convolution as `groups` convolutions, conv(x_g, w_g, bias_g),
+    """A grouped transposed convolution as `groups` ones, conv(x_g, w_g, bias_g),
     on the channel groups of v (NHWC slices) and of the weight's dim 0, their
     results concatenated along the channels. Each group's convolution is a
     GEMM pbc tiles like any other (a block-diagonal weight would multiply
@@ -322,7 +322,7 @@ def _per_group(ctx, v, wt, bias, groups, fg, conv):
     if groups == 1:
         return conv(v, wt, bias_v)
     if groups > MAX_CONV_GROUPS:
-        raise Unsupported("convolution with %d groups (at most %d, one convolution each)"
+        raise Unsupported("transposed convolution with %d groups (at most %d, one each)"
                           % (groups, MAX_CONV_GROUPS))
     v = ctx.f.transpose_to(v, NHWC)
     cg, wg = v.shape[1] // groups, wt.shape[0] // groups

@@ -315,28 +315,57 @@ class Function:
         out.shape = tuple(out_phys[out.perm.index(i)] for i in range(len(v.shape)))
         return out
 
-    def conv2d(self, x, w_hwcf, stride, padding, dilation, depthwise, bias=None):
-        """x: logical NCHW; w: HWCF (or HWC for depthwise) as a logical Val;
-        bias (F) initializes the accumulators."""
+    def conv2d(self, x, w, stride, padding, dilation, depthwise, bias=None, groups=1):
+        """x: logical NCHW; w: HWCF, HWC for depthwise, or GFHWC (F per
+        group) for groups > 1, as a logical Val; bias (F) initializes the
+        accumulators. A grouped convolution runs as one
+        linalg.conv_2d_nhwgc_gfhwc on views that split the channels (pbc-tile
+        makes each group an implicit GEMM)."""
         x = self.transpose_to(x, NHWC)
         x = self.pad(x, [0, padding[0], padding[1], 0], [0, padding[0], padding[1], 0], 0.0)
         n, c, h, wd = x.shape
-        kh, kw = w_hwcf.shape[0], w_hwcf.shape[1]
-        f = c if depthwise else w_hwcf.shape[3]
+        kh, kw = (w.shape[2], w.shape[3]) if groups > 1 else (w.shape[0], w.shape[1])
+        f = c if depthwise else w.shape[0] * w.shape[1] if groups > 1 else w.shape[3]
         oh = (h - dilation[0] * (kh - 1) - 1) // stride[0] + 1
         ow = (wd - dilation[1] * (kw - 1) - 1) // stride[1] + 1
         out = Val(None, (n, f, oh, ow), F32, NHWC)
-        init = self.broadcast_rows(bias, out.phys) if bias is not None else \
-            self.filled(out.phys, 0.0)
+        phys, xv = out.phys, x
+        if groups > 1:  # [n, h, w, c] -> [n, h, w, g, c / g]; the result alike
+            phys = out.phys[:3] + (groups, f // groups)
+            xv = Val(self._split_last(x.ssa, x.phys, groups), x.phys[:3] + (groups, c // groups))
+        if bias is None:
+            init = self.filled(phys, 0.0)
+        elif groups > 1:
+            init = self.generic(phys, [(self.reshape(bias, (groups, f // groups)), ["d3", "d4"])],
+                                ["d%d" % i for i in range(5)], ["parallel"] * 5,
+                                lambda b, a: a[0])
+        else:
+            init = self.broadcast_rows(bias, phys)
+        op = "conv_2d_nhwgc_gfhwc" if groups > 1 else \
+            "depthwise_conv_2d_nhwc_hwc" if depthwise else "conv_2d_nhwc_hwcf"
         r = self.fresh()
         self.emit("%s = linalg.%s {dilations = dense<[%d, %d]> : tensor<2xi64>, "
                   "strides = dense<[%d, %d]> : tensor<2xi64>} ins(%s, %s : %s, %s) "
                   "outs(%s : %s) -> %s" % (
-                      r, "depthwise_conv_2d_nhwc_hwc" if depthwise else "conv_2d_nhwc_hwcf",
-                      dilation[0], dilation[1], stride[0], stride[1], x.ssa, w_hwcf.ssa,
-                      x.type, w_hwcf.type, init, out.type, out.type))
+                      r, op, dilation[0], dilation[1], stride[0], stride[1], xv.ssa, w.ssa,
+                      xv.type, w.type, init, ttype(phys), ttype(phys)))
+        if groups > 1:
+            r2 = self.fresh()
+            self.emit("%s = tensor.collapse_shape %s [[0], [1], [2], [3, 4]] : %s into %s" % (
+                r2, r, ttype(phys), out.type))
+            r = r2
         out.ssa = r
         return out
+
+    def _split_last(self, ssa, phys, parts):
+        """The SSA name of `ssa` (physical shape phys) with its last dim split
+        into [parts, last / parts]."""
+        r = self.fresh()
+        shape = tuple(phys[:-1]) + (parts, phys[-1] // parts)
+        self.emit("%s = tensor.expand_shape %s [%s, [%d, %d]] output_shape [%s] : %s into %s" % (
+            r, ssa, ", ".join("[%d]" % i for i in range(len(phys) - 1)), len(phys) - 1,
+            len(phys), ", ".join(map(str, shape)), ttype(phys), ttype(shape)))
+        return r
 
     def conv_transpose2d(self, x, w_fhwc, bias, stride, padding, output_padding):
         """x: logical NCHW; w: FHWC (TOSA's OHWI) as a logical Val; bias (F)
