@@ -536,6 +536,47 @@ def _(ctx):
     grouped_conv_case(ctx, "ngchw")
 
 
+@test("conv_transpose_as_strided_insert_slice")
+def _(ctx):
+    """A transposed convolution in the form frontends write on linalg
+    (torch-mlir): the input scattered with a stride into zeros
+    (tensor.insert_slice), then a stride-1 convolution with the flipped
+    kernel. Checked against the scatter-add definition."""
+    rng = ctx.rng
+    KH, KW = rshape(rng, 2, 1, 4)
+    s = rshape(rng, 2, 1, 3)
+    p = tuple(int(rng.integers(0, k)) for k in (KH, KW))   # crop, < kernel
+    N, C, F = int(rng.integers(1, 3)), int(rng.integers(1, 9)), pick(rng, [5, 8, 16])
+    H, W = rshape(rng, 2, 2, 9)
+    Hs, Ws = (H - 1) * s[0] + 1, (W - 1) * s[1] + 1
+    eh, ew = KH - 1 - p[0], KW - 1 - p[1]                      # zero border
+    zs = (N, Hs + 2 * eh, Ws + 2 * ew, C)
+    Ho, Wo = zs[1] - KH + 1, zs[2] - KW + 1
+    xs, ws, os_ = (N, H, W, C), (KH, KW, C, F), (N, Ho, Wo, F)
+    body = fill("z", zs)
+    body += ("  %%u = tensor.insert_slice %%x into %%z[0, %d, %d, 0] [%d, %d, %d, %d] "
+             "[1, %d, %d, 1] : %s into %s\n"
+             % (eh, ew, N, H, W, C, s[0], s[1], T(xs), T(zs)))
+    body += fill("f", os_)
+    body += ("  %%r = linalg.conv_2d_nhwc_hwcf {dilations = %s, strides = %s}\n"
+             "      ins(%%u, %%w : %s, %s) outs(%%f : %s) -> %s\n"
+             % (dense_i64((1, 1)), dense_i64((1, 1)), T(zs), T(ws), T(os_), T(os_)))
+    text = func("convt", [("x", T(xs)), ("w", T(ws))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    w, _ = ctx.rand(ws)
+    # Scatter-add: input pixel (i, j) adds x * wt[a, b] at (i*s + a - p),
+    # where wt is the kernel the convolution flips back.
+    wt = w[::-1, ::-1].astype(np.float64)
+    full = np.zeros((N, (H - 1) * s[0] + KH, (W - 1) * s[1] + KW, F))
+    for a in range(KH):
+        for b in range(KW):
+            full[:, a:a + Hs:s[0], b:b + Ws:s[1], :] += np.einsum(
+                "nhwc,cf->nhwf", x.astype(np.float64), wt[a, b])
+    ref = full[:, p[0]:p[0] + Ho, p[1]:p[1] + Wo, :]
+    (r,) = ctx.run(text, [x, w])
+    assert_close(r, ref, k=C * KH * KW)
+
+
 @test("depthwise_conv_2d_nhwc_hwc_pad_stride_dilation")
 def _(ctx):
     rng = ctx.rng
