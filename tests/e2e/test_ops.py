@@ -392,6 +392,21 @@ def _(ctx):
 
 # ---------------------------------------------------------------- convolutions
 
+def padded_conv(ctx, name, op, xs, ws, os_, low, high, s, d):
+    """A function NAME(x, w) -> op(pad(x, low, high), w) from a zero fill,
+    with random inputs: (x, w, padded x in float64, MLIR text)."""
+    body = "  %zero = arith.constant 0.0 : f32\n"
+    ptxt, xps = pad_text("x", xs, low, high, "zero")
+    body += ptxt + fill("f", os_)
+    body += ("  %%r = %s {dilations = %s, strides = %s}\n"
+             "      ins(%%x_p, %%w : %s, %s) outs(%%f : %s) -> %s\n"
+             % (op, dense_i64(d), dense_i64(s), T(xps), T(ws), T(os_), T(os_)))
+    text = func(name, [("x", T(xs)), ("w", T(ws))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    w, _ = ctx.rand(ws)
+    return x, w, np.pad(x.astype(np.float64), list(zip(low, high))), text
+
+
 def conv_case(ctx, layout):
     rng = ctx.rng
     (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng)
@@ -400,23 +415,14 @@ def conv_case(ctx, layout):
     Hp, Wp = H + pl[0] + ph[0], W + pl[1] + ph[1]
     Ho, Wo = out_size(Hp, KH, s[0], d[0]), out_size(Wp, KW, s[1], d[1])
     if layout == "nhwc":
-        xs, xps, ws, os_ = (N, H, W, C), None, (KH, KW, C, F), (N, Ho, Wo, F)
+        xs, ws, os_ = (N, H, W, C), (KH, KW, C, F), (N, Ho, Wo, F)
         low, high = [0, pl[0], pl[1], 0], [0, ph[0], ph[1], 0]
         op = "linalg.conv_2d_nhwc_hwcf"
     else:
-        xs, xps, ws, os_ = (N, C, H, W), None, (F, C, KH, KW), (N, F, Ho, Wo)
+        xs, ws, os_ = (N, C, H, W), (F, C, KH, KW), (N, F, Ho, Wo)
         low, high = [0, 0, pl[0], pl[1]], [0, 0, ph[0], ph[1]]
         op = "linalg.conv_2d_nchw_fchw"
-    body = "  %zero = arith.constant 0.0 : f32\n"
-    ptxt, xps = pad_text("x", xs, low, high, "zero")
-    body += ptxt + fill("f", os_)
-    body += ("  %%r = %s {dilations = %s, strides = %s}\n"
-             "      ins(%%x_p, %%w : %s, %s) outs(%%f : %s) -> %s\n"
-             % (op, dense_i64(d), dense_i64(s), T(xps), T(ws), T(os_), T(os_)))
-    text = func("conv", [("x", T(xs)), ("w", T(ws))], [("r", T(os_))], body)
-    x, _ = ctx.rand(xs)
-    w, _ = ctx.rand(ws)
-    xp = np.pad(x.astype(np.float64), list(zip(low, high)))
+    x, w, xp, text = padded_conv(ctx, "conv", op, xs, ws, os_, low, high, s, d)
     if layout == "nhwc":
         ref = conv_nhwc_ref(xp, w, s, d, Ho, Wo)
     else:
@@ -502,16 +508,7 @@ def grouped_conv_case(ctx, layout):
         xs, ws, os_ = (N, G, C, H, W), (G, F, C, KH, KW), (N, G, F, Ho, Wo)
         low, high = [0, 0, 0, pl[0], pl[1]], [0, 0, 0, ph[0], ph[1]]
         op = "linalg.conv_2d_ngchw_gfchw"
-    body = "  %zero = arith.constant 0.0 : f32\n"
-    ptxt, xps = pad_text("x", xs, low, high, "zero")
-    body += ptxt + fill("f", os_)
-    body += ("  %%r = %s {dilations = %s, strides = %s}\n"
-             "      ins(%%x_p, %%w : %s, %s) outs(%%f : %s) -> %s\n"
-             % (op, dense_i64(d), dense_i64(s), T(xps), T(ws), T(os_), T(os_)))
-    text = func("gconv", [("x", T(xs)), ("w", T(ws))], [("r", T(os_))], body)
-    x, _ = ctx.rand(xs)
-    w, _ = ctx.rand(ws)
-    xp = np.pad(x.astype(np.float64), list(zip(low, high)))
+    x, w, xp, text = padded_conv(ctx, "gconv", op, xs, ws, os_, low, high, s, d)
     ref = np.zeros(os_)
     w64 = w.astype(np.float64)
     for kh in range(KH):
