@@ -21,8 +21,13 @@
 // CHECK-NOT: memref.alloc
 // CHECK: affine.load %arg1[
 // CHECK-LABEL: func.func @a_rows_4k
-// CHECK: memref.alloc() : memref<{{[0-9]+}}x1040xf32>
+// CHECK: %[[A:.*]] = memref.alloc() : memref<{{[0-9]+}}x1040xf32>
 // CHECK: affine.load %arg0[
+// CHECK: } {pbc.copy}
+// CHECK-NOT: affine.load %arg0[
+// CHECK: affine.load %[[A]][
+// CHECK-NOT: affine.load %arg0[
+// CHECK: return
 // FITS-LABEL: func.func @rows_3k
 // FITS: memref.alloc() : memref<768x784xf32>
 // FITS-NOT: memref.alloc

@@ -112,3 +112,33 @@ func.func @transposed_use(%a: memref<37x29xf32>, %b: memref<29x37xf32>, %c: memr
   } {pbc.kind = "matmul"}
   return
 }
+// No fill before the GEMM (C += A.B on the caller's C): C' starts as a copy
+// of C, and is copied back.
+// CHECK-LABEL: func.func @accumulate
+// CHECK: %[[C:.*]] = memref.alloc() {{.*}} : memref<40x64xf32>
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 37 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 53 {
+// CHECK-NEXT: affine.load %arg2
+// CHECK-NEXT: affine.store %{{.*}}, %[[C]]
+// CHECK: affine.load %[[C]]
+// CHECK: affine.store %{{.*}}, %[[C]]
+// CHECK: } {pbc.kind = "matmul"}
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 37 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 53 {
+// CHECK-NEXT: affine.load %[[C]]
+// CHECK-NEXT: affine.store %{{.*}}, %arg2
+func.func @accumulate(%a: memref<37x29xf32>, %b: memref<29x53xf32>, %c: memref<37x53xf32>) {
+  affine.for %i = 0 to 37 {
+    affine.for %j = 0 to 53 {
+      affine.for %k = 0 to 29 {
+        %x = affine.load %a[%i, %k] : memref<37x29xf32>
+        %y = affine.load %b[%k, %j] : memref<29x53xf32>
+        %z = affine.load %c[%i, %j] : memref<37x53xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<37x53xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
