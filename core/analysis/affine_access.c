@@ -606,6 +606,49 @@ long long pbcBandIterations(MlirOperation root) {
   return total;
 }
 
+typedef struct {
+  PbcAccess *acc;
+  int max, n;
+  bool complete;
+} Gathered;
+
+static MlirWalkResult gatherAccess(MlirOperation op, void *data) {
+  Gathered *g = data;
+  PbcAccess acc;
+  if (pbcAccessGet(op, &acc)) {
+    if (g->n < g->max)
+      g->acc[g->n++] = acc;
+    else
+      g->complete = false;
+    return MlirWalkResultAdvance;
+  }
+  if (pbcOpIsMemrefView(op) || pbcOpIsA(op, "memref.dealloc") || pbcOpIsA(op, "affine.prefetch"))
+    return MlirWalkResultAdvance;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+    if (mlirTypeIsAMemRef(mlirValueGetType(mlirOperationGetOperand(op, i))))
+      g->complete = false;
+  return MlirWalkResultAdvance;
+}
+
+bool pbcGatherAccesses(MlirOperation root, PbcAccess *acc, int max, int *n) {
+  Gathered g = {acc, max, 0, true};
+  mlirOperationWalk(root, gatherAccess, &g, MlirWalkPreOrder);
+  *n = g.n;
+  return g.complete;
+}
+
+bool pbcLoopStoresOnlyConstant(MlirOperation loop, PbcAccess *store, MlirOperation *constant) {
+  MlirOperation first = mlirBlockGetFirstOperation(pbcLoopBody(loop));
+  if (!pbcAccessGet(first, store) || !store->isWrite ||
+      !pbcOpIsA(mlirOperationGetNextInBlock(first), "affine.yield"))
+    return false;
+  MlirValue k = mlirOperationGetOperand(first, 0);
+  if (!mlirValueIsAOpResult(k) || !pbcOpIsA(mlirOpResultGetOwner(k), "arith.constant"))
+    return false;
+  *constant = mlirOpResultGetOwner(k);
+  return true;
+}
+
 int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max) {
   LoopList l = {loops, 0, max};
   mlirOperationWalk(root, appendLoop, &l, MlirWalkPostOrder);

@@ -42,14 +42,8 @@ static bool isFill(MlirOperation f, PbcAccess *store, MlirOperation *constant) {
   int depth = pbcLoopBand(f, band, PBC_MAX_BAND);
   if (depth == 0)
     return false;
-  MlirOperation first = mlirBlockGetFirstOperation(pbcLoopBody(band[depth - 1]));
-  if (!pbcAccessGet(first, store) || !store->isWrite ||
-      !pbcOpIsA(mlirOperationGetNextInBlock(first), "affine.yield"))
+  if (!pbcLoopStoresOnlyConstant(band[depth - 1], store, constant))
     return false;
-  MlirValue k = mlirOperationGetOperand(first, 0);
-  if (!mlirValueIsAOpResult(k) || !pbcOpIsA(mlirOpResultGetOwner(k), "arith.constant"))
-    return false;
-  *constant = mlirOpResultGetOwner(k);
   for (int l = 0; l < depth; ++l)
     if (!pbcExtAffineIsLoopParallel(band[l]))
       return false;

@@ -29,23 +29,7 @@ static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(
 typedef struct {
   PbcAccess acc[128];
   int n;
-  bool complete; /* every access seen (else nothing is packed) */
 } Accs;
-
-static MlirWalkResult gather(MlirOperation op, void *data) {
-  Accs *a = data;
-  PbcAccess acc;
-  if (pbcAccessGet(op, &acc)) {
-    if (a->n < 128)
-      a->acc[a->n++] = acc;
-    else
-      a->complete = false;
-  } else if (pbcOpIsA(op, "affine.load") || pbcOpIsA(op, "affine.store") ||
-             pbcOpIsA(op, "memref.load") || pbcOpIsA(op, "memref.store")) {
-    a->complete = false; /* an access the analysis can't read */
-  }
-  return MlirWalkResultAdvance;
-}
 
 typedef struct {
   MlirOperation roots[1024];
@@ -148,10 +132,8 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
 
 static void packNest(MlirOperation outerSite, const State *st, int *packed) {
   Accs *a = calloc(1, sizeof(Accs));
-  a->complete = true;
-  mlirOperationWalk(outerSite, gather, a, MlirWalkPreOrder);
-  if (!a->complete)
-    a->n = 0;
+  if (!pbcGatherAccesses(outerSite, a->acc, 128, &a->n))
+    a->n = 0; /* nothing is packed */
   MlirValue done[128];
   int nDone = 0;
   for (int i = 0; i < a->n; ++i) {

@@ -76,28 +76,23 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
       return false;
   }
   MlirBlock body = pbcLoopBody(g->band[2]);
-  g->n = 0;
-  g->nBufs = 0;
-  int stores = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
+       op = mlirOperationGetNextInBlock(op))
     if (mlirOperationGetNumRegions(op))
       return false;
-    PbcAccess *a = &g->acc[g->n];
-    if (!pbcAccessGet(op, a)) {
-      for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
-        if (mlirTypeIsAMemRef(mlirValueGetType(mlirOperationGetOperand(op, i))))
-          return false; /* a memref use the analysis can't read */
-      continue;
-    }
-    if (g->n == kMaxAccesses - 1 || a->lanes || a->rank != 2 ||
-        !isFloatMemref(mlirValueGetType(a->memref)))
+  if (!pbcGatherAccesses(g->band[2], g->acc, kMaxAccesses, &g->n))
+    return false;
+  g->nBufs = 0;
+  int stores = 0;
+  for (int x = 0; x < g->n; ++x) {
+    PbcAccess *a = &g->acc[x];
+    if (a->lanes || a->rank != 2 || !isFloatMemref(mlirValueGetType(a->memref)))
       return false;
     for (int d = 0; d < 2; ++d) {
       int l = ivPosition(&a->subscripts[d], g);
       if (l < 0 || mlirShapedTypeGetDimSize(mlirValueGetType(a->memref), d) != g->trip[l])
         return false;
-      g->loopOf[g->n][d] = l;
+      g->loopOf[x][d] = l;
     }
     int b = 0;
     while (b < g->nBufs && !mlirValueEqual(g->buf[b], a->memref))
@@ -106,9 +101,9 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
       if (b == kMaxOperands)
         return false;
       g->buf[g->nBufs++] = a->memref;
-      g->bufLoops[b][0] = g->loopOf[g->n][0];
-      g->bufLoops[b][1] = g->loopOf[g->n][1];
-    } else if (g->bufLoops[b][0] != g->loopOf[g->n][0] || g->bufLoops[b][1] != g->loopOf[g->n][1]) {
+      g->bufLoops[b][0] = g->loopOf[x][0];
+      g->bufLoops[b][1] = g->loopOf[x][1];
+    } else if (g->bufLoops[b][0] != g->loopOf[x][0] || g->bufLoops[b][1] != g->loopOf[x][1]) {
       return false; /* C[i, j] and C[j, i]: one padded shape can't serve both */
     }
     if (a->isWrite) {
@@ -123,10 +118,9 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
         g->bufLoops[b][0] = l0;
         g->bufLoops[b][1] = l1;
       }
-      g->iPos = g->loopOf[g->n][0];
-      g->jPos = g->loopOf[g->n][1];
+      g->iPos = g->loopOf[x][0];
+      g->jPos = g->loopOf[x][1];
     }
-    ++g->n;
   }
   if (stores != 1 || g->nBufs != 3 || g->iPos == g->jPos)
     return false;
@@ -173,16 +167,10 @@ static void buildCopy(MlirOperation before, MlirValue src, MlirValue dst, const 
 /* True if `f` fills `c`: a perfect band over c's dimensions, in order,
  * storing a constant; its loops in `band`, its store in `store`. */
 static bool isFillOf(MlirOperation f, MlirValue c, MlirOperation band[2], PbcAccess *store) {
+  MlirOperation constant;
   if (!pbcOpIsA(f, "affine.for") || pbcLoopBand(f, band, 2) != 2 ||
-      mlirOperationGetNumRegions(mlirBlockGetFirstOperation(pbcLoopBody(band[1]))))
-    return false;
-  MlirOperation first = mlirBlockGetFirstOperation(pbcLoopBody(band[1]));
-  if (!pbcAccessGet(first, store) || !store->isWrite || store->lanes ||
-      !mlirValueEqual(store->memref, c) ||
-      !pbcOpIsA(mlirOperationGetNextInBlock(first), "affine.yield"))
-    return false;
-  MlirValue k = mlirOperationGetOperand(first, 0);
-  if (!mlirValueIsAOpResult(k) || !pbcOpIsA(mlirOpResultGetOwner(k), "arith.constant"))
+      !pbcLoopStoresOnlyConstant(band[1], store, &constant) || store->lanes ||
+      !mlirValueEqual(store->memref, c))
     return false;
   MlirType t = mlirValueGetType(c);
   for (int d = 0; d < 2; ++d) {

@@ -55,22 +55,7 @@ static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(
 typedef struct {
   PbcAccess acc[64];
   int n;
-  bool ok;
 } Accs;
-
-static MlirWalkResult gather(MlirOperation op, void *data) {
-  Accs *a = data;
-  PbcAccess acc;
-  if (pbcAccessGet(op, &acc)) {
-    if (a->n < 64)
-      a->acc[a->n++] = acc;
-    else
-      a->ok = false;
-  } else if (pbcOpIsA(op, "affine.load") || pbcOpIsA(op, "affine.store")) {
-    a->ok = false; /* non-linear subscript */
-  }
-  return MlirWalkResultAdvance;
-}
 
 static MlirOperation rootOf(MlirOperation op) {
   for (;;) {
@@ -142,8 +127,8 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
       return false;
     n->parallel[l] = pbcExtAffineIsLoopParallel(n->band[l]);
   }
-  Accs a = {.ok = true};
-  mlirOperationWalk(n->band[n->n - 1], gather, &a, MlirWalkPreOrder);
+  Accs a;
+  bool complete = pbcGatherAccesses(n->band[n->n - 1], a.acc, 64, &a.n);
   int out = -1;
   for (int i = 0; i < a.n; ++i)
     if (a.acc[i].isWrite) {
@@ -151,7 +136,7 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
         return false; /* one output per key nest */
       out = i;
     }
-  if (!a.ok || out < 0)
+  if (!complete || out < 0)
     return false;
   const PbcAccess *o = &a.acc[out];
   /* J: the innermost parallel loop contiguous in the output. */
