@@ -211,3 +211,14 @@ void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin) {
   MlirOperation apply = mlirOpResultGetOwner(at);
   mlirValueReplaceAllUsesExcept(iv, at, 1, &apply);
 }
+
+MlirOperation pbcCloneNestRestricted(MlirOperation nest, MlirOperation before, int n,
+                                     const int loops[], const long long extent[],
+                                     const MlirValue origin[], MlirOperation band[]) {
+  MlirOperation clone = mlirOperationClone(nest);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, clone);
+  pbcLoopBand(clone, band, PBC_MAX_BAND);
+  for (int i = 0; i < n; ++i)
+    pbcLoopRestrict(band[loops[i]], extent[i], origin[i]);
+  return clone;
+}

@@ -454,16 +454,15 @@ static bool fuse(MlirOperation m, MlirOperation e) {
   MlirValue origin[PBC_MAX_RANK];
   for (int d = 0; d < ep.depth; ++d)
     origin[d] = applyForm(end, &box.base[d]);
-  MlirOperation slice = mlirOperationClone(e);
-  mlirOperationRemoveAttributeByName(slice, str("pbc.kind"));
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(end), end, slice);
+  int dims[PBC_MAX_RANK];
+  for (int d = 0; d < ep.depth; ++d)
+    dims[d] = d;
   MlirOperation band[PBC_MAX_BAND];
-  pbcLoopBand(slice, band, PBC_MAX_BAND);
+  MlirOperation slice = pbcCloneNestRestricted(e, end, ep.depth, dims, box.width, origin, band);
+  mlirOperationRemoveAttributeByName(slice, str("pbc.kind"));
   long long vectors = 1;
-  for (int d = 0; d < ep.depth; ++d) {
-    pbcLoopRestrict(band[d], box.width[d], origin[d]);
+  for (int d = 0; d < ep.depth; ++d)
     vectors *= box.width[d] / pbcLoopStep(band[d]);
-  }
   mlirOperationDestroy(e);
   /* A register tile's slice (stores in P's own body) unrolls into it, and
    * its reads of C become the values the tile stored. */

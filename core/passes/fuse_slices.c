@@ -315,13 +315,8 @@ static void rebase(MlirOperation nest, MlirValue x, MlirValue xp, const Tiling *
 static void cloneSlice(MlirOperation nest, MlirOperation before, MlirValue x, MlirValue xp,
                        const Tiling *t, const MlirValue t0[], const int lp[],
                        const long long extent[]) {
-  MlirOperation c = mlirOperationClone(nest);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, c);
-  rebase(c, x, xp, t, t0);
   MlirOperation band[PBC_MAX_BAND];
-  pbcLoopBand(c, band, PBC_MAX_BAND);
-  for (int i = 0; i < t->n; ++i)
-    pbcLoopRestrict(band[lp[i]], extent[i], t0[i]);
+  rebase(pbcCloneNestRestricted(nest, before, t->n, lp, extent, t0, band), x, xp, t, t0);
 }
 
 /* The private buffer's shape: X's, each tiled dimension cut to its tile

@@ -331,11 +331,11 @@ static void tileNest(MlirOperation root, const State *st) {
   if (split > 0) {
     /* I is parallel: its iterations may run as two nests, [0, split) here
      * and the rest in a copy after it (indexing split + i). */
-    MlirOperation rest = mlirOperationClone(root);
-    mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(root), root, rest);
+    long long restTrip = n.trip[n.I] - split;
+    MlirValue origin = pbcBuildIndexConstant(root, split);
     MlirOperation restBand[PBC_MAX_BAND];
-    pbcLoopBand(rest, restBand, PBC_MAX_BAND);
-    pbcLoopRestrict(restBand[n.I], n.trip[n.I] - split, pbcBuildIndexConstant(root, split));
+    MlirOperation rest = pbcCloneNestRestricted(root, mlirOperationGetNextInBlock(root), 1, &n.I,
+                                                &restTrip, &origin, restBand);
     pbcLoopSetUpperBound(n.band[n.I], split);
     tileNest(root, st);
     tileNest(rest, st);

@@ -60,6 +60,14 @@ MlirOperation pbcBuildIf(MlirOperation before, MlirValue cond, bool withElse);
  * band stays perfect). */
 void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin);
 
+/* Clones the perfect band `nest` before `before` with its band loop
+ * loops[i] restricted to extent[i] elements from origin[i] (as
+ * pbcLoopRestrict), for i < n: the nest's iterations in one box. Returns
+ * the clone; its band loops in `band` (up to 16, PBC_MAX_BAND). */
+MlirOperation pbcCloneNestRestricted(MlirOperation nest, MlirOperation before, int n,
+                                     const int loops[], const long long extent[],
+                                     const MlirValue origin[], MlirOperation band[]);
+
 /* Erases op after every op that uses its results (a buffer's allocation
  * with its deallocs and stores, once nothing reads it). */
 void pbcEraseWithUsers(MlirOperation op);
