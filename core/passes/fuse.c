@@ -10,7 +10,11 @@
  * becomes one nest).
  * Cost-model pruning by nest kind: no matmul-kind producer or consumer (they
  * are tiled by themselves; fusing into them breaks their band), no fusion
- * into a broadcast (it would repeat the producer per broadcast element).
+ * of a non-pointwise producer into a broadcast (a reduction's result, read
+ * across a row, is final only after the row: fusing would read partial
+ * values; a pointwise producer, such as pbc-pad-gemm's copy-back before a
+ * bias, writes each element in its own iteration). Deallocations between
+ * the nests move after the consumer.
  * Stencil consumers (neighbouring elements, the paper's Fig. 6 blur) need a
  * slice with a private buffer: pbc-fuse-slices. Epilogues of matmul-kind
  * nests join them per tile after tiling: pbc-fuse-epilogue. */
@@ -84,7 +88,8 @@ static bool sameElement(const PbcAccess *p, const NestInfo *np, const PbcAccess 
 }
 
 static bool canFuse(MlirOperation P, MlirOperation C, NestInfo *np, NestInfo *nc) {
-  if (pbcNestKindIs(P, "matmul") || pbcNestKindIs(C, "matmul") || pbcNestKindIs(C, "broadcast"))
+  if (pbcNestKindIs(P, "matmul") || pbcNestKindIs(C, "matmul") ||
+      (pbcNestKindIs(C, "broadcast") && !pbcNestKindIs(P, "pointwise")))
     return false;
   if (!describe(P, np) || !describe(C, nc) || np->depth != nc->depth)
     return false;
@@ -192,11 +197,19 @@ static bool run(MlirOperation func, void *state) {
     MlirOperation next = mlirOperationGetNextInBlock(op);
     if (pbcOpIsA(op, "affine.for")) {
       if (!mlirOperationIsNull(P) && canFuse(P, op, np, nc)) {
+        /* P's body now runs in C: deallocations between them (of what P
+         * uses, as pbc-pad-gemm's padded copies) move after C. */
+        for (MlirOperation d = mlirOperationGetNextInBlock(P); !mlirOperationEqual(d, op);) {
+          MlirOperation dn = mlirOperationGetNextInBlock(d);
+          if (pbcOpIsA(d, "memref.dealloc"))
+            mlirOperationMoveAfter(d, op);
+          d = dn;
+        }
         fuse(P, op, np, nc);
         fused = true;
       }
       P = op;
-    } else if (!pbcOpIsConstantOrAlloc(op)) {
+    } else if (!pbcOpIsConstantOrAlloc(op) && !pbcOpIsA(op, "memref.dealloc")) {
       P = (MlirOperation){NULL}; /* only fuse nests adjacent but for allocs */
     }
     op = next;

@@ -204,7 +204,8 @@ def matmul_fixed_case(ctx, M, N, K):
 def _(ctx):
     # A bias added to a matmul's result: on the cpu target pbc-fuse-epilogue
     # runs the add per register tile inside the matmul (tests/s3/
-    # fuse_epilogue.mlir); random shapes give partial tiles at the edges.
+    # fuse_epilogue.mlir); random shapes give padded GEMMs (pbc-pad-gemm),
+    # whose copy-back pbc-fuse joins with the add (tests/s3/fuse.mlir).
     rng = ctx.rng
     M, N = (int(v) for v in rng.integers(1, 80, size=2))
     K = int(rng.integers(1, 49))
