@@ -622,7 +622,11 @@ static MlirWalkResult gatherAccess(MlirOperation op, void *data) {
       g->complete = false;
     return MlirWalkResultAdvance;
   }
-  if (pbcOpIsMemrefView(op) || pbcOpIsA(op, "memref.dealloc") || pbcOpIsA(op, "affine.prefetch"))
+  if (pbcOpIsA(op, "func.call") || pbcOpIsA(op, "func.call_indirect")) {
+    g->complete = false; /* may touch any memory */
+    return MlirWalkResultAdvance;
+  }
+  if (pbcOpIsA(op, "memref.dealloc") || pbcOpIsA(op, "affine.prefetch"))
     return MlirWalkResultAdvance;
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
     if (mlirTypeIsAMemRef(mlirValueGetType(mlirOperationGetOperand(op, i))))
@@ -635,6 +639,14 @@ bool pbcGatherAccesses(MlirOperation root, PbcAccess *acc, int max, int *n) {
   mlirOperationWalk(root, gatherAccess, &g, MlirWalkPreOrder);
   *n = g.n;
   return g.complete;
+}
+
+bool pbcLoopBodyIsFlat(MlirOperation loop) {
+  for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(loop)); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    if (mlirOperationGetNumRegions(op))
+      return false;
+  return true;
 }
 
 bool pbcLoopStoresOnlyConstant(MlirOperation loop, PbcAccess *store, MlirOperation *constant) {

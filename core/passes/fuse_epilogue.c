@@ -117,29 +117,17 @@ static bool describeEpilogue(MlirOperation e, MlirOperation m, Epilogue *ep, Pbc
     if (!pbcLoopBoundForm(ep->band[l], false, &lb) || lb.nTerms || lb.constant ||
         !pbcLoopBoundForm(ep->band[l], true, &ub[l]) || ub[l].nTerms)
       return false;
-  int n = 0;
   ep->c.ptr = NULL;
-  MlirBlock body = pbcLoopBody(ep->band[ep->depth - 1]);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    if (mlirOperationGetNumRegions(op) || pbcOpIsA(op, "func.call"))
-      return false;
-    PbcAccess a;
-    if (!pbcAccessGet(op, &a)) {
-      for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
-        if (mlirTypeIsAMemRef(mlirValueGetType(mlirOperationGetOperand(op, i))))
-          return false;
-      continue;
-    }
-    if (n == MAX_STORES)
-      return false;
-    acc[n++] = a;
-    if (!a.isWrite && pbcMayWriteMemref(m, a.memref)) {
-      if (ep->c.ptr && !mlirValueEqual(ep->c, a.memref))
+  int n;
+  if (!pbcLoopBodyIsFlat(ep->band[ep->depth - 1]) ||
+      !pbcGatherAccesses(ep->band[ep->depth - 1], acc, MAX_STORES, &n))
+    return false;
+  for (int i = 0; i < n; ++i)
+    if (!acc[i].isWrite && pbcMayWriteMemref(m, acc[i].memref)) {
+      if (ep->c.ptr && !mlirValueEqual(ep->c, acc[i].memref))
         return false;
-      ep->c = a.memref;
+      ep->c = acc[i].memref;
     }
-  }
   if (!ep->c.ptr)
     return false;
   MlirType ct = mlirValueGetType(ep->c);

@@ -65,12 +65,7 @@ static int simpleBand(MlirOperation root, MlirOperation band[], long long trip[]
   for (int l = 0; l < depth; ++l)
     if ((trip[l] = pbcLoopZeroBasedTrip(band[l])) < 0)
       return 0;
-  MlirBlock body = pbcLoopBody(band[depth - 1]);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op))
-    if (mlirOperationGetNumRegions(op))
-      return 0;
-  return depth;
+  return pbcLoopBodyIsFlat(band[depth - 1]) ? depth : 0;
 }
 
 /* How the consumer reads X: per dimension e, the consumer loop whose index

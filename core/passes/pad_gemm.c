@@ -75,12 +75,7 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
         lb.constant != 0)
       return false;
   }
-  MlirBlock body = pbcLoopBody(g->band[2]);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op))
-    if (mlirOperationGetNumRegions(op))
-      return false;
-  if (!pbcGatherAccesses(g->band[2], g->acc, kMaxAccesses, &g->n))
+  if (!pbcLoopBodyIsFlat(g->band[2]) || !pbcGatherAccesses(g->band[2], g->acc, kMaxAccesses, &g->n))
     return false;
   g->nBufs = 0;
   int stores = 0;

@@ -131,11 +131,9 @@ static void prefetchNextRow(MlirOperation loop, const State *st) {
   if (!pbcOpIsA(parent, "affine.for") || mlirOperationGetNumResults(loop) > 0 || trip <= 0 ||
       pbcOpIsInCopyNest(loop))
     return;
+  if (!pbcLoopBodyIsFlat(loop))
+    return;
   MlirBlock body = pbcLoopBody(loop);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op))
-    if (mlirOperationGetNumRegions(op))
-      return;
   MlirValue iv = pbcLoopIv(loop), row = pbcLoopIv(parent), next = {NULL};
   PbcAccess seen[kMaxLines]; /* the lines prefetched: accesses rounded down to a line */
   int nSeen = 0;

@@ -72,3 +72,25 @@ func.func @pointwise(%a: memref<64xf32>) {
   } {pbc.kind = "pointwise"}
   return
 }
+// A call in the nest may touch any memory (here C, through its argument):
+// the access analysis can't see all of C's uses, so the nest is not tiled.
+// CHECK-LABEL: func.func @call_in_body
+// CHECK-NOT: pbc.register_tile
+// CHECK: return
+func.func private @observe(memref<64x64xf32>)
+func.func @call_in_body(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.for %k = 0 to 64 {
+        %x = affine.load %a[%i, %k] : memref<64x64xf32>
+        %y = affine.load %b[%k, %j] : memref<64x64xf32>
+        %z = affine.load %c[%i, %j] : memref<64x64xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<64x64xf32>
+        func.call @observe(%c) : (memref<64x64xf32>) -> ()
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}

@@ -101,12 +101,16 @@ long long pbcBandIterations(MlirOperation root);
 /* Collects the accesses under `root` (itself included), in walk order, into
  * acc[0..max) and their count into *n. Returns false if some were left
  * out: more than max, or an op that uses a memref in a way the analysis
- * can't read (memref.load, a call; views, deallocs and prefetches aside). */
+ * can't read (memref.load, a view made inside `root`), or a call (it may
+ * touch any memory); deallocs and prefetches aside. */
 bool pbcGatherAccesses(MlirOperation root, PbcAccess *acc, int max, int *n);
 /* True if `loop`'s body is one store of an arith.constant (and the yield),
  * as in a fill nest's innermost loop: the store in *store, the constant's
  * op in *constant. */
 bool pbcLoopStoresOnlyConstant(MlirOperation loop, PbcAccess *store, MlirOperation *constant);
+/* True if no op in the loop's body has regions (an innermost loop with a
+ * straight-line body). */
+bool pbcLoopBodyIsFlat(MlirOperation loop);
 /* True if the loop's body's only non-terminator op is an affine.for. */
 MlirOperation pbcOnlyLoopIn(MlirOperation forOp);
 /* True if a memref value is a function argument or a fresh allocation (a
