@@ -10,15 +10,19 @@
  * allocates the same sizes every call. Thread-safe (parallel loops allocate
  * their private buffers concurrently).
  *
- * A host that is done with pbc's code for a while calls
- * pbc_cpu_release_buffers() (pbc_cpu_runtime.h) to give the kept memory
- * back; $PBC_BUFFER_CACHE_MB (read at the first free) sets the limit,
- * default 1024, 0 keeps nothing. */
+ * When the cache is full (in bytes or slots), the oldest blocks are freed to
+ * make room: sizes a program no longer allocates do not stay pinned. A host
+ * that is done with pbc's code for a while calls pbc_cpu_release_buffers()
+ * (pbc_cpu_runtime.h) to give the kept memory back; $PBC_BUFFER_CACHE_MB
+ * (read at the first free: a whole number of MiB) sets the limit, default
+ * 1024, 0 keeps nothing; another value is reported and the default used. */
 #include "pbc_cpu_runtime.h"
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define PBC_EXPORT __attribute__((visibility("default")))
 
@@ -30,7 +34,7 @@ static const size_t kMinCachedBytes = 256 << 10;
 static const size_t kDefaultLimitBytes = (size_t)1 << 30;
 
 static struct {
-  void *block[kSlots];
+  void *block[kSlots]; /* oldest first */
   size_t size[kSlots];
   int n;
   size_t bytes;
@@ -41,10 +45,33 @@ static struct {
 static pthread_once_t limitOnce = PTHREAD_ONCE_INIT;
 
 static void readLimit(void) {
+  cache.limit = kDefaultLimitBytes;
   const char *mb = getenv("PBC_BUFFER_CACHE_MB");
-  char *end;
-  unsigned long long v = mb ? strtoull(mb, &end, 10) : 0;
-  cache.limit = mb && *mb && !*end ? (size_t)v << 20 : kDefaultLimitBytes;
+  if (!mb)
+    return;
+  size_t v = 0;
+  const char *c = mb;
+  for (; *c >= '0' && *c <= '9'; ++c) {
+    if (v > (SIZE_MAX >> 20) / 10) /* v << 20 must not wrap */
+      break;
+    v = v * 10 + (size_t)(*c - '0');
+  }
+  if (c == mb || *c || v > SIZE_MAX >> 20) {
+    fprintf(stderr,
+            "pbc: ignoring PBC_BUFFER_CACHE_MB=%s (not a whole number of MiB); "
+            "keeping up to %zu MiB\n",
+            mb, kDefaultLimitBytes >> 20);
+    return;
+  }
+  cache.limit = v << 20;
+}
+
+/* Removes entry i, keeping the others in age order. */
+static void removeAt(int i) {
+  cache.bytes -= cache.size[i];
+  --cache.n;
+  memmove(&cache.block[i], &cache.block[i + 1], sizeof(void *) * (size_t)(cache.n - i));
+  memmove(&cache.size[i], &cache.size[i + 1], sizeof(size_t) * (size_t)(cache.n - i));
 }
 
 static void *takeCached(size_t size) {
@@ -53,27 +80,33 @@ static void *takeCached(size_t size) {
   for (int i = cache.n - 1; i >= 0; --i) /* newest first: warm in cache */
     if (cache.size[i] == size) {
       block = cache.block[i];
-      cache.bytes -= size;
-      cache.block[i] = cache.block[--cache.n];
-      cache.size[i] = cache.size[cache.n];
+      removeAt(i);
       break;
     }
   pthread_mutex_unlock(&cache.lock);
   return block;
 }
 
+/* Keeps block, freeing the oldest ones to make room; false if it can
+ * never fit (larger than the limit). */
 static int keep(void *block, size_t size) {
-  int kept = 0;
   pthread_once(&limitOnce, readLimit);
+  if (size > cache.limit)
+    return 0;
+  void *evicted[kSlots];
+  int nEvicted = 0;
   pthread_mutex_lock(&cache.lock);
-  if (cache.n < kSlots && cache.bytes + size <= cache.limit) {
-    cache.block[cache.n] = block;
-    cache.size[cache.n++] = size;
-    cache.bytes += size;
-    kept = 1;
+  while (cache.n == kSlots || cache.bytes + size > cache.limit) {
+    evicted[nEvicted++] = cache.block[0];
+    removeAt(0);
   }
+  cache.block[cache.n] = block;
+  cache.size[cache.n++] = size;
+  cache.bytes += size;
   pthread_mutex_unlock(&cache.lock);
-  return kept;
+  for (int i = 0; i < nEvicted; ++i) /* outside the lock: munmap is slow */
+    free(evicted[i]);
+  return 1;
 }
 
 PBC_EXPORT void *_mlir_memref_to_llvm_alloc(uint64_t size) {

@@ -1,8 +1,11 @@
 /* The cpu runtime's buffer allocator: 64-byte aligned, writable blocks; a
  * large freed block comes back for the next allocation of its size (and only
- * of its size); small blocks are not kept; concurrent use from threads gets
- * distinct blocks; pbc_cpu_release_buffers() empties the cache, and
- * PBC_BUFFER_CACHE_MB=0 keeps nothing. */
+ * of its size); small blocks are not kept; a full cache (64 slots) frees its
+ * oldest block; concurrent use from threads gets distinct blocks;
+ * pbc_cpu_release_buffers() empties the cache. Run with
+ * PBC_BUFFER_CACHE_MB=0 nothing is kept; =1 a block that needs the room
+ * evicts the older one; a value that is not a whole number (=-1) leaves the
+ * default limit. */
 #include "pbc_cpu_runtime.h"
 
 #include <pthread.h>
@@ -47,6 +50,17 @@ int main(void) {
     CHECK(pbc_cpu_cached_bytes() == 0);
     return failures ? 1 : (puts("PASS (PBC_BUFFER_CACHE_MB=0)"), 0);
   }
+  if (limit && !strcmp(limit, "1")) { /* 1 MiB: room for one 768 KiB block */
+    const size_t kb768 = 768 << 10;
+    void *x = _mlir_memref_to_llvm_alloc(kb768), *y = _mlir_memref_to_llvm_alloc(kb768 + 64);
+    _mlir_memref_to_llvm_free(x);
+    _mlir_memref_to_llvm_free(y); /* evicts x */
+    CHECK(pbc_cpu_cached_bytes() == kb768 + 64);
+    void *z = _mlir_memref_to_llvm_alloc(2 << 20); /* beyond the limit: not kept */
+    _mlir_memref_to_llvm_free(z);
+    CHECK(pbc_cpu_cached_bytes() == kb768 + 64);
+    return failures ? 1 : (puts("PASS (PBC_BUFFER_CACHE_MB=1)"), 0);
+  }
   void *a = _mlir_memref_to_llvm_alloc(big);
   CHECK(a && (uintptr_t)a % 64 == 0);
   memset(a, 1, big);
@@ -60,6 +74,21 @@ int main(void) {
   CHECK(pbc_cpu_cached_bytes() == 2 * big + 64);
   pbc_cpu_release_buffers();
   CHECK(pbc_cpu_cached_bytes() == 0);
+
+  /* 65 sizes: the 65th evicts the first, the cache keeps the newest 64. */
+  void *blocks[65];
+  size_t kept = 0;
+  for (int i = 0; i < 65; ++i)
+    blocks[i] = _mlir_memref_to_llvm_alloc(big + 64 * (size_t)i);
+  for (int i = 0; i < 65; ++i) {
+    _mlir_memref_to_llvm_free(blocks[i]);
+    kept += i > 0 ? big + 64 * (size_t)i : 0;
+  }
+  CHECK(pbc_cpu_cached_bytes() == kept);
+  void *newest = _mlir_memref_to_llvm_alloc(big + 64 * 64);
+  CHECK(newest == blocks[64]); /* the newest stays */
+  _mlir_memref_to_llvm_free(newest);
+  pbc_cpu_release_buffers();
 
   void *s = _mlir_memref_to_llvm_alloc(small);
   CHECK(s && (uintptr_t)s % 64 == 0);
