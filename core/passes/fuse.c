@@ -8,13 +8,13 @@
  * themselves, so the intermediate buffer, if it was local and is now only
  * written, disappears. Chains fuse left to right (a chain of pointwise ops
  * becomes one nest).
- * Cost-model pruning by nest kind: no matmul-kind producer or consumer (they
- * are tiled by themselves; fusing into them breaks their band), no fusion
- * of a non-pointwise producer into a broadcast (a reduction's result, read
- * across a row, is final only after the row: fusing would read partial
- * values; a pointwise producer, such as pbc-pad-gemm's copy-back before a
- * bias, writes each element in its own iteration). Deallocations between
- * the nests move after the consumer.
+ * P must also write each element in one iteration only (its band loops all
+ * parallel): a reduction's result is final only after its row, so no
+ * consumer may read it inside the row (softmax's max, logsumexp's sum). A
+ * broadcast consumer, such as a bias after pbc-pad-gemm's copy-back, fuses
+ * like any other. Cost-model pruning by nest kind: no matmul-kind producer
+ * or consumer (they are tiled by themselves; fusing into them breaks their
+ * band). Deallocations between the nests move after the consumer.
  * Stencil consumers (neighbouring elements, the paper's Fig. 6 blur) need a
  * slice with a private buffer: pbc-fuse-slices. Epilogues of matmul-kind
  * nests join them per tile after tiling: pbc-fuse-epilogue. */
@@ -88,11 +88,16 @@ static bool sameElement(const PbcAccess *p, const NestInfo *np, const PbcAccess 
 }
 
 static bool canFuse(MlirOperation P, MlirOperation C, NestInfo *np, NestInfo *nc) {
-  if (pbcNestKindIs(P, "matmul") || pbcNestKindIs(C, "matmul") ||
-      (pbcNestKindIs(C, "broadcast") && !pbcNestKindIs(P, "pointwise")))
+  if (pbcNestKindIs(P, "matmul") || pbcNestKindIs(C, "matmul"))
     return false;
   if (!describe(P, np) || !describe(C, nc) || np->depth != nc->depth)
     return false;
+  /* P must write each element in one iteration only (every loop of its band
+   * parallel): a reduction's result is final only after its row, and a
+   * consumer fused into it would read partial values. */
+  for (int l = 0; l < np->depth; ++l)
+    if (!pbcExtAffineIsLoopParallel(np->band[l]))
+      return false;
   for (int l = 0; l < np->depth; ++l)
     if (pbcExtAffineConstantTripCount(np->band[l]) !=
         pbcExtAffineConstantTripCount(nc->band[l]))
@@ -197,8 +202,8 @@ static bool run(MlirOperation func, void *state) {
     MlirOperation next = mlirOperationGetNextInBlock(op);
     if (pbcOpIsA(op, "affine.for")) {
       if (!mlirOperationIsNull(P) && canFuse(P, op, np, nc)) {
-        /* P's body now runs in C: deallocations between them (of what P
-         * uses, as pbc-pad-gemm's padded copies) move after C. */
+        /* P's body now runs in C: deallocations between them (as of
+         * pbc-pad-gemm's padded copies, which P may read) move after C. */
         for (MlirOperation d = mlirOperationGetNextInBlock(P); !mlirOperationEqual(d, op);) {
           MlirOperation dn = mlirOperationGetNextInBlock(d);
           if (pbcOpIsA(d, "memref.dealloc"))

@@ -977,6 +977,37 @@ def _(ctx):
     assert_close(r, ex / ex.sum(axis=dim, keepdims=True), atol=1e-6)
 
 
+@test("logsumexp_two_reductions")
+def _(ctx):
+    """A row maximum, then the sum of exp(x - max) over the row: the second
+    reduction reads the first's result at every step (pbc-fuse must not run
+    it inside the first's row, where the maximum is partial)."""
+    R, K = (int(v) for v in ctx.rng.integers(1, 40, size=2))
+    mat, row = amap(2, ["d0", "d1"]), amap(2, ["d0"])
+    body = fill("m0", (R,), value="-3.0e38") + fill("s0", (R,))
+    body += ("  %%m = linalg.generic {indexing_maps = [%s, %s], iterator_types = %s}\n"
+             "      ins(%%a : %s) outs(%%m0 : %s) {\n"
+             "  ^bb0(%%x: f32, %%o: f32):\n"
+             "    %%y = arith.maxnumf %%x, %%o : f32\n"
+             "    linalg.yield %%y : f32\n"
+             "  } -> %s\n" % (mat, row, iters(["parallel", "reduction"]), T((R, K)), T((R,)),
+                              T((R,))))
+    body += ("  %%r = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = %s}\n"
+             "      ins(%%a, %%m : %s, %s) outs(%%s0 : %s) {\n"
+             "  ^bb0(%%x: f32, %%mx: f32, %%o: f32):\n"
+             "    %%d = arith.subf %%x, %%mx : f32\n"
+             "    %%e = math.exp %%d : f32\n"
+             "    %%y = arith.addf %%e, %%o : f32\n"
+             "    linalg.yield %%y : f32\n"
+             "  } -> %s\n" % (mat, row, row, iters(["parallel", "reduction"]), T((R, K)),
+                              T((R,)), T((R,)), T((R,))))
+    text = func("lse", [("a", T((R, K)))], [("r", T((R,)))], body)
+    a, _ = ctx.rand((R, K), lo=0.1, hi=4.0)
+    (r,) = ctx.run(text, [a])
+    a64 = a.astype(np.float64)
+    assert_close(r, np.exp(a64 - a64.max(axis=1, keepdims=True)).sum(axis=1), k=K)
+
+
 @test("multi_result")
 def _(ctx):
     shape = rshape(ctx.rng, 2, 1, 20)

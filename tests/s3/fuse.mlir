@@ -2,8 +2,9 @@
 // and the consumer reads exactly what the producer wrote in the same
 // iteration: one nest, the produced value forwarded (no load), the local
 // intermediate buffer gone. It must not fuse a stencil consumer (reads a
-// neighbour), nor into a matmul-kind nest, nor a reduction into a consumer
-// that reads its result across a row.
+// neighbour), nor into a matmul-kind nest, nor a producer that writes an
+// element in more than one iteration (a reduction) into a consumer that
+// reads it across the row, broadcast or reduction alike.
 // RUN: pbc-opt %s -p 'pbc-fuse' | FileCheck %s
 // CHECK-LABEL: func.func @chain
 // CHECK-NOT: memref.alloc
@@ -124,5 +125,33 @@ func.func @reduction_into_broadcast(%x: memref<4x8xf32>, %m: memref<4xf32>, %y: 
       affine.store %e, %y[%i, %j] : memref<4x8xf32>
     }
   } {pbc.kind = "broadcast"}
+  return
+}
+// logsumexp's two reductions: the sum reads the row maximum at every k, the
+// maximum is final only after the row: not fused.
+// CHECK-LABEL: func.func @reduction_into_reduction
+// CHECK: } {pbc.kind = "reduction"}
+// CHECK-NEXT: affine.for
+// CHECK: } {pbc.kind = "reduction"}
+func.func @reduction_into_reduction(%x: memref<4x8xf32>, %m: memref<4xf32>, %s: memref<4xf32>) {
+  affine.for %i = 0 to 4 {
+    affine.for %k = 0 to 8 {
+      %v = affine.load %x[%i, %k] : memref<4x8xf32>
+      %a = affine.load %m[%i] : memref<4xf32>
+      %r = arith.maxnumf %v, %a : f32
+      affine.store %r, %m[%i] : memref<4xf32>
+    }
+  } {pbc.kind = "reduction"}
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 8 {
+      %v = affine.load %x[%i, %j] : memref<4x8xf32>
+      %a = affine.load %m[%i] : memref<4xf32>
+      %d = arith.subf %v, %a : f32
+      %e = math.exp %d : f32
+      %o = affine.load %s[%i] : memref<4xf32>
+      %t = arith.addf %o, %e : f32
+      affine.store %t, %s[%i] : memref<4xf32>
+    }
+  } {pbc.kind = "reduction"}
   return
 }
