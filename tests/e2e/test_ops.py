@@ -498,7 +498,12 @@ def grouped_conv_case(ctx, layout):
     rng = ctx.rng
     (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng)
     N, G = int(rng.integers(1, 3)), int(rng.integers(2, 6))
-    C, F = int(rng.integers(1, 10)), pick(rng, [3, 4, 8, 16])  # F: vector lanes or not
+    # The vector loop: F in NHWGC (a lane count or not), Wo in NGCHW (where
+    # a stride along W would leave it scalar).
+    C, F = int(rng.integers(1, 10)), pick(rng, [3, 4, 8, 16])
+    if layout == "ngchw":
+        s = (s[0], 1)
+        W = max(W, 16)
     Hp, Wp = H + pl[0] + ph[0], W + pl[1] + ph[1]
     Ho, Wo = out_size(Hp, KH, s[0], d[0]), out_size(Wp, KW, s[1], d[1])
     if layout == "nhwgc":
@@ -543,13 +548,16 @@ def _(ctx):
     rng = ctx.rng
     KH, KW = rshape(rng, 2, 1, 4)
     s = rshape(rng, 2, 1, 3)
-    p = tuple(int(rng.integers(0, k)) for k in (KH, KW))   # crop, < kernel
     N, C, F = int(rng.integers(1, 3)), int(rng.integers(1, 9)), pick(rng, [5, 8, 16])
     H, W = rshape(rng, 2, 2, 9)
+    # The crop: below the kernel, and leaving an output of 1 or more.
+    p = tuple(int(rng.integers(0, min(k, ((n - 1) * st + k + 1) // 2)))
+              for k, n, st in ((KH, H, s[0]), (KW, W, s[1])))
     Hs, Ws = (H - 1) * s[0] + 1, (W - 1) * s[1] + 1
     eh, ew = KH - 1 - p[0], KW - 1 - p[1]                      # zero border
     zs = (N, Hs + 2 * eh, Ws + 2 * ew, C)
     Ho, Wo = zs[1] - KH + 1, zs[2] - KW + 1
+    assert Ho >= 1 and Wo >= 1, (Ho, Wo)
     xs, ws, os_ = (N, H, W, C), (KH, KW, C, F), (N, Ho, Wo, F)
     body = fill("z", zs)
     body += ("  %%u = tensor.insert_slice %%x into %%z[0, %d, %d, 0] [%d, %d, %d, %d] "

@@ -118,11 +118,13 @@ def test_grouped_convolutions():
         torch.nn.ConvTranspose2d(6, 8, 3, stride=2, padding=1, output_padding=1, groups=2),
         torch.nn.ConvTranspose2d(8, 8, 4, stride=2, padding=1, groups=8),
         torch.nn.ConvTranspose2d(8, 5, 3, stride=2, dilation=2, padding=2),
+        torch.nn.Conv2d(5, 10, 3, padding=1, groups=5),  # one channel in, two out per group
+        torch.nn.Conv2d(10, 5, 1, groups=5),  # two in, one out
         torch.nn.Conv2d(5, 130, 1),
         torch.nn.Conv2d(130, 130, 3, padding=1, groups=65)).eval()
     x = torch.randn(2, 8, 11, 9)
     fast, got = compiled_whole(m, x)
-    assert any("linalg.conv_2d_nhwgc_gfhwc" in t for t in fast.plan(x).mlir)
+    assert sum(t.count("linalg.conv_2d_nhwgc_gfhwc") for t in fast.plan(x).mlir) == 5
     with torch.no_grad():
         close(got, m(x), "grouped convolutions")
 

@@ -324,23 +324,20 @@ class Function:
         x = self.transpose_to(x, NHWC)
         x = self.pad(x, [0, padding[0], padding[1], 0], [0, padding[0], padding[1], 0], 0.0)
         n, c, h, wd = x.shape
-        kh, kw = (w.shape[2], w.shape[3]) if groups > 1 else (w.shape[0], w.shape[1])
-        f = c if depthwise else w.shape[0] * w.shape[1] if groups > 1 else w.shape[3]
+        if groups > 1:
+            (kh, kw), f = w.shape[2:4], w.shape[0] * w.shape[1]
+        else:
+            (kh, kw), f = w.shape[0:2], c if depthwise else w.shape[3]
         oh = (h - dilation[0] * (kh - 1) - 1) // stride[0] + 1
         ow = (wd - dilation[1] * (kw - 1) - 1) // stride[1] + 1
         out = Val(None, (n, f, oh, ow), F32, NHWC)
+        init = self.broadcast_rows(bias, out.phys) if bias is not None else \
+            self.filled(out.phys, 0.0)
         phys, xv = out.phys, x
         if groups > 1:  # [n, h, w, c] -> [n, h, w, g, c / g]; the result alike
             phys = out.phys[:3] + (groups, f // groups)
             xv = Val(self._split_last(x.ssa, x.phys, groups), x.phys[:3] + (groups, c // groups))
-        if bias is None:
-            init = self.filled(phys, 0.0)
-        elif groups > 1:
-            init = self.generic(phys, [(self.reshape(bias, (groups, f // groups)), ["d3", "d4"])],
-                                ["d%d" % i for i in range(5)], ["parallel"] * 5,
-                                lambda b, a: a[0])
-        else:
-            init = self.broadcast_rows(bias, phys)
+            init = self._split_last(init, out.phys, groups)
         op = "conv_2d_nhwgc_gfhwc" if groups > 1 else \
             "depthwise_conv_2d_nhwc_hwc" if depthwise else "conv_2d_nhwc_hwcf"
         r = self.fresh()
