@@ -215,8 +215,10 @@ void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin) {
 MlirOperation pbcCloneNestRestricted(MlirOperation nest, MlirOperation before, int n,
                                      const int loops[], const long long extent[],
                                      const MlirValue origin[], MlirOperation band[]) {
-  MlirOperation clone = mlirOperationClone(nest);
+  MlirOperation clone = mlirOperationClone(nest), own[PBC_MAX_BAND];
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, clone);
+  if (!band)
+    band = own;
   pbcLoopBand(clone, band, PBC_MAX_BAND);
   for (int i = 0; i < n; ++i)
     pbcLoopRestrict(band[loops[i]], extent[i], origin[i]);

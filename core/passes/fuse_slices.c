@@ -310,8 +310,7 @@ static void rebase(MlirOperation nest, MlirValue x, MlirValue xp, const Tiling *
 static void cloneSlice(MlirOperation nest, MlirOperation before, MlirValue x, MlirValue xp,
                        const Tiling *t, const MlirValue t0[], const int lp[],
                        const long long extent[]) {
-  MlirOperation band[PBC_MAX_BAND];
-  rebase(pbcCloneNestRestricted(nest, before, t->n, lp, extent, t0, band), x, xp, t, t0);
+  rebase(pbcCloneNestRestricted(nest, before, t->n, lp, extent, t0, NULL), x, xp, t, t0);
 }
 
 /* The private buffer's shape: X's, each tiled dimension cut to its tile

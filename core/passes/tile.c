@@ -66,6 +66,19 @@ static MlirOperation rootOf(MlirOperation op) {
   }
 }
 
+/* pbcExtAffinePermute on band[0..n), then the root's pbc.kind moves to the
+ * new outermost loop. */
+static bool permuteBand(MlirOperation *band, int n, const unsigned *perm) {
+  MlirAttribute kind = mlirOperationGetAttributeByName(band[0], str("pbc.kind"));
+  MlirOperation oldRoot = band[0];
+  if (!pbcExtAffinePermute(band, n, perm))
+    return false;
+  mlirOperationRemoveAttributeByName(oldRoot, str("pbc.kind"));
+  if (!mlirAttributeIsNull(kind))
+    mlirOperationSetAttributeByName(rootOf(oldRoot), str("pbc.kind"), kind);
+  return true;
+}
+
 /* Whether some input that varies along J (the operand a register tile
  * loads as vectors; not the output's own reads) also varies along `loop`. */
 static bool jOperandVariesAlong(const Accs *a, const PbcAccess *out, MlirOperation j,
@@ -87,32 +100,35 @@ static bool jOperandVariesAlong(const Accs *a, const PbcAccess *out, MlirOperati
  * (n, f, oh, ow, c, kh, kw) the input, read along ow, varies with oh: f
  * becomes I and the filter is broadcast (3x3 64->64, 56^2: 1.65 -> 1.05 ms).
  * All moved loops are parallel, so the permutation is legal;
- * pbcExtAffinePermute checks it anyway. Returns whether the band changed. */
-static bool hoistGroupLoops(const Nest *n, const Accs *a, const PbcAccess *out) {
+ * pbcExtAffinePermute checks it anyway. Returns whether the band changed,
+ * and the permutation of band[0..J) in perm. */
+static bool hoistGroupLoops(const Nest *n, const Accs *a, const PbcAccess *out, unsigned *perm) {
   int J = n->J, I = -1;
-  for (int l = J - 1; l >= 0 && n->parallel[l]; --l)
-    if (pbcAccessStrideAlong(out, n->band[l]) != PBC_STRIDE_INVARIANT &&
-        !jOperandVariesAlong(a, out, n->band[J], n->band[l])) {
-      I = l;
-      break;
-    }
-  if (I < 0 || I == J - 1)
-    return false;
   for (int l = 0; l < J; ++l)
     if (!n->parallel[l])
       return false;
-  unsigned perm[PBC_MAX_BAND];
+  for (int l = J - 1; l >= 0 && I < 0; --l)
+    if (pbcAccessStrideAlong(out, n->band[l]) != PBC_STRIDE_INVARIANT &&
+        !jOperandVariesAlong(a, out, n->band[J], n->band[l]))
+      I = l;
+  if (I < 0 || I == J - 1)
+    return false;
   for (int l = 0; l < J; ++l)
     perm[l] = l > I ? (unsigned)(l - I - 1) : (unsigned)(l + J - I - 1);
   MlirOperation band[PBC_MAX_BAND];
   memcpy(band, n->band, sizeof(band));
-  MlirAttribute kind = mlirOperationGetAttributeByName(band[0], str("pbc.kind"));
-  if (!pbcExtAffinePermute(band, J, perm))
-    return false;
-  mlirOperationRemoveAttributeByName(band[0], str("pbc.kind"));
-  if (!mlirAttributeIsNull(kind))
-    mlirOperationSetAttributeByName(rootOf(band[0]), str("pbc.kind"), kind);
-  return true;
+  return permuteBand(band, J, perm);
+}
+
+/* Puts band[0..n) (in its order before `perm` was applied) back. */
+static void unpermuteBand(const MlirOperation *band, int n, const unsigned *perm) {
+  MlirOperation now[PBC_MAX_BAND];
+  unsigned back[PBC_MAX_BAND];
+  for (int l = 0; l < n; ++l) {
+    now[perm[l]] = band[l];
+    back[perm[l]] = (unsigned)l;
+  }
+  permuteBand(now, n, back);
 }
 
 /* Finds the roles of the band's loops; false if the nest isn't one we tile. */
@@ -150,9 +166,18 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
   for (int l = n->J + 1; l < n->n; ++l)
     if (pbcAccessStrideAlong(o, n->band[l]) != PBC_STRIDE_INVARIANT)
       return false;
-  if (hoistGroupLoops(n, &a, o)) {
-    *root = rootOf(n->band[n->J]);
-    return analyzeNest(root, st, n);
+  unsigned perm[PBC_MAX_BAND];
+  if (hoistGroupLoops(n, &a, o, perm)) {
+    /* A nest tiled after all gets the new order; else the old one back. */
+    MlirOperation band[PBC_MAX_BAND];
+    int J = n->J;
+    memcpy(band, n->band, sizeof(band));
+    *root = rootOf(n->band[J]);
+    if (analyzeNest(root, st, n))
+      return true;
+    unpermuteBand(band, J, perm);
+    *root = band[0];
+    return false;
   }
   /* Every access must be contiguous or invariant along J (vectorizable), or
    * an input that a transposed copy makes so (a GEMM's B read as Bᵀ). */
@@ -310,8 +335,7 @@ static void tileOutputChannels(Nest *n, const State *st, int nr, bool jParallel,
   }
   outer[n->J] = t[0];
   perm[n->J] = 0;
-  if (pbcExtAffinePermute(outer, n->J + 1, perm)) /* the caller tags the new root */
-    mlirOperationRemoveAttributeByName(n->band[0], str("pbc.kind"));
+  permuteBand(outer, n->J + 1, perm);
   if (jParallel)
     pbcOpSetUnitAttr(t[0], "pbc.parallel");
   pbcOpSetUnitAttr(t[0], "pbc.pack_site"); /* the weight block, once per tile */
@@ -327,22 +351,22 @@ static void tileNest(MlirOperation root, const State *st) {
   chooseRegisterTile(&n, st, &mr, &nv);
   if (nv == 0)
     return;
+  /* Before a split, so both parts read the one copy. */
+  for (int t = 0; t < n.nTranspose; ++t)
+    pbcTransposeInput(&n.transpose[t], n.transposeDim[t], root);
   long long split = partialTileSplit(&n, st, mr, nv);
   if (split > 0) {
     /* I is parallel: its iterations may run as two nests, [0, split) here
      * and the rest in a copy after it (indexing split + i). */
     long long restTrip = n.trip[n.I] - split;
     MlirValue origin = pbcBuildIndexConstant(root, split);
-    MlirOperation restBand[PBC_MAX_BAND];
     MlirOperation rest = pbcCloneNestRestricted(root, mlirOperationGetNextInBlock(root), 1, &n.I,
-                                                &restTrip, &origin, restBand);
+                                                &restTrip, &origin, NULL);
     pbcLoopSetUpperBound(n.band[n.I], split);
     tileNest(root, st);
     tileNest(rest, st);
     return;
   }
-  for (int t = 0; t < n.nTranspose; ++t)
-    pbcTransposeInput(&n.transpose[t], n.transposeDim[t], root);
   int nr = nv * n.lanes;
   MlirAttribute kind = mlirOperationGetAttributeByName(root, str("pbc.kind"));
   bool parallelBefore[PBC_MAX_BAND];

@@ -79,3 +79,70 @@ func.func @nchw(%x: memref<1x8x18x34xf32>, %w: memref<16x8x3x3xf32>, %y: memref<
   } {pbc.kind = "matmul"}
   return
 }
+// f = 3 has no vector lanes: the nest is not tiled, and its loops keep
+// their order (the group loop is not moved for nothing).
+// CHECK-LABEL: func.func @grouped_f3
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 1 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 12 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 12 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 4 {
+// CHECK-NOT: pbc.register_tile
+// CHECK: } {pbc.kind = "matmul"}
+func.func @grouped_f3(%x: memref<1x14x14x4x8xf32>, %w: memref<4x3x3x3x8xf32>, %y: memref<1x12x12x4x3xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %h = 0 to 12 {
+      affine.for %v = 0 to 12 {
+        affine.for %g = 0 to 4 {
+          affine.for %f = 0 to 3 {
+            affine.for %kh = 0 to 3 {
+              affine.for %kw = 0 to 3 {
+                affine.for %c = 0 to 8 {
+                  %a = affine.load %x[%n, %h + %kh, %v + %kw, %g, %c] : memref<1x14x14x4x8xf32>
+                  %b = affine.load %w[%g, %f, %kh, %kw, %c] : memref<4x3x3x3x8xf32>
+                  %o = affine.load %y[%n, %h, %v, %g, %f] : memref<1x12x12x4x3xf32>
+                  %p = arith.mulf %a, %b : f32
+                  %s = arith.addf %o, %p : f32
+                  affine.store %s, %y[%n, %h, %v, %g, %f] : memref<1x12x12x4x3xf32>
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+// A 29-wide output is split into full register tiles and a remainder nest:
+// both read one transposed copy of the filter.
+// CHECK-LABEL: func.func @grouped_split
+// CHECK: memref.alloc() {{.*}} : memref<4x3x3x8x8xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: } {pbc.kind = "matmul", pbc.parallel}
+// CHECK: } {pbc.kind = "matmul", pbc.parallel}
+// CHECK-NEXT: memref.dealloc
+func.func @grouped_split(%x: memref<1x3x31x4x8xf32>, %w: memref<4x8x3x3x8xf32>, %y: memref<1x1x29x4x8xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %h = 0 to 1 {
+      affine.for %v = 0 to 29 {
+        affine.for %g = 0 to 4 {
+          affine.for %f = 0 to 8 {
+            affine.for %kh = 0 to 3 {
+              affine.for %kw = 0 to 3 {
+                affine.for %c = 0 to 8 {
+                  %a = affine.load %x[%n, %h + %kh, %v + %kw, %g, %c] : memref<1x3x31x4x8xf32>
+                  %b = affine.load %w[%g, %f, %kh, %kw, %c] : memref<4x8x3x3x8xf32>
+                  %o = affine.load %y[%n, %h, %v, %g, %f] : memref<1x1x29x4x8xf32>
+                  %p = arith.mulf %a, %b : f32
+                  %s = arith.addf %o, %p : f32
+                  affine.store %s, %y[%n, %h, %v, %g, %f] : memref<1x1x29x4x8xf32>
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}

@@ -63,7 +63,8 @@ void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin);
 /* Clones the perfect band `nest` before `before` with its band loop
  * loops[i] restricted to extent[i] elements from origin[i] (as
  * pbcLoopRestrict), for i < n: the nest's iterations in one box. Returns
- * the clone; its band loops in `band` (up to 16, PBC_MAX_BAND). */
+ * the clone; its band loops in `band` (up to 16, PBC_MAX_BAND) unless
+ * that is NULL. */
 MlirOperation pbcCloneNestRestricted(MlirOperation nest, MlirOperation before, int n,
                                      const int loops[], const long long extent[],
                                      const MlirValue origin[], MlirOperation band[]);
