@@ -259,8 +259,7 @@ PbcStride pbcAccessStrideAlong(const PbcAccess *acc, MlirOperation loop) {
   return anyUse ? PBC_STRIDE_CONTIGUOUS : PBC_STRIDE_INVARIANT;
 }
 
-/* Difference a - b of two linear forms if it is a constant. */
-static bool constantDifference(const PbcLinearForm *a, const PbcLinearForm *b, long long *diff) {
+bool pbcLinearConstantDifference(const PbcLinearForm *a, const PbcLinearForm *b, long long *diff) {
   for (int i = 0; i < a->nTerms; ++i)
     if (a->coeffs[i] != pbcLinearCoeff(b, a->values[i]))
       return false;
@@ -276,7 +275,7 @@ bool pbcAccessesSame(const PbcAccess *a, const PbcAccess *b) {
     return false;
   for (int d = 0; d < a->rank; ++d) {
     long long diff;
-    if (!constantDifference(&a->subscripts[d], &b->subscripts[d], &diff) || diff != 0)
+    if (!pbcLinearConstantDifference(&a->subscripts[d], &b->subscripts[d], &diff) || diff != 0)
       return false;
   }
   return a->lanes == b->lanes;
@@ -287,7 +286,7 @@ bool pbcAccessesDisjoint(const PbcAccess *a, const PbcAccess *b) {
     return false;
   for (int d = 0; d < a->rank; ++d) {
     long long diff;
-    if (!constantDifference(&a->subscripts[d], &b->subscripts[d], &diff))
+    if (!pbcLinearConstantDifference(&a->subscripts[d], &b->subscripts[d], &diff))
       continue;
     if (d < a->rank - 1) {
       if (diff != 0)

@@ -611,6 +611,31 @@ def _(ctx):
 
 
 
+@test("row_stencil_overlapping_taps")
+def _(ctx):
+    # A 1xKW depthwise pass along rows of C interleaved channels, rows wide
+    # enough, and C x KW filter vectors few enough, that its taps are
+    # unrolled: taps C lanes apart share vector loads (pbc-overlapping-loads:
+    # whole-vector loads and shuffles). Row widths and dilations are random,
+    # so the covers fall anywhere in a row.
+    rng = ctx.rng
+    C, dil = pick(rng, [3, 5]), int(rng.integers(1, 3))
+    KW = int(rng.integers(2, 6 if C == 3 else 4))
+    H, Wo = int(rng.integers(1, 4)), 16 * int(rng.integers(10, 25)) + pick(rng, [0, 16])
+    xs, ws, os_ = (1, H, Wo + dil * (KW - 1), C), (1, KW, C), (1, H, Wo, C)
+    body = fill("f", os_)
+    body += ("  %%r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<[1, %d]> : tensor<2xi64>, "
+             "strides = dense<1> : tensor<2xi64>}\n"
+             "      ins(%%x, %%w : %s, %s) outs(%%f : %s) -> %s\n"
+             % (dil, T(xs), T(ws), T(os_), T(os_)))
+    text = func("rowstencil", [("x", T(xs)), ("w", T(ws))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    w, _ = ctx.rand(ws)
+    ref = sum(x[:, :, j * dil:j * dil + Wo, :].astype(np.float64) * w[0, j] for j in range(KW))
+    (r,) = ctx.run(text, [x, w])
+    assert_close(r, ref, k=KW)
+
+
 @test("depthwise_conv_small_channels_bias")
 def _(ctx):
     # A few channels innermost (an image's RGB): pbc-interleave vectorizes

@@ -47,6 +47,8 @@ long long pbcLinearCoeff(const PbcLinearForm *f, MlirValue v);
  * is linear in outer ivs, or an affine.parallel with constant lower
  * bounds); 0 if f has no terms (always 0), -1 if a term is no such iv. */
 long long pbcLinearTermsGcd(const PbcLinearForm *f, long long scale);
+/* The difference a - b of two linear forms, if it is a constant. */
+bool pbcLinearConstantDifference(const PbcLinearForm *a, const PbcLinearForm *b, long long *diff);
 /* Greatest common divisor of |a| and |b| (0 if both are 0). */
 long long pbcGcd(long long a, long long b);
 /* True if some d in [lo, hi] divides n. */
