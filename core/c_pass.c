@@ -170,22 +170,27 @@ long long pbcPassOptionInt(const char *options, const char *key, long long fallb
 
 typedef struct {
   const char *const *known;
-  bool counts;
+  bool counts;                  /* every value must be a count */
+  const char *const *countKeys; /* or these keys' values (NULL: none) */
   char *err;
   size_t errLen;
 } CheckCtx;
 
+static bool keyIn(const char *const *list, const char *k, size_t kl) {
+  for (const char *const *kn = list; kn && *kn; ++kn)
+    if (strlen(*kn) == kl && strncmp(k, *kn, kl) == 0)
+      return true;
+  return false;
+}
+
 static bool checkFn(const char *k, size_t kl, const char *v, size_t vl, void *ud) {
   CheckCtx *c = ud;
-  bool isKnown = false;
-  for (const char *const *kn = c->known; *kn && !isKnown; ++kn)
-    isKnown = strlen(*kn) == kl && strncmp(k, *kn, kl) == 0;
-  if (!isKnown) {
+  if (!keyIn(c->known, k, kl)) {
     snprintf(c->err, c->errLen, "unknown option '%.*s'", (int)kl, k);
     return false;
   }
   long long n;
-  if (c->counts && !parseCount(v, vl, &n)) {
+  if ((c->counts || keyIn(c->countKeys, k, kl)) && !parseCount(v, vl, &n)) {
     snprintf(c->err, c->errLen, "option '%.*s' takes an integer from 0 to 2^31-1, got '%.*s'",
              (int)kl, k, (int)vl, v);
     return false;
@@ -194,13 +199,19 @@ static bool checkFn(const char *k, size_t kl, const char *v, size_t vl, void *ud
 }
 
 bool pbcPassOptionsCheck(const char *options, const char *const *known, char *err, size_t errLen) {
-  CheckCtx c = {known, false, err, errLen};
+  CheckCtx c = {known, false, NULL, err, errLen};
   return forEachOption(options, checkFn, &c);
 }
 
 bool pbcPassOptionsCheckCounts(const char *options, const char *const *known, char *err,
                                size_t errLen) {
-  CheckCtx c = {known, true, err, errLen};
+  CheckCtx c = {known, true, NULL, err, errLen};
+  return forEachOption(options, checkFn, &c);
+}
+
+bool pbcPassOptionsCheckSomeCounts(const char *options, const char *const *known,
+                                   const char *const *countKeys, char *err, size_t errLen) {
+  CheckCtx c = {known, false, countKeys, err, errLen};
   return forEachOption(options, checkFn, &c);
 }
 

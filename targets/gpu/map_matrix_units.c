@@ -58,7 +58,8 @@ static const PbcCPassSpec kSpec = {
 
 MlirPass pbcGpuCreateMapMatrixUnitsPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"unit", "warp", "sms", "shared", NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  static const char *const counts[] = {"warp", "sms", "shared", NULL};
+  if (!pbcPassOptionsCheckSomeCounts(options, known, counts, err, errLen))
     return (MlirPass){NULL};
   char unit[32] = "mma-sync";
   pbcPassOptionGet(options, "unit", unit, sizeof(unit));

@@ -48,8 +48,10 @@ static long long ceilPow2(long long v) {
 static bool mapLoop(MlirOperation par, long long budget) {
   int n = (int)(mlirOperationGetNumOperands(par) / 3);
   if (n < 1 || n > 8 || mlirOperationGetNumResults(par) > 0) {
-    pbcEmitOpError(par, "parallel loop with %d dimensions or with reductions: not mapped to "
-                        "the GPU", n);
+    pbcEmitOpError(par,
+                   "parallel loop with %d dimensions or with reductions: not mapped to "
+                   "the GPU",
+                   n);
     return false;
   }
   static const char *const blockIds[] = {"block_x", "block_y", "block_z"};
@@ -153,8 +155,7 @@ static bool hasPrefix(MlirOperation op, const char *prefix) {
 /* Device work that is not a parallel loop: loops, conditionals, accesses. */
 static bool isSerialWork(MlirOperation op) {
   return pbcOpIsA(op, "scf.for") || pbcOpIsA(op, "scf.if") || pbcOpIsA(op, "scf.while") ||
-         pbcOpIsA(op, "memref.load") || pbcOpIsA(op, "memref.store") ||
-         hasPrefix(op, "vector.");
+         pbcOpIsA(op, "memref.load") || pbcOpIsA(op, "memref.store") || hasPrefix(op, "vector.");
 }
 
 /* Ops without side effects that may sit between pieces of serial work. */
@@ -207,7 +208,7 @@ static const PbcCPassSpec kSpec = {
 
 MlirPass pbcGpuCreateMapParallelPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"threads", NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {pbcPassOptionInt(options, "threads", 256)};
   if (st.threads < 1 || st.threads > 1024) {

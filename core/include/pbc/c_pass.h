@@ -47,6 +47,11 @@ bool pbcPassOptionsCheck(const char *options, const char *const *known, char *er
  * `l2-bytes=1M` or `vector-bits=` is an error, not a silent 0. */
 bool pbcPassOptionsCheckCounts(const char *options, const char *const *known, char *err,
                                size_t errLen);
+/* As pbcPassOptionsCheck, with the values of the keys in `countKeys` (a
+ * NULL-terminated sublist of `known`) checked as pbcPassOptionsCheckCounts
+ * checks all: for passes that also take a word (unit=mma-sync). */
+bool pbcPassOptionsCheckSomeCounts(const char *options, const char *const *known,
+                                   const char *const *countKeys, char *err, size_t errLen);
 
 /* Emits an error diagnostic at op's location. */
 void pbcEmitOpError(MlirOperation op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
