@@ -139,8 +139,7 @@ int main(int argc, char **argv) {
                        {"copy x->y (omp)", runCopy, &c}};
   BenchResult r[4];
   benchRunInterleaved(impls, 4, o.timing, r);
-  /* benchPrintTable's rate column is GFLOP/s of `flops`: pass bytes. */
-  benchPrintTable(impls, r, 4, o.timing.rounds, (double)(nx + ny) * sizeof(float));
+  benchPrintTable(impls, r, 4, o.timing.rounds, (double)(nx + ny) * sizeof(float), "GB/s");
   benchResultsFree(r, 4);
   return err <= BENCH_TOL ? 0 : 1;
 }

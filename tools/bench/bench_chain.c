@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
                        {"same chain, one C loop", runC, &c}};
   BenchResult r[3];
   benchRunInterleaved(impls, 3, o.timing, r);
-  benchPrintTable(impls, r, 3, o.timing.rounds, 12.0 * c.n);
+  benchPrintTable(impls, r, 3, o.timing.rounds, 12.0 * c.n, "GB/s");
   benchResultsFree(r, 3);
   return err <= BENCH_TOL ? 0 : 1;
 }

@@ -275,13 +275,13 @@ BenchCiface benchLoadCiface(const char *lib, const char *func) {
 }
 
 void benchPrintTable(const BenchImpl *impls, const BenchResult *r, int n,
-                     int rounds, double flops) {
+                     int rounds, double work, const char *unit) {
   printf("  %-26s %10s %9s %8s %9s %5s\n", "impl", "median ms", "min ms",
-         "GFLOP/s", "pbc/peer", "reps");
+         unit, "pbc/peer", "reps");
   for (int i = 0; i < n; ++i) {
     double ratio = benchPairedRatio(&r[0], &r[i], rounds);
     printf("  %-26s %10.3f %9.3f %8.1f %8.2fx %5d\n", impls[i].name,
-           r[i].median * 1e3, r[i].min * 1e3, benchGflops(flops, r[i].median),
+           r[i].median * 1e3, r[i].min * 1e3, benchGflops(work, r[i].median),
            ratio, r[i].reps);
   }
 }

@@ -109,9 +109,11 @@ BenchCiface benchLoadCiface(const char *lib, const char *func);
 
 /* The result table: one row per candidate, the first being pbc.
  * pbc/peer = paired ratio of pbc's time to the peer's (2.0: pbc takes twice
- * as long; <1: pbc is faster). */
+ * as long; <1: pbc is faster). The rate column is `work` (flops, or bytes)
+ * per median time, in units of 1e9 per second, headed `unit` ("GFLOP/s",
+ * "GB/s"). */
 void benchPrintTable(const BenchImpl *impls, const BenchResult *r, int n,
-                     int rounds, double flops);
+                     int rounds, double work, const char *unit);
 
 /* One line: CPU model and count, thread settings. Silent when
  * BENCH_NO_ENV_LINE is set. */

@@ -300,7 +300,7 @@ int main(int argc, char **argv) {
   enum { kImpls = sizeof impls / sizeof *impls };
   BenchResult res[kImpls];
   benchRunInterleaved(impls, kImpls, o.timing, res);
-  benchPrintTable(impls, res, kImpls, o.timing.rounds, flops);
+  benchPrintTable(impls, res, kImpls, o.timing.rounds, flops, "GFLOP/s");
   printf("  check: pbc max rel err %.2e vs naive (tol %.0e); peers %.1e %.1e"
          " %.1e\n",
          err[0], tol, err[1], err[2], err[3]);
