@@ -1,18 +1,25 @@
 #!/bin/bash
 # Benchmarks pbc-compiled matmuls and convolutions against oneDNN, OpenBLAS
-# and naive C, in one process per shape, and prints ratio tables.
+# and naive C, an elementwise chain against the STREAM triad, and the blur
+# fused against --disable=slice-fusion, in one process per case, and prints
+# ratio tables (pbc/peer: pbc's time over the peer's, paired per round).
 #
 # usage: tools/bench/run.sh [--quick] [--pbc PATH | --standin SCRIPT]
-#                           [--dir DIR] [--reps N] [--rounds N]
+#                           [--dir DIR] [--reps N] [--rounds N] [--warmup N]
+#                           [--max-seconds S] [--baseline PATH [--pairs N]]
 #   --pbc PATH       the pbc driver, run as: PATH --emit=lib -o OUT.so IN.mlir
 #                    (default: $PBC, else bazel-bin/tools/pbc/pbc)
 #   --standin SCRIPT a stand-in compiler run as: SCRIPT IN.mlir OUT.so
-#                    (default: $PBC_STANDIN); overrides --pbc
+#                    (default: $PBC_STANDIN); overrides --pbc; no blur cases
 #   --quick          matmul 256^3 and the 3x3 conv only
+#   --reps N, --rounds N, --warmup N, --max-seconds S
+#                    passed to every harness: timed calls per candidate,
+#                    rounds they are split into, untimed calls first, and
+#                    the time after which a candidate stops (see README.md)
 #   --baseline PATH  before/after mode: also compile every case with the pbc
 #                    driver at PATH and run the two harnesses alternately
-#                    --pairs times (default 4); prints, per case, each side's
-#                    paired pbc/peer ratios and their medians
+#                    --pairs N times (default 4); prints, per case, each
+#                    side's paired pbc/peer ratios and their medians
 #   --dir DIR        work directory (default: /tmp/pbc-bench-$USER)
 #   --openblas-coretype T  OpenBLAS kernels to use (default: SkylakeX on
 #                    AVX-512 CPUs, else OpenBLAS's own choice; see README.md)
@@ -41,7 +48,7 @@ while [ $# -gt 0 ]; do
     --reps|--rounds|--warmup|--max-seconds) extra+=("$1" "$2"); shift ;;
     --baseline) baseline=$2; shift ;;
     --pairs) pairs=$2; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
