@@ -31,21 +31,30 @@ typedef struct {
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
-/* The loops in loop's body that hold work (copy nests aside), up to `max`;
- * their number. */
-static int workLoopsIn(MlirOperation loop, MlirOperation *found, int max) {
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
-  int n = 0;
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op))
-    if (pbcOpIsA(op, "affine.for") && !pbcOpHasAttr(op, "pbc.copy") && n < max)
-      found[n++] = op;
-  return n;
+static bool isWorkLoop(MlirOperation op) {
+  return pbcOpIsA(op, "affine.for") && !pbcOpHasAttr(op, "pbc.copy");
 }
 
+/* The first loop holding work (copy nests aside) at or after `op` in its
+ * block; null if none. */
+static MlirOperation workLoopFrom(MlirOperation op) {
+  while (!mlirOperationIsNull(op) && !isWorkLoop(op))
+    op = mlirOperationGetNextInBlock(op);
+  return op;
+}
+
+static MlirOperation firstWorkLoopIn(MlirOperation loop) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
+  return workLoopFrom(mlirBlockGetFirstOperation(body));
+}
+
+/* The only loop in loop's body that holds work; null if none or several. */
 static MlirOperation workLoopIn(MlirOperation loop) {
-  MlirOperation found[2];
-  return workLoopsIn(loop, found, 2) == 1 ? found[0] : (MlirOperation){NULL};
+  MlirOperation first = firstWorkLoopIn(loop);
+  if (mlirOperationIsNull(first) ||
+      !mlirOperationIsNull(workLoopFrom(mlirOperationGetNextInBlock(first))))
+    return (MlirOperation){NULL};
+  return first;
 }
 
 /* Moves the parallel loops of root's perfect band outermost (in order), if
@@ -136,15 +145,19 @@ static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
     if (!parallel || (trip >= 0 && trip < st->minTrip)) {
       if (done)
         return; /* a band is consecutive loops */
-      MlirOperation inner[8];
-      int n = workLoopsIn(loop, inner, 8);
-      if (n > 1) { /* each its own fork, per iteration: if it pays (min-work) */
-        for (int i = 0; i < n; ++i)
-          if (st->minWork == 0 || nestWork(inner[i]) >= st->minWork)
-            parallelizeFrom(inner[i], false, st);
+      MlirOperation only = workLoopIn(loop), inner = firstWorkLoopIn(loop);
+      if (mlirOperationIsNull(only) && !mlirOperationIsNull(inner)) {
+        /* Several: each its own fork, per iteration, if it pays (min-work).
+         * (The next is found first: parallelizing replaces the loop.) */
+        while (!mlirOperationIsNull(inner)) {
+          MlirOperation next = workLoopFrom(mlirOperationGetNextInBlock(inner));
+          if (st->minWork == 0 || nestWork(inner) >= st->minWork)
+            parallelizeFrom(inner, false, st);
+          inner = next;
+        }
         return;
       }
-      loop = n == 1 ? inner[0] : (MlirOperation){NULL};
+      loop = only;
       isRoot = false;
       continue;
     }

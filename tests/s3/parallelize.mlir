@@ -78,6 +78,80 @@ func.func @siblings(%a: memref<16x32xf32>, %c: memref<16x32xf32>) {
   } {pbc.kind = "pointwise"}
   return
 }
+// Nine such nests: every one is parallelized (the count is not capped).
+// CHECK-LABEL: func.func @nine_siblings
+// CHECK: affine.for %{{.*}} = 0 to 2 {
+// CHECK-COUNT-9: affine.parallel (%{{.*}}) = (0) to (16) {
+// CHECK-NOT: affine.for %{{.*}} = 0 to 16
+// CHECK: } {pbc.kind = "pointwise"}
+func.func @nine_siblings(%c: memref<16x32xf32>) {
+  affine.for %t = 0 to 2 {
+    affine.for %i0 = 0 to 16 {
+      affine.for %j0 = 0 to 32 {
+        %s0 = affine.load %c[%i0, %j0] : memref<16x32xf32>
+        %r0 = arith.mulf %s0, %s0 : f32
+        affine.store %r0, %c[%i0, %j0] : memref<16x32xf32>
+      }
+    }
+    affine.for %i1 = 0 to 16 {
+      affine.for %j1 = 0 to 32 {
+        %s1 = affine.load %c[%i1, %j1] : memref<16x32xf32>
+        %r1 = arith.mulf %s1, %s1 : f32
+        affine.store %r1, %c[%i1, %j1] : memref<16x32xf32>
+      }
+    }
+    affine.for %i2 = 0 to 16 {
+      affine.for %j2 = 0 to 32 {
+        %s2 = affine.load %c[%i2, %j2] : memref<16x32xf32>
+        %r2 = arith.mulf %s2, %s2 : f32
+        affine.store %r2, %c[%i2, %j2] : memref<16x32xf32>
+      }
+    }
+    affine.for %i3 = 0 to 16 {
+      affine.for %j3 = 0 to 32 {
+        %s3 = affine.load %c[%i3, %j3] : memref<16x32xf32>
+        %r3 = arith.mulf %s3, %s3 : f32
+        affine.store %r3, %c[%i3, %j3] : memref<16x32xf32>
+      }
+    }
+    affine.for %i4 = 0 to 16 {
+      affine.for %j4 = 0 to 32 {
+        %s4 = affine.load %c[%i4, %j4] : memref<16x32xf32>
+        %r4 = arith.mulf %s4, %s4 : f32
+        affine.store %r4, %c[%i4, %j4] : memref<16x32xf32>
+      }
+    }
+    affine.for %i5 = 0 to 16 {
+      affine.for %j5 = 0 to 32 {
+        %s5 = affine.load %c[%i5, %j5] : memref<16x32xf32>
+        %r5 = arith.mulf %s5, %s5 : f32
+        affine.store %r5, %c[%i5, %j5] : memref<16x32xf32>
+      }
+    }
+    affine.for %i6 = 0 to 16 {
+      affine.for %j6 = 0 to 32 {
+        %s6 = affine.load %c[%i6, %j6] : memref<16x32xf32>
+        %r6 = arith.mulf %s6, %s6 : f32
+        affine.store %r6, %c[%i6, %j6] : memref<16x32xf32>
+      }
+    }
+    affine.for %i7 = 0 to 16 {
+      affine.for %j7 = 0 to 32 {
+        %s7 = affine.load %c[%i7, %j7] : memref<16x32xf32>
+        %r7 = arith.mulf %s7, %s7 : f32
+        affine.store %r7, %c[%i7, %j7] : memref<16x32xf32>
+      }
+    }
+    affine.for %i8 = 0 to 16 {
+      affine.for %j8 = 0 to 32 {
+        %s8 = affine.load %c[%i8, %j8] : memref<16x32xf32>
+        %r8 = arith.mulf %s8, %s8 : f32
+        affine.store %r8, %c[%i8, %j8] : memref<16x32xf32>
+      }
+    }
+  } {pbc.kind = "pointwise"}
+  return
+}
 // Too few iterations to be worth a parallel region.
 // CHECK-LABEL: func.func @tiny
 // CHECK-NOT: affine.parallel
