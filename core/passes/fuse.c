@@ -30,7 +30,6 @@
 
 #define MAX_ACC 256
 
-
 typedef struct {
   MlirOperation band[PBC_MAX_BAND];
   int depth;
@@ -47,21 +46,12 @@ static bool describe(MlirOperation root, NestInfo *n) {
   for (int l = 0; l < n->depth; ++l)
     if (pbcLoopStep(n->band[l]) != 1 || pbcExtAffineConstantTripCount(n->band[l]) < 0)
       return false;
-  MlirBlock body = pbcLoopBody(n->band[n->depth - 1]);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    if (mlirOperationGetNumRegions(op) != 0)
+  MlirOperation inner = n->band[n->depth - 1];
+  if (!pbcLoopBodyIsFlat(inner) || !pbcGatherAccesses(inner, n->acc, MAX_ACC, &n->nAcc))
+    return false;
+  for (int i = 0; i < n->nAcc; ++i)
+    if (n->acc[i].lanes) /* scalar nests only (fusion runs before vectorization) */
       return false;
-    PbcAccess a;
-    if (pbcAccessGet(op, &a)) {
-      if (n->nAcc == MAX_ACC || a.lanes)
-        return false;
-      n->acc[n->nAcc++] = a;
-    } else if (pbcOpIsA(op, "memref.load") || pbcOpIsA(op, "memref.store") ||
-               pbcOpIsA(op, "func.call")) {
-      return false;
-    }
-  }
   return true;
 }
 
@@ -99,8 +89,7 @@ static bool canFuse(MlirOperation P, MlirOperation C, NestInfo *np, NestInfo *nc
     if (!pbcExtAffineIsLoopParallel(np->band[l]))
       return false;
   for (int l = 0; l < np->depth; ++l)
-    if (pbcExtAffineConstantTripCount(np->band[l]) !=
-        pbcExtAffineConstantTripCount(nc->band[l]))
+    if (pbcExtAffineConstantTripCount(np->band[l]) != pbcExtAffineConstantTripCount(nc->band[l]))
       return false;
   /* Every memref both nests touch, with a write on either side, must be
    * touched at the same element in the same iteration. */
@@ -178,8 +167,9 @@ static void eraseWriteOnlyBuffers(MlirOperation func) {
       for (MlirOpOperand u = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(u);
            u = mlirOpOperandGetNextUse(u)) {
         MlirOperation user = mlirOpOperandGetOwner(u);
-        bool isStoreInto = (pbcOpIsA(user, "affine.store") || pbcOpIsA(user, "affine.vector_store")) &&
-                           mlirOpOperandGetOperandNumber(u) == 1;
+        bool isStoreInto =
+            (pbcOpIsA(user, "affine.store") || pbcOpIsA(user, "affine.vector_store")) &&
+            mlirOpOperandGetOperandNumber(u) == 1;
         if (!isStoreInto && !pbcOpIsA(user, "memref.dealloc"))
           writeOnly = false;
       }
