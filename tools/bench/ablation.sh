@@ -25,7 +25,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-groups=(fusion slice-fusion epilogue-fusion tiling fast-buffers vectorization unroll scalar-replacement prefetch parallelization streaming-stores fp-contract)
+# Every optimization group of S3, in the order the pipeline first uses it
+# (cleanup aside: it is not an optimization).
+mapfile -t groups < <(grep -o '^\[[a-z-]*\]' "$repo/pipelines/s3.pipeline" | tr -d '[]' |
+                      grep -vx cleanup | awk '!seen[$0]++')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 sed 's/256/1024/g' > "$tmp/matmul1024.mlir" <<'MLIR'
