@@ -7,7 +7,7 @@
  * not the FMAs, set the pace (blur 4096x4096x3, hand-written C: 10.3-10.7 ms
  * with five unaligned loads a vector, 7.2-7.4 ms with two loads and
  * shuffles; pbc's fused blur, old and new alternating: 10.6-12.0 -> 7.6-7.9
- * ms when the machine was quiet, 5-8% when it was busy).
+ * ms when the machine was quiet, 0-8% when it was busy).
  *
  * Here, in each block: affine.vector_loads of one memref and vector type
  * whose subscripts agree except for a constant offset in the last one form
@@ -63,9 +63,9 @@ static int byOffset(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* A clone of `load` (before `before`) reading `delta` lanes further along
+/* A clone of `load`, placed before it, reading `delta` lanes further along
  * its last subscript. */
-static MlirValue shiftedLoad(MlirOperation load, MlirOperation before, long long delta) {
+static MlirValue shiftedLoad(MlirOperation load, long long delta) {
   MlirContext ctx = mlirOperationGetContext(load);
   MlirAffineMap map =
       mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(load, str("map")));
@@ -79,7 +79,7 @@ static MlirValue shiftedLoad(MlirOperation load, MlirOperation before, long long
   free(results);
   MlirOperation clone = mlirOperationClone(load);
   mlirOperationSetInherentAttributeByName(clone, str("map"), mlirAffineMapAttrGet(shifted));
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, clone);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(load), load, clone);
   return mlirOperationGetResult(clone, 0);
 }
 
@@ -133,7 +133,7 @@ static void rewriteRun(Tap *taps, int n, MlirOperation first, MlirOperation last
       firstOffset = taps[i].offset;
   MlirValue covers[kMaxCovers];
   for (int c = 0; c < nCovers; ++c)
-    covers[c] = shiftedLoad(first, first, starts[c] - firstOffset);
+    covers[c] = shiftedLoad(first, starts[c] - firstOffset);
   for (int i = 0; i < n; ++i) {
     int c = 0;
     while (c + 1 < nCovers && starts[c + 1] <= taps[i].offset)

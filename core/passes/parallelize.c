@@ -43,6 +43,12 @@ static MlirOperation workLoopFrom(MlirOperation op) {
   return op;
 }
 
+/* The first loop holding work after `op` in its block; null if none (or if
+ * `op` is null). */
+static MlirOperation nextWorkLoop(MlirOperation op) {
+  return mlirOperationIsNull(op) ? op : workLoopFrom(mlirOperationGetNextInBlock(op));
+}
+
 static MlirOperation firstWorkLoopIn(MlirOperation loop) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
   return workLoopFrom(mlirBlockGetFirstOperation(body));
@@ -51,10 +57,7 @@ static MlirOperation firstWorkLoopIn(MlirOperation loop) {
 /* The only loop in loop's body that holds work; null if none or several. */
 static MlirOperation workLoopIn(MlirOperation loop) {
   MlirOperation first = firstWorkLoopIn(loop);
-  if (mlirOperationIsNull(first) ||
-      !mlirOperationIsNull(workLoopFrom(mlirOperationGetNextInBlock(first))))
-    return (MlirOperation){NULL};
-  return first;
+  return mlirOperationIsNull(nextWorkLoop(first)) ? first : (MlirOperation){NULL};
 }
 
 /* Moves the parallel loops of root's perfect band outermost (in order), if
@@ -145,19 +148,19 @@ static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
     if (!parallel || (trip >= 0 && trip < st->minTrip)) {
       if (done)
         return; /* a band is consecutive loops */
-      MlirOperation only = workLoopIn(loop), inner = firstWorkLoopIn(loop);
-      if (mlirOperationIsNull(only) && !mlirOperationIsNull(inner)) {
+      MlirOperation inner = firstWorkLoopIn(loop), next = nextWorkLoop(inner);
+      if (!mlirOperationIsNull(next)) {
         /* Several: each its own fork, per iteration, if it pays (min-work).
          * (The next is found first: parallelizing replaces the loop.) */
         while (!mlirOperationIsNull(inner)) {
-          MlirOperation next = workLoopFrom(mlirOperationGetNextInBlock(inner));
           if (st->minWork == 0 || nestWork(inner) >= st->minWork)
             parallelizeFrom(inner, false, st);
           inner = next;
+          next = nextWorkLoop(inner);
         }
         return;
       }
-      loop = only;
+      loop = inner;
       isRoot = false;
       continue;
     }

@@ -616,12 +616,12 @@ def _(ctx):
     # A 1xKW depthwise pass along rows of C interleaved channels, rows wide
     # enough, and C x KW filter vectors few enough, that its taps are
     # unrolled: taps C lanes apart share vector loads (pbc-overlapping-loads:
-    # whole-vector loads and shuffles). Row widths and dilations are random,
-    # so the covers fall anywhere in a row.
+    # whole-vector loads and shuffles). Row widths, taps, dilations and
+    # channel counts are random, so the runs of taps and their covers vary.
     rng = ctx.rng
     C, dil = pick(rng, [3, 5]), int(rng.integers(1, 3))
     KW = int(rng.integers(2, 6 if C == 3 else 4))
-    H, Wo = int(rng.integers(1, 4)), 16 * int(rng.integers(10, 25)) + pick(rng, [0, 16])
+    H, Wo = int(rng.integers(1, 4)), 16 * int(rng.integers(10, 26))
     xs, ws, os_ = (1, H, Wo + dil * (KW - 1), C), (1, KW, C), (1, H, Wo, C)
     body = fill("f", os_)
     body += ("  %%r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<[1, %d]> : tensor<2xi64>, "
