@@ -51,6 +51,9 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-overlapping-loads", "func.func",
                      "Read a row's overlapping vector taps as whole vectors and shuffles",
                      pbcCreateOverlappingLoadsPass);
+  pbcPassRegistryAdd(reg, "pbc-sliding-window", "func.func",
+                     "Compute a stencil's private buffer row by row as its consumer slides",
+                     pbcCreateSlidingWindowPass);
   pbcPassRegistryAdd(reg, "pbc-panel-layout", "func.func", "Store packed B blocks panel by panel",
                      pbcCreatePanelLayoutPass);
   pbcPassRegistryAdd(reg, "pbc-streaming-stores", "func.func",

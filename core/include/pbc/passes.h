@@ -25,6 +25,7 @@ MlirPass pbcCreateInterleavePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreatePrefetchPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateHoistInvariantLoadsPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateOverlappingLoadsPass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateSlidingWindowPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateStreamingStoresPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreatePanelLayoutPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateApproximateMathPass(const char *options, char *err, size_t errLen);
