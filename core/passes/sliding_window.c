@@ -5,10 +5,11 @@
  * horizontal pass over its T+K-1 rows into a private buffer, then the
  * vertical pass reads K rows of it per output row. The two nests alternate
  * a read-only phase (x from memory) with a write-only one (y to memory), and
- * the buffer lives in L2. Hand-written C on this machine (4096x4096x3, rows
- * of 512 pixels per tile, same run): the two-phase tile 7.3-8.2 ms, the
- * one-nest form below 5.9-6.9 ms, and the unfused blur 12.5-13.1 ms; with
- * the rows' nest fused but each phase still a whole row, 6.8-7.4 ms.
+ * the buffer lives in L2. Hand-written C on this machine (4096x4096x3,
+ * tiles of 64 rows of 512 pixels, same runs): the two-phase tile 7.0-8.2
+ * ms, the one-nest form below 5.1-6.4 ms, the unfused blur 12.5-13.1 ms;
+ * with one row loop but each row's two phases apart, 7.0-7.4 ms. pbc's
+ * blur (bench_blur, busy spells): 10.9-11.5 -> 9.1-9.7 ms, unfused 18-20 ms.
  *
  * For sibling nests A (producer) and B (consumer) with equal bands except
  * one level w, where A runs K-1 iterations more, when A writes only a
@@ -36,7 +37,7 @@
 #include "pbc/ir_build.h"
 #include "pbc/passes.h"
 
-enum { kMaxAccesses = 512 };
+enum { kMaxAccesses = 512, kMaxViews = 64 };
 
 typedef struct {
   MlirOperation a, b; /* producer and consumer nests */
@@ -226,6 +227,7 @@ static bool bufferIsPrivate(Plan *p) {
       return false;
     p->allocDim = (int)mlirIntegerAttrGetValueInt(mlirArrayAttrGetElement(group, 0));
   }
+  int nViews = 0;
   for (MlirOpOperand u = mlirValueGetFirstUse(base); !mlirOpOperandIsNull(u);
        u = mlirOpOperandGetNextUse(u)) {
     MlirOperation user = mlirOpOperandGetOwner(u);
@@ -237,7 +239,7 @@ static bool bufferIsPrivate(Plan *p) {
       continue;
     }
     if (mlirOperationGetNumResults(user) != 1 ||
-        !sameView(mlirOperationGetResult(user, 0), p->view))
+        !sameView(mlirOperationGetResult(user, 0), p->view) || ++nViews > kMaxViews)
       return false;
     for (MlirOpOperand v = mlirValueGetFirstUse(mlirOperationGetResult(user, 0));
          !mlirOpOperandIsNull(v); v = mlirOpOperandGetNextUse(v))
@@ -290,36 +292,33 @@ static void foldRow(MlirOperation op, int dim, long long window) {
   mlirOperationSetInherentAttributeByName(op, str("map"), mlirAffineMapAttrGet(folded));
 }
 
-/* The buffer (and its view) with K rows. */
-static void shrinkBuffer(const Plan *p) {
-  MlirValue oldBase = mlirOperationGetResult(p->alloc, 0);
-  MlirType type = mlirValueGetType(oldBase);
+/* A memref type like `type` with dimension `dim` of size `size`. */
+static MlirType withDimSize(MlirType type, int dim, int64_t size) {
   int rank = (int)mlirShapedTypeGetRank(type);
   int64_t shape[PBC_MAX_RANK];
   for (int d = 0; d < rank; ++d)
     shape[d] = mlirShapedTypeGetDimSize(type, d);
-  shape[p->allocDim] = p->window;
-  MlirType newType = mlirMemRefTypeContiguousGet(mlirShapedTypeGetElementType(type), rank, shape,
-                                                 mlirMemRefTypeGetMemorySpace(type));
-  MlirOperation alloc = pbcBuildAlloc(p->alloc, newType, mlirOperationGetLocation(p->alloc));
+  shape[dim] = size;
+  return mlirMemRefTypeContiguousGet(mlirShapedTypeGetElementType(type), rank, shape,
+                                     mlirMemRefTypeGetMemorySpace(type));
+}
+
+/* The buffer (and its views) with K rows. */
+static void shrinkBuffer(const Plan *p) {
+  MlirValue oldBase = mlirOperationGetResult(p->alloc, 0);
+  MlirOperation alloc =
+      pbcBuildAlloc(p->alloc, withDimSize(mlirValueGetType(oldBase), p->allocDim, p->window),
+                    mlirOperationGetLocation(p->alloc));
   MlirValue base = mlirOperationGetResult(alloc, 0);
-  MlirOperation views[64];
+  MlirOperation views[kMaxViews];
   int nViews = 0;
   for (MlirOpOperand u = mlirValueGetFirstUse(oldBase); !mlirOpOperandIsNull(u);
        u = mlirOpOperandGetNextUse(u))
-    if (pbcOpIsA(mlirOpOperandGetOwner(u), "memref.collapse_shape") && nViews < 64)
+    if (pbcOpIsA(mlirOpOperandGetOwner(u), "memref.collapse_shape"))
       views[nViews++] = mlirOpOperandGetOwner(u);
   for (int i = 0; i < nViews; ++i) {
     MlirValue oldView = mlirOperationGetResult(views[i], 0);
-    MlirType viewType = mlirValueGetType(oldView);
-    int viewRank = (int)mlirShapedTypeGetRank(viewType);
-    int64_t viewShape[PBC_MAX_RANK];
-    for (int d = 0; d < viewRank; ++d)
-      viewShape[d] = mlirShapedTypeGetDimSize(viewType, d);
-    viewShape[p->dim] = p->window;
-    MlirType newViewType =
-        mlirMemRefTypeContiguousGet(mlirShapedTypeGetElementType(viewType), viewRank, viewShape,
-                                    mlirMemRefTypeGetMemorySpace(viewType));
+    MlirType newViewType = withDimSize(mlirValueGetType(oldView), p->dim, p->window);
     MlirContext ctx = mlirOperationGetContext(views[i]);
     MlirNamedAttribute attr = mlirNamedAttributeGet(
         mlirIdentifierGet(ctx, str("reassociation")),
