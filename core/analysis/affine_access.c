@@ -259,6 +259,13 @@ PbcStride pbcAccessStrideAlong(const PbcAccess *acc, MlirOperation loop) {
   return anyUse ? PBC_STRIDE_CONTIGUOUS : PBC_STRIDE_INVARIANT;
 }
 
+bool pbcLinearIsIvPlusConstant(const PbcLinearForm *f, MlirValue iv, long long *k) {
+  if (!f->linear || f->nTerms != 1 || !mlirValueEqual(f->values[0], iv) || f->coeffs[0] != 1)
+    return false;
+  *k = f->constant;
+  return true;
+}
+
 bool pbcLinearConstantDifference(const PbcLinearForm *a, const PbcLinearForm *b, long long *diff) {
   for (int i = 0; i < a->nTerms; ++i)
     if (a->coeffs[i] != pbcLinearCoeff(b, a->values[i]))
@@ -340,11 +347,14 @@ long long pbcLoopStep(MlirOperation forOp) {
 }
 
 long long pbcLoopZeroBasedTrip(MlirOperation forOp) {
+  return pbcLoopStep(forOp) == 1 ? pbcLoopUpperFromZero(forOp) : -1;
+}
+
+long long pbcLoopUpperFromZero(MlirOperation forOp) {
   MlirAttribute lb = mlirOperationGetAttributeByName(forOp, str("lowerBoundMap"));
   MlirAttribute ub = mlirOperationGetAttributeByName(forOp, str("upperBoundMap"));
   if (mlirAttributeIsNull(lb) || mlirAttributeIsNull(ub) || !mlirAttributeIsAAffineMap(lb) ||
-      !mlirAttributeIsAAffineMap(ub) || mlirOperationGetNumOperands(forOp) ||
-      pbcLoopStep(forOp) != 1)
+      !mlirAttributeIsAAffineMap(ub) || mlirOperationGetNumOperands(forOp))
     return -1;
   MlirAffineMap l = mlirAffineMapAttrGetValue(lb), u = mlirAffineMapAttrGetValue(ub);
   if (!mlirAffineMapIsSingleConstant(l) || mlirAffineMapGetSingleConstantResult(l) != 0 ||

@@ -2,6 +2,8 @@
  * pbc/ir_build.h). */
 #include "pbc/ir_build.h"
 
+#include <stdlib.h>
+
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -122,6 +124,26 @@ void pbcEraseWithUsers(MlirOperation op) {
       mlirOperationDestroy(mlirOpOperandGetOwner(mlirValueGetFirstUse(v)));
   }
   mlirOperationDestroy(op);
+}
+
+static MlirAffineMap accessMap(MlirOperation op) {
+  return mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(op, str("map")));
+}
+
+MlirAffineExpr pbcAccessSubscriptExpr(MlirOperation op, intptr_t r) {
+  return mlirAffineMapGetResult(accessMap(op), r);
+}
+
+void pbcAccessSetSubscriptExpr(MlirOperation op, intptr_t r, MlirAffineExpr e) {
+  MlirAffineMap map = accessMap(op);
+  intptr_t n = mlirAffineMapGetNumResults(map);
+  MlirAffineExpr *results = malloc((size_t)n * sizeof(MlirAffineExpr));
+  for (intptr_t i = 0; i < n; ++i)
+    results[i] = i == r ? e : mlirAffineMapGetResult(map, i);
+  map = mlirAffineMapGet(mlirOperationGetContext(op), mlirAffineMapGetNumDims(map),
+                         mlirAffineMapGetNumSymbols(map), n, results);
+  free(results);
+  mlirOperationSetInherentAttributeByName(op, str("map"), mlirAffineMapAttrGet(map));
 }
 
 MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc) {

@@ -73,8 +73,8 @@ static bool ownElement(const PbcAccess *a, const Epilogue *e) {
     return false;
   for (int d = 0; d < a->rank; ++d) {
     const PbcLinearForm *f = &a->subscripts[d];
-    if (d < e->depth ? f->nTerms != 1 || f->coeffs[0] != 1 || f->constant != 0 ||
-                           !mlirValueEqual(f->values[0], pbcLoopIv(e->band[d]))
+    long long k;
+    if (d < e->depth ? !pbcLinearIsIvPlusConstant(f, pbcLoopIv(e->band[d]), &k) || k != 0
                      : f->nTerms != 0)
       return false;
   }

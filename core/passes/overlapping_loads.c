@@ -66,19 +66,12 @@ static int byOffset(const void *a, const void *b) {
 /* A clone of `load`, placed before it, reading `delta` lanes further along
  * its last subscript. */
 static MlirValue shiftedLoad(MlirOperation load, long long delta) {
-  MlirContext ctx = mlirOperationGetContext(load);
-  MlirAffineMap map =
-      mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(load, str("map")));
-  intptr_t n = mlirAffineMapGetNumResults(map);
-  MlirAffineExpr *results = malloc((size_t)n * sizeof(MlirAffineExpr));
-  for (intptr_t r = 0; r < n; ++r)
-    results[r] = mlirAffineMapGetResult(map, r);
-  results[n - 1] = mlirAffineAddExprGet(results[n - 1], mlirAffineConstantExprGet(ctx, delta));
-  MlirAffineMap shifted = mlirAffineMapGet(ctx, mlirAffineMapGetNumDims(map),
-                                           mlirAffineMapGetNumSymbols(map), n, results);
-  free(results);
   MlirOperation clone = mlirOperationClone(load);
-  mlirOperationSetInherentAttributeByName(clone, str("map"), mlirAffineMapAttrGet(shifted));
+  intptr_t last = mlirShapedTypeGetRank(mlirValueGetType(mlirOperationGetOperand(load, 0))) - 1;
+  pbcAccessSetSubscriptExpr(
+      clone, last,
+      mlirAffineAddExprGet(pbcAccessSubscriptExpr(load, last),
+                           mlirAffineConstantExprGet(mlirOperationGetContext(load), delta)));
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(load), load, clone);
   return mlirOperationGetResult(clone, 0);
 }

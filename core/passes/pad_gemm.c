@@ -47,8 +47,8 @@ static long long roundUp(long long x, long long m) { return (x + m - 1) / m * m;
 
 /* True if `f` is the loop index `iv` alone (unscaled, no offset). */
 static bool isPlainIndex(const PbcLinearForm *f, MlirValue iv) {
-  return f->linear && f->nTerms == 1 && f->coeffs[0] == 1 && f->constant == 0 &&
-         mlirValueEqual(f->values[0], iv);
+  long long k;
+  return pbcLinearIsIvPlusConstant(f, iv, &k) && k == 0;
 }
 
 /* Position in the band of the loop whose index `f` is, or -1. */

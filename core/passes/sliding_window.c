@@ -72,14 +72,6 @@ static bool sameView(MlirValue a, MlirValue b) {
                             mlirOperationGetInherentAttributeByName(vb, str("reassociation")));
 }
 
-/* True if f is exactly `iv + k` (*k set), nothing else. */
-static bool ivPlusConstant(const PbcLinearForm *f, MlirValue iv, long long *k) {
-  if (!f->linear || f->nTerms != 1 || !mlirValueEqual(f->values[0], iv) || f->coeffs[0] != 1)
-    return false;
-  *k = f->constant;
-  return true;
-}
-
 /* True if a (over A's band ivs) equals b (over B's) with A's level-l iv
  * taken for B's, level for level. */
 static bool sameFormAcrossBands(const PbcLinearForm *a, const PbcLinearForm *b, const Plan *p) {
@@ -102,15 +94,6 @@ static bool sameFormAcrossBands(const PbcLinearForm *a, const PbcLinearForm *b, 
   return nonzeroA == nonzeroB;
 }
 
-/* The constant upper bound of a loop from 0, else -1. */
-static long long constantUpperFromZero(MlirOperation loop) {
-  PbcLinearForm lb, ub;
-  if (!pbcLoopBoundForm(loop, false, &lb) || !pbcLoopBoundForm(loop, true, &ub) || lb.nTerms ||
-      lb.constant || ub.nTerms)
-    return -1;
-  return ub.constant;
-}
-
 /* The bands: equal depth, flat innermost bodies, loops from 0 to equal
  * constants with equal steps at every level but w, where A runs K-1
  * iterations more (step 1). */
@@ -121,7 +104,7 @@ static bool matchBands(Plan *p) {
     return false;
   p->w = -1;
   for (int l = 0; l < p->depth; ++l) {
-    long long ta = constantUpperFromZero(p->bandA[l]), tb = constantUpperFromZero(p->bandB[l]);
+    long long ta = pbcLoopUpperFromZero(p->bandA[l]), tb = pbcLoopUpperFromZero(p->bandB[l]);
     if (ta < 0 || tb < 0 || pbcLoopStep(p->bandA[l]) != pbcLoopStep(p->bandB[l]) ||
         mlirOperationGetNumResults(p->bandA[l]) || mlirOperationGetNumResults(p->bandB[l]))
       return false;
@@ -148,7 +131,7 @@ static bool matchProducer(Plan *p) {
       p->view = acc[i].memref;
       long long k;
       for (int d = 0; d < acc[i].rank && p->dim < 0; ++d)
-        if (ivPlusConstant(&acc[i].subscripts[d], iv, &k) && k == 0)
+        if (pbcLinearIsIvPlusConstant(&acc[i].subscripts[d], iv, &k) && k == 0)
           p->dim = d;
       if (p->dim < 0)
         return false;
@@ -157,7 +140,7 @@ static bool matchProducer(Plan *p) {
       return false;
     for (int d = 0; d < acc[i].rank; ++d) {
       long long k;
-      if (d == p->dim ? !ivPlusConstant(&acc[i].subscripts[d], iv, &k) || k != 0
+      if (d == p->dim ? !pbcLinearIsIvPlusConstant(&acc[i].subscripts[d], iv, &k) || k != 0
                       : pbcLinearCoeff(&acc[i].subscripts[d], iv) != 0)
         return false;
     }
@@ -192,8 +175,8 @@ static bool matchConsumer(Plan *p) {
     if (!pbcMemrefsMayAlias(acc[i].memref, p->view))
       continue;
     if (!sameView(acc[i].memref, p->view) ||
-        !ivPlusConstant(&acc[i].subscripts[p->dim], iv, &p->offset[i]) || p->offset[i] < 0 ||
-        p->offset[i] >= p->window)
+        !pbcLinearIsIvPlusConstant(&acc[i].subscripts[p->dim], iv, &p->offset[i]) ||
+        p->offset[i] < 0 || p->offset[i] >= p->window)
       return false;
     for (int j = 0; j < p->n[0] && p->storeOf[i] < 0; ++j) {
       bool same = accA[j].isWrite && accA[j].lanes == acc[i].lanes && accA[j].rank == acc[i].rank;
@@ -280,16 +263,9 @@ static bool plan(Plan *p) {
 /* The access's row subscript taken modulo K. */
 static void foldRow(MlirOperation op, int dim, long long window) {
   MlirContext ctx = mlirOperationGetContext(op);
-  MlirAffineMap map =
-      mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(op, str("map")));
-  intptr_t n = mlirAffineMapGetNumResults(map);
-  MlirAffineExpr results[PBC_MAX_RANK];
-  for (intptr_t r = 0; r < n; ++r)
-    results[r] = mlirAffineMapGetResult(map, r);
-  results[dim] = mlirAffineModExprGet(results[dim], mlirAffineConstantExprGet(ctx, window));
-  MlirAffineMap folded = mlirAffineMapGet(ctx, mlirAffineMapGetNumDims(map),
-                                          mlirAffineMapGetNumSymbols(map), n, results);
-  mlirOperationSetInherentAttributeByName(op, str("map"), mlirAffineMapAttrGet(folded));
+  pbcAccessSetSubscriptExpr(op, dim,
+                            mlirAffineModExprGet(pbcAccessSubscriptExpr(op, dim),
+                                                 mlirAffineConstantExprGet(ctx, window)));
 }
 
 /* A memref type like `type` with dimension `dim` of size `size`. */

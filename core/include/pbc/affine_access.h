@@ -47,6 +47,8 @@ long long pbcLinearCoeff(const PbcLinearForm *f, MlirValue v);
  * is linear in outer ivs, or an affine.parallel with constant lower
  * bounds); 0 if f has no terms (always 0), -1 if a term is no such iv. */
 long long pbcLinearTermsGcd(const PbcLinearForm *f, long long scale);
+/* True if f is exactly iv + k for a constant k (set in *k). */
+bool pbcLinearIsIvPlusConstant(const PbcLinearForm *f, MlirValue iv, long long *k);
 /* The difference a - b of two linear forms, if it is a constant. */
 bool pbcLinearConstantDifference(const PbcLinearForm *a, const PbcLinearForm *b, long long *diff);
 /* Greatest common divisor of |a| and |b| (0 if both are 0). */
@@ -81,6 +83,9 @@ long long pbcLoopStep(MlirOperation forOp);
 /* The trip count of a loop from 0 with step 1 and a constant upper bound
  * (no bound operands), else -1: what tiles indexing from the origin need. */
 long long pbcLoopZeroBasedTrip(MlirOperation forOp);
+/* The constant upper bound (> 0) of a loop from 0 (no bound operands), any
+ * step, else -1. */
+long long pbcLoopUpperFromZero(MlirOperation forOp);
 void pbcLoopSetStep(MlirOperation forOp, long long step);
 /* Makes the loop's upper bound the constant `ub`. */
 void pbcLoopSetUpperBound(MlirOperation forOp, long long ub);

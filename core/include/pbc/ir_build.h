@@ -29,8 +29,8 @@ MlirOperation pbcBuildAffinePrefetch(MlirOperation before, const MlirValue *oper
 
 /* Creates an affine.load/affine.store with identity subscripts `indices`,
  * inserted before `before` (for a store, `value` is stored). */
-MlirOperation pbcBuildAffineLoad(MlirOperation before, MlirValue memref,
-                                 const MlirValue *indices, int rank, MlirLocation loc);
+MlirOperation pbcBuildAffineLoad(MlirOperation before, MlirValue memref, const MlirValue *indices,
+                                 int rank, MlirLocation loc);
 /* An affine.vector_load of `vectorType` at identity subscripts `indices`. */
 MlirOperation pbcBuildAffineVectorLoad(MlirOperation before, MlirValue memref,
                                        const MlirValue *indices, int rank, MlirType vectorType,
@@ -38,6 +38,10 @@ MlirOperation pbcBuildAffineVectorLoad(MlirOperation before, MlirValue memref,
 MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirValue memref,
                                   const MlirValue *indices, int rank, MlirLocation loc);
 
+/* Subscript r of an affine access (load/store, vector or not) as an
+ * expression of its map's operands; and that subscript replaced by `e`. */
+MlirAffineExpr pbcAccessSubscriptExpr(MlirOperation op, intptr_t r);
+void pbcAccessSetSubscriptExpr(MlirOperation op, intptr_t r, MlirAffineExpr e);
 /* memref.alloc of a static `type` (64-byte aligned) and its dealloc, each
  * inserted before `before`. */
 MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc);
