@@ -48,6 +48,9 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   pbcPassRegistryAdd(reg, "pbc-hoist-invariant-loads", "func.func",
                      "Unroll short loops to hoist the loads they make invariant",
                      pbcCreateHoistInvariantLoadsPass);
+  pbcPassRegistryAdd(reg, "pbc-fold-constant-loads", "func.func",
+                     "Reads of compile-time constants at constant subscripts -> constants",
+                     pbcCreateFoldConstantLoadsPass);
   pbcPassRegistryAdd(reg, "pbc-overlapping-loads", "func.func",
                      "Read a row's overlapping vector taps as whole vectors and shuffles",
                      pbcCreateOverlappingLoadsPass);

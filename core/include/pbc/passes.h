@@ -24,6 +24,7 @@ MlirPass pbcCreateAbsorbFillPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateInterleavePass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreatePrefetchPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateHoistInvariantLoadsPass(const char *options, char *err, size_t errLen);
+MlirPass pbcCreateFoldConstantLoadsPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateOverlappingLoadsPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateSlidingWindowPass(const char *options, char *err, size_t errLen);
 MlirPass pbcCreateStreamingStoresPass(const char *options, char *err, size_t errLen);
