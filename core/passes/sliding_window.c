@@ -24,7 +24,8 @@
  * the equal subscripts and A's parallel loops make the only write of that
  * element), and slot (r+K-1) mod K held row r-1, which no later B reads.
  * Ops between A and B that A's body moves past may not write what A reads;
- * B may not write what A reads. */
+ * B may not write what A reads. Then the tile around the pair may grow
+ * taller (growTile): the buffer no longer bounds its height. */
 #include <stdlib.h>
 
 #include "mlir-c/AffineExpr.h"
@@ -37,7 +38,7 @@
 #include "pbc/ir_build.h"
 #include "pbc/passes.h"
 
-enum { kMaxAccesses = 512, kMaxViews = 64 };
+enum { kMaxAccesses = 512, kMaxViews = 64, kMaxProloguePct = 4, kMinTilesPerCore = 4 };
 
 typedef struct {
   MlirOperation a, b; /* producer and consumer nests */
@@ -47,7 +48,8 @@ typedef struct {
   MlirValue view;   /* the memref both nests index (the buffer or a view) */
   int dim;          /* the view's subscript that is the row (iv_w) */
   MlirOperation alloc;
-  int allocDim; /* the buffer's dimension the view's `dim` is */
+  int allocDim;           /* the buffer's dimension the view's `dim` is */
+  MlirOperation prologue; /* after the rewrite: A's first K-1 rows */
   PbcAccess acc[2][kMaxAccesses];
   int n[2];
   int storeOf[kMaxAccesses];      /* B's reads of the view: index of the A store whose
@@ -280,7 +282,7 @@ static MlirType withDimSize(MlirType type, int dim, int64_t size) {
 }
 
 /* The buffer (and its views) with K rows. */
-static void shrinkBuffer(const Plan *p) {
+static void shrinkBuffer(Plan *p) {
   MlirValue oldBase = mlirOperationGetResult(p->alloc, 0);
   MlirOperation alloc =
       pbcBuildAlloc(p->alloc, withDimSize(mlirValueGetType(oldBase), p->allocDim, p->window),
@@ -306,6 +308,7 @@ static void shrinkBuffer(const Plan *p) {
   }
   mlirValueReplaceAllUsesOfWith(oldBase, base);
   mlirOperationDestroy(p->alloc);
+  p->alloc = alloc;
 }
 
 /* Users of `row` = iv + delta that take it as a map operand take `iv`
@@ -344,7 +347,7 @@ static void rewrite(Plan *p) {
   int levels[1] = {p->w};
   long long extent[1] = {p->window - 1};
   MlirValue origin[1] = {pbcBuildIndexConstant(p->b, 0)};
-  pbcCloneNestRestricted(p->a, p->b, 1, levels, extent, origin, NULL);
+  p->prologue = pbcCloneNestRestricted(p->a, p->b, 1, levels, extent, origin, NULL);
   /* A's body for row r + K-1 at the top of B's body. */
   MlirBlock body = pbcLoopBody(p->bandB[p->depth - 1]);
   MlirOperation first = mlirBlockGetFirstOperation(body);
@@ -382,6 +385,76 @@ static void rewrite(Plan *p) {
   shrinkBuffer(p);
 }
 
+/* The memref an affine load or store accesses. */
+static MlirValue accessedMemref(MlirOperation op) {
+  bool store = pbcOpIsA(op, "affine.store") || pbcOpIsA(op, "affine.vector_store");
+  return mlirOperationGetOperand(op, store ? 1 : 0);
+}
+
+/* True if a use of the tile's or the row's index in B is one that a taller
+ * tile leaves meaning the same: a prefetch (a hint), a window slot (K rows,
+ * whatever the tile's height), or a subscript where both indices come
+ * together as t + r (the tile's rows, now more of them). */
+static bool rowUseStays(MlirOperation user, const Plan *p, MlirValue t, MlirValue r) {
+  if (pbcOpIsA(user, "affine.prefetch"))
+    return true;
+  if (!pbcOpIsA(user, "affine.load") && !pbcOpIsA(user, "affine.vector_load") &&
+      !pbcOpIsA(user, "affine.store") && !pbcOpIsA(user, "affine.vector_store"))
+    return false;
+  if (mlirValueEqual(pbcMemrefBase(accessedMemref(user)), mlirOperationGetResult(p->alloc, 0)))
+    return true;
+  PbcAccess acc;
+  if (!pbcAccessGet(user, &acc))
+    return false;
+  for (int d = 0; d < acc.rank; ++d)
+    if (pbcLinearCoeff(&acc.subscripts[d], t) != pbcLinearCoeff(&acc.subscripts[d], r))
+      return false;
+  return true;
+}
+
+/* The window lifts the buffer's bound on a tile's height (pbc-fuse-slices
+ * chose the smallest height whose K-1 recomputed rows were within 10%):
+ * the tile loop L around the pair (from 0, step T = B's rows) takes the
+ * smallest power-of-two multiple of T whose prologue is within
+ * kMaxProloguePct of its rows, as long as L keeps kMinTilesPerCore tiles
+ * per core. Legal when t, L's index, is used only by the prologue (rows
+ * from the tile's start, any height) and in B as rowUseStays allows: B's
+ * rows r then run on into the next tile's, whose rows the window already
+ * holds. Blur 4096^2 (bench_blur, quiet spells, paired): 64 -> 128 rows,
+ * 1-4% faster. */
+static void growTile(const Plan *p, long long cores) {
+  MlirOperation rowLoop = p->bandB[p->w];
+  long long rows = pbcLoopUpperFromZero(rowLoop);
+  if (pbcLoopStep(rowLoop) != 1 || rows <= 0)
+    return;
+  MlirOperation tile = mlirOperationGetParentOperation(p->b);
+  while (!mlirOperationIsNull(tile) && pbcOpIsA(tile, "affine.for") && pbcLoopStep(tile) != rows)
+    tile = mlirOperationGetParentOperation(tile);
+  if (mlirOperationIsNull(tile) || !pbcOpIsA(tile, "affine.for") ||
+      mlirOperationGetNumResults(tile))
+    return;
+  long long n = pbcLoopUpperFromZero(tile), height = rows;
+  while ((p->window - 1) * 100 > kMaxProloguePct * height && n % (2 * height) == 0 &&
+         n / (2 * height) >= kMinTilesPerCore * cores)
+    height *= 2;
+  if (height == rows || n <= 0)
+    return;
+  MlirValue t = pbcLoopIv(tile), r = pbcLoopIv(rowLoop);
+  for (MlirOpOperand u = mlirValueGetFirstUse(t); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    if (!pbcOpIsInside(user, p->prologue) &&
+        !(pbcOpIsInside(user, p->b) && rowUseStays(user, p, t, r)))
+      return;
+  }
+  for (MlirOpOperand u = mlirValueGetFirstUse(r); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    if (!rowUseStays(mlirOpOperandGetOwner(u), p, t, r))
+      return;
+  pbcLoopSetStep(tile, height);
+  pbcLoopSetUpperBound(rowLoop, height);
+}
+
 static MlirOperation nextLoop(MlirOperation op) {
   for (op = mlirOperationGetNextInBlock(op); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op))
@@ -390,8 +463,14 @@ static MlirOperation nextLoop(MlirOperation op) {
   return op;
 }
 
+typedef struct {
+  Plan plan;
+  long long cores;
+} Walk;
+
 static MlirWalkResult visit(MlirOperation op, void *data) {
-  Plan *p = data;
+  Walk *walk = data;
+  Plan *p = &walk->plan;
   for (intptr_t r = 0; r < mlirOperationGetNumRegions(op); ++r)
     for (MlirBlock blk = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r));
          !mlirBlockIsNull(blk); blk = mlirBlockGetNextInRegion(blk)) {
@@ -404,30 +483,39 @@ static MlirWalkResult visit(MlirOperation op, void *data) {
           break;
         p->a = a;
         p->b = b;
-        if (plan(p))
+        if (plan(p)) {
           rewrite(p);
+          growTile(p, walk->cores);
+        }
         a = b;
       }
     }
   return MlirWalkResultAdvance;
 }
 
+typedef struct {
+  long long cores;
+} State;
+
 static bool run(MlirOperation func, void *state) {
-  (void)state;
-  Plan *p = malloc(sizeof(Plan));
-  mlirOperationWalk(func, visit, p, MlirWalkPostOrder);
-  free(p);
+  Walk *walk = malloc(sizeof(Walk));
+  walk->cores = ((const State *)state)->cores;
+  mlirOperationWalk(func, visit, walk, MlirWalkPostOrder);
+  free(walk);
   return true;
 }
 
 static const PbcCPassSpec kSpec = {"pbc-sliding-window", "func.func",
                                    "Compute a stencil's private buffer row by row as its "
                                    "consumer slides",
-                                   run, 0};
+                                   run, sizeof(State)};
 
 MlirPass pbcCreateSlidingWindowPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
+  static const char *const known[] = {"cores", NULL};
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  State st = {pbcPassOptionInt(options, "cores", 1)};
+  if (st.cores < 1)
+    st.cores = 1;
+  return pbcCPassCreate(&kSpec, &st);
 }

@@ -5,7 +5,11 @@
 // computed; the buffer keeps 3 rows. Left alone: a buffer read after the
 // consumer, a consumer that writes the producer's input, and a newest row
 // read at other columns than the producer writes at the same point.
+// Inside a tile loop, the tile grows taller (K-1 = 2 recomputed rows within
+// 4% of it) while each core keeps 4 tiles; not if the tile's index is used
+// other than with the row's.
 // RUN: pbc-opt %s -p 'pbc-sliding-window' | FileCheck %s
+// RUN: pbc-opt %s -p 'pbc-sliding-window{cores=2}' | FileCheck %s --check-prefix=CORES2
 
 // CHECK-LABEL: func.func @three_rows
 // CHECK: %[[BUF:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x80xf32>
@@ -129,5 +133,73 @@ func.func @other_columns(%x: memref<10x80xf32>, %y: memref<8x64xf32>) {
     }
   }
   memref.dealloc %buf : memref<10x80xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @taller_tiles
+// CHECK: affine.for %[[T:.*]] = 0 to 256 step 64 {
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<3x80xf32>
+// CHECK: affine.for %{{.*}} = 0 to 2 {
+// CHECK: affine.for %[[R:.*]] = 0 to 64 {
+// CHECK: affine.vector_load %arg0[%[[T]] + %[[R]] + 2, %{{.*}}]
+// CHECK: affine.vector_store %{{.*}}, %arg1[%[[T]] + %[[R]], %{{.*}}]
+// CORES2-LABEL: func.func @taller_tiles
+// CORES2: affine.for %{{.*}} = 0 to 256 step 32 {
+// CORES2: affine.for %{{.*}} = 0 to 32 {
+func.func @taller_tiles(%x: memref<258x80xf32>, %y: memref<256x64xf32>) {
+  affine.for %t = 0 to 256 step 8 {
+    %buf = memref.alloc() {alignment = 64 : i64} : memref<10x80xf32>
+    affine.for %r = 0 to 10 {
+      affine.for %i = 0 to 64 step 16 {
+        %a = affine.vector_load %x[%t + %r, %i] : memref<258x80xf32>, vector<16xf32>
+        %b = affine.vector_load %x[%t + %r, %i + 1] : memref<258x80xf32>, vector<16xf32>
+        %s = arith.addf %a, %b : vector<16xf32>
+        affine.vector_store %s, %buf[%r, %i] : memref<10x80xf32>, vector<16xf32>
+      }
+    }
+    affine.for %r = 0 to 8 {
+      affine.for %i = 0 to 64 step 16 {
+        %a = affine.vector_load %buf[%r, %i] : memref<10x80xf32>, vector<16xf32>
+        %b = affine.vector_load %buf[%r + 1, %i] : memref<10x80xf32>, vector<16xf32>
+        %c = affine.vector_load %buf[%r + 2, %i] : memref<10x80xf32>, vector<16xf32>
+        %s = arith.addf %a, %b : vector<16xf32>
+        %u = arith.addf %s, %c : vector<16xf32>
+        affine.vector_store %u, %y[%t + %r, %i] : memref<256x64xf32>, vector<16xf32>
+      }
+    }
+    memref.dealloc %buf : memref<10x80xf32>
+  }
+  return
+}
+
+// The window applies; the tile keeps its 8 rows: z is written per tile.
+// CHECK-LABEL: func.func @tile_index_alone
+// CHECK: affine.for %{{.*}} = 0 to 256 step 8 {
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<3x80xf32>
+// CHECK: affine.for %{{.*}} = 0 to 8 {
+func.func @tile_index_alone(%x: memref<258x80xf32>, %y: memref<256x64xf32>, %z: memref<256x64xf32>) {
+  affine.for %t = 0 to 256 step 8 {
+    %buf = memref.alloc() {alignment = 64 : i64} : memref<10x80xf32>
+    affine.for %r = 0 to 10 {
+      affine.for %i = 0 to 64 step 16 {
+        %a = affine.vector_load %x[%t + %r, %i] : memref<258x80xf32>, vector<16xf32>
+        %b = affine.vector_load %x[%t + %r, %i + 1] : memref<258x80xf32>, vector<16xf32>
+        %s = arith.addf %a, %b : vector<16xf32>
+        affine.vector_store %s, %buf[%r, %i] : memref<10x80xf32>, vector<16xf32>
+      }
+    }
+    affine.for %r = 0 to 8 {
+      affine.for %i = 0 to 64 step 16 {
+        %a = affine.vector_load %buf[%r, %i] : memref<10x80xf32>, vector<16xf32>
+        %b = affine.vector_load %buf[%r + 1, %i] : memref<10x80xf32>, vector<16xf32>
+        %c = affine.vector_load %buf[%r + 2, %i] : memref<10x80xf32>, vector<16xf32>
+        %s = arith.addf %a, %b : vector<16xf32>
+        %u = arith.addf %s, %c : vector<16xf32>
+        affine.vector_store %u, %y[%t + %r, %i] : memref<256x64xf32>, vector<16xf32>
+        affine.vector_store %u, %z[%t, %i] : memref<256x64xf32>, vector<16xf32>
+      }
+    }
+    memref.dealloc %buf : memref<10x80xf32>
+  }
   return
 }
