@@ -196,6 +196,12 @@ static bool resolveCopy(MlirOperation reader, MlirOperation store, const long lo
     if (!pbcOpIsA(loop, "affine.for") || pbcLoopStep(loop) != 1 ||
         pbcLoopUpperFromZero(loop) <= idx[r] || idx[r] < 0)
       return false;
+    long long bound;
+    if (evalValue(iv, &b, &bound)) { /* R[i, i]: only the diagonal written */
+      if (bound != idx[r])
+        return false;
+      continue;
+    }
     b.iv[b.n] = iv;
     b.value[b.n++] = idx[r];
   }

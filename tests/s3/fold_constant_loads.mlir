@@ -3,7 +3,7 @@
 // G[.., g mod 3]), become constants; a replica nobody reads any more goes
 // with its copy nest. Left alone: a global that is not constant, a replica
 // with a second writer, a read before the copy, a read at a loop-varying
-// subscript (which keeps the replica).
+// subscript (which keeps the replica), an element the copy never wrote.
 // RUN: pbc-opt %s -p 'pbc-fold-constant-loads' | FileCheck %s
 
 memref.global "private" constant @taps : memref<2x3xf32> = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]>
@@ -110,4 +110,21 @@ func.func @varying_read(%out: memref<48xf32>) -> vector<4xf32> {
   }
   memref.dealloc %r : memref<2x48xf32>
   return %w : vector<4xf32>
+}
+
+// The copy writes only the diagonal: [1, 1] is 5, [0, 1] never written.
+// CHECK-LABEL: func.func @diagonal
+// CHECK: arith.constant 5.000000e+00 : f32
+// CHECK: affine.load %{{.*}}[0, 1]
+func.func @diagonal() -> (f32, f32) {
+  %g = memref.get_global @taps : memref<2x3xf32>
+  %r = memref.alloc() : memref<2x3xf32>
+  affine.for %i = 0 to 2 {
+    %v = affine.load %g[%i, %i] : memref<2x3xf32>
+    affine.store %v, %r[%i, %i] : memref<2x3xf32>
+  } {pbc.copy}
+  %a = affine.load %r[1, 1] : memref<2x3xf32>
+  %b = affine.load %r[0, 1] : memref<2x3xf32>
+  memref.dealloc %r : memref<2x3xf32>
+  return %a, %b : f32, f32
 }
