@@ -5,8 +5,8 @@
 // step 2. Inputs (A, B) are not prefetched; an output within L2 is not, nor
 // a tile whose reduction is short (a 5-tap stencil: nothing to run ahead of).
 // Rows of an array beyond L2 read in short runs (a 2-D tile: 256 of 1024
-// floats per row) get a read prefetch of the next row, one per cache line
-// of each row read;
+// floats per row) get a read prefetch of a row ahead, one per cache line
+// of each row read: 8 KiB ahead, 8 rows of these 1 KiB runs;
 // full rows (16 KiB runs, which the hardware prefetchers follow) do not.
 // RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=65536 cache-line-bytes=64};func.func(canonicalize)' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-prefetch{l2-bytes=1048576}' | FileCheck %s --check-prefix=FITS
@@ -25,17 +25,17 @@
 // CHECK-LABEL: func.func @short_rows
 // CHECK: affine.for %[[I:.*]] = 0 to 256 {
 // CHECK-NEXT: affine.for %[[J:.*]] = 0 to 256 step 32 {
-// CHECK-NEXT: affine.prefetch %arg0[%[[I]] + 1, %[[J]] + symbol(%{{.*}})], read, locality<3>, data : memref<256x1024xf32>
+// CHECK-NEXT: affine.prefetch %arg0[%[[I]] + 8, %[[J]] + symbol(%{{.*}})], read, locality<3>, data : memref<256x1024xf32>
 // CHECK-NEXT: affine.vector_load %arg0[%[[I]], %[[J]] + symbol(%{{.*}})]
 // CHECK-NEXT: affine.vector_load %arg0[%[[I]], %[[J]] + symbol(%{{.*}}) + 3]
-// CHECK-NEXT: affine.prefetch %arg0[%[[I]] + 1, %[[J]] + symbol(%{{.*}}) + 16], read, locality<3>, data : memref<256x1024xf32>
+// CHECK-NEXT: affine.prefetch %arg0[%[[I]] + 8, %[[J]] + symbol(%{{.*}}) + 16], read, locality<3>, data : memref<256x1024xf32>
 // CHECK-NEXT: affine.vector_load %arg0[%[[I]], %[[J]] + symbol(%{{.*}}) + 16]
-// CHECK-NEXT: affine.prefetch %arg0[%[[I]] + 2, %[[J]] + symbol(%{{.*}})], read, locality<3>, data : memref<256x1024xf32>
+// CHECK-NEXT: affine.prefetch %arg0[%[[I]] + 9, %[[J]] + symbol(%{{.*}})], read, locality<3>, data : memref<256x1024xf32>
 // CHECK-NEXT: affine.vector_load %arg0[%[[I]] + 1, %[[J]] + symbol(%{{.*}})]
 // CHECK-NOT: affine.prefetch
 // CHECK-LABEL: func.func @long_rows
 // CHECK-NOT: affine.prefetch
-// A row reached through an affine.apply: not advanced by one row, so no
+// A row reached through an affine.apply: not advanced by rows, so no
 // prefetch (it would fetch the line the load reads).
 // CHECK-LABEL: func.func @apply_row
 // CHECK-NOT: affine.prefetch
