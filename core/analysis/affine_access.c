@@ -354,7 +354,8 @@ long long pbcLoopUpperFromZero(MlirOperation forOp) {
   MlirAttribute lb = mlirOperationGetAttributeByName(forOp, str("lowerBoundMap"));
   MlirAttribute ub = mlirOperationGetAttributeByName(forOp, str("upperBoundMap"));
   if (mlirAttributeIsNull(lb) || mlirAttributeIsNull(ub) || !mlirAttributeIsAAffineMap(lb) ||
-      !mlirAttributeIsAAffineMap(ub) || mlirOperationGetNumOperands(forOp))
+      !mlirAttributeIsAAffineMap(ub) ||
+      mlirOperationGetNumOperands(forOp) != mlirOperationGetNumResults(forOp)) /* iter_args aside */
     return -1;
   MlirAffineMap l = mlirAffineMapAttrGetValue(lb), u = mlirAffineMapAttrGetValue(ub);
   if (!mlirAffineMapIsSingleConstant(l) || mlirAffineMapGetSingleConstantResult(l) != 0 ||

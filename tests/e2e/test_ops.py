@@ -693,6 +693,44 @@ def _(ctx):
         assert_close(r, ref, k=KH * KW, what="result with %s" % (extra or "defaults"))
 
 
+
+@test("separable_blur_constant_taps")
+def _(ctx):
+    # The blur's form with filters given as constants, equal across the 3
+    # channels (random taps, 5 or 7 of them): pbc-hoist-invariant-loads
+    # counts the 7-tap filters as their few distinct values, unrolls the tap
+    # loops, pbc-fold-constant-loads makes them constants and
+    # pbc-sliding-window slides a KH-row buffer down taller tiles.
+    rng = ctx.rng
+    C, KH, KW = 3, pick(rng, [5, 7]), pick(rng, [5, 7])
+    Ho, Wo = 128 * int(rng.integers(1, 3)), 512 * int(rng.integers(1, 3))
+    xs, hs, os_ = (1, Ho + KH - 1, Wo + KW - 1, C), (1, Ho + KH - 1, Wo, C), (1, Ho, Wo, C)
+    th = rng.uniform(0.1, 1.0, size=KW).astype(np.float32)
+    tv = rng.uniform(0.1, 1.0, size=KH).astype(np.float32)
+    a = np.repeat(th[None, :, None], C, axis=2)  # 1 x KW x C
+    b = np.repeat(tv[:, None, None], C, axis=2)  # KH x 1 x C
+
+    def dense(w):
+        return "dense<%s>" % np.array2string(w, separator=", ", floatmode="unique",
+                                             threshold=10 ** 6).replace("\n", "")
+
+    body = "  %%a = arith.constant %s : %s\n" % (dense(a), T(a.shape))
+    body += "  %%b = arith.constant %s : %s\n" % (dense(b), T(b.shape))
+    body += fill("f", hs)
+    body += ("  %%h = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
+             "strides = dense<1> : tensor<2xi64>}\n"
+             "      ins(%%x, %%a : %s, %s) outs(%%f : %s) -> %s\n" % (T(xs), T(a.shape), T(hs), T(hs)))
+    body += fill("g", os_)
+    body += ("  %%r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
+             "strides = dense<1> : tensor<2xi64>}\n"
+             "      ins(%%h, %%b : %s, %s) outs(%%g : %s) -> %s\n" % (T(hs), T(b.shape), T(os_), T(os_)))
+    text = func("blur", [("x", T(xs))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    h = sum(x[:, :, j:j + Wo, :].astype(np.float64) * np.float64(th[j]) for j in range(KW))
+    ref = sum(h[:, i:i + Ho, :, :] * np.float64(tv[i]) for i in range(KH))
+    (r,) = ctx.run(text, [x])
+    assert_close(r, ref, k=KH * KW)
+
 def pool_case(ctx, kind):
     rng = ctx.rng
     (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng)
