@@ -662,6 +662,31 @@ def _(ctx):
     (r,) = ctx.run(text, [x, w, b])
     assert_close(r, ref, k=KH * KW + 1)
 
+def separable_blur_shapes(Ho, Wo, KH, KW, C):
+    """Shapes of x, of the intermediate h and of the result r."""
+    return (1, Ho + KH - 1, Wo + KW - 1, C), (1, Ho + KH - 1, Wo, C), (1, Ho, Wo, C)
+
+
+def separable_blur_reference(x, row_taps, column_taps, Ho, Wo):
+    """The two passes in float64; a tap is a scalar or one weight per channel."""
+    h = sum(x[:, :, j:j + Wo, :].astype(np.float64) * np.float64(t) for j, t in enumerate(row_taps))
+    return sum(h[:, i:i + Ho, :, :] * np.float64(t) for i, t in enumerate(column_taps))
+
+
+def separable_blur_body(xs, hs, os_, wh, wv):
+    """%h = x (*) a along the row (1 x KW taps), %r = h (*) b down the
+    columns (KH x 1): two depthwise convolutions, the blur's form."""
+    body = fill("f", hs)
+    body += ("  %%h = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
+             "strides = dense<1> : tensor<2xi64>}\n"
+             "      ins(%%x, %%a : %s, %s) outs(%%f : %s) -> %s\n" % (T(xs), T(wh), T(hs), T(hs)))
+    body += fill("g", os_)
+    body += ("  %%r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
+             "strides = dense<1> : tensor<2xi64>}\n"
+             "      ins(%%h, %%b : %s, %s) outs(%%g : %s) -> %s\n" % (T(hs), T(wv), T(os_), T(os_)))
+    return body
+
+
 @test("separable_blur_slice_fusion")
 def _(ctx):
     # Two depthwise passes, 1xKW then KHx1 (random taps), on an RGB image:
@@ -671,27 +696,18 @@ def _(ctx):
     rng = ctx.rng
     C, KH, KW = 3, pick(rng, [3, 5]), pick(rng, [3, 5])
     Ho, Wo = 64 * int(rng.integers(1, 4)), 64 * int(rng.integers(2, 5))
-    xs, hs, os_ = (1, Ho + KH - 1, Wo + KW - 1, C), (1, Ho + KH - 1, Wo, C), (1, Ho, Wo, C)
+    xs, hs, os_ = separable_blur_shapes(Ho, Wo, KH, KW, C)
     wh, wv = (1, KW, C), (KH, 1, C)
-    body = fill("f", hs)
-    body += ("  %%h = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
-             "strides = dense<1> : tensor<2xi64>}\n"
-             "      ins(%%x, %%a : %s, %s) outs(%%f : %s) -> %s\n" % (T(xs), T(wh), T(hs), T(hs)))
-    body += fill("g", os_)
-    body += ("  %%r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
-             "strides = dense<1> : tensor<2xi64>}\n"
-             "      ins(%%h, %%b : %s, %s) outs(%%g : %s) -> %s\n" % (T(hs), T(wv), T(os_), T(os_)))
+    body = separable_blur_body(xs, hs, os_, wh, wv)
     text = func("blur", [("x", T(xs)), ("a", T(wh)), ("b", T(wv))], [("r", T(os_))], body)
     x, _ = ctx.rand(xs)
     a, _ = ctx.rand(wh)
     b, _ = ctx.rand(wv)
-    h = sum(x[:, :, j:j + Wo, :].astype(np.float64) * a[0, j] for j in range(KW))
-    ref = sum(h[:, i:i + Ho, :, :] * b[i, 0] for i in range(KH))
+    ref = separable_blur_reference(x, a[0], b[:, 0], Ho, Wo)
     on_cpu = "--target=cpu" in pbc_lib.TARGET_ARGS
     for extra in ([], ["--chip-set=l2-bytes=65536"]) if on_cpu else ([],):
         (r,) = ctx.run(text, [x, a, b], extra_args=extra)
         assert_close(r, ref, k=KH * KW, what="result with %s" % (extra or "defaults"))
-
 
 
 @test("separable_blur_constant_taps")
@@ -704,7 +720,7 @@ def _(ctx):
     rng = ctx.rng
     C, KH, KW = 3, pick(rng, [5, 7]), pick(rng, [5, 7])
     Ho, Wo = 128 * int(rng.integers(1, 3)), 512 * int(rng.integers(1, 3))
-    xs, hs, os_ = (1, Ho + KH - 1, Wo + KW - 1, C), (1, Ho + KH - 1, Wo, C), (1, Ho, Wo, C)
+    xs, hs, os_ = separable_blur_shapes(Ho, Wo, KH, KW, C)
     th = rng.uniform(0.1, 1.0, size=KW).astype(np.float32)
     tv = rng.uniform(0.1, 1.0, size=KH).astype(np.float32)
     a = np.repeat(th[None, :, None], C, axis=2)  # 1 x KW x C
@@ -716,18 +732,10 @@ def _(ctx):
 
     body = "  %%a = arith.constant %s : %s\n" % (dense(a), T(a.shape))
     body += "  %%b = arith.constant %s : %s\n" % (dense(b), T(b.shape))
-    body += fill("f", hs)
-    body += ("  %%h = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
-             "strides = dense<1> : tensor<2xi64>}\n"
-             "      ins(%%x, %%a : %s, %s) outs(%%f : %s) -> %s\n" % (T(xs), T(a.shape), T(hs), T(hs)))
-    body += fill("g", os_)
-    body += ("  %%r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, "
-             "strides = dense<1> : tensor<2xi64>}\n"
-             "      ins(%%h, %%b : %s, %s) outs(%%g : %s) -> %s\n" % (T(hs), T(b.shape), T(os_), T(os_)))
+    body += separable_blur_body(xs, hs, os_, a.shape, b.shape)
     text = func("blur", [("x", T(xs))], [("r", T(os_))], body)
     x, _ = ctx.rand(xs)
-    h = sum(x[:, :, j:j + Wo, :].astype(np.float64) * np.float64(th[j]) for j in range(KW))
-    ref = sum(h[:, i:i + Ho, :, :] * np.float64(tv[i]) for i in range(KH))
+    ref = separable_blur_reference(x, th, tv, Ho, Wo)
     (r,) = ctx.run(text, [x])
     assert_close(r, ref, k=KH * KW)
 
