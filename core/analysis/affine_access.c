@@ -170,10 +170,21 @@ bool pbcHasDivisorIn(long long n, long long lo, long long hi) {
   return false;
 }
 
-bool pbcOpIsInCopyNest(MlirOperation op) {
+MlirOperation pbcCopyNestOf(MlirOperation op) {
+  MlirOperation nest = {NULL};
   for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
        p = mlirOperationGetParentOperation(p))
     if (pbcOpHasAttr(p, "pbc.copy")) /* an affine.for, or parallel once parallelized */
+      nest = p;
+  return nest;
+}
+
+bool pbcOpIsInCopyNest(MlirOperation op) { return !mlirOperationIsNull(pbcCopyNestOf(op)); }
+
+bool pbcOpFollowsInBlock(MlirOperation op, MlirOperation anchor) {
+  for (MlirOperation o = mlirOperationGetNextInBlock(anchor); !mlirOperationIsNull(o);
+       o = mlirOperationGetNextInBlock(o))
+    if (mlirOperationEqual(o, op))
       return true;
   return false;
 }

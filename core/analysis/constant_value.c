@@ -119,23 +119,7 @@ static bool precedes(MlirOperation nest, MlirOperation op) {
   MlirBlock block = mlirOperationGetBlock(nest);
   while (!mlirOperationIsNull(op) && !mlirBlockEqual(mlirOperationGetBlock(op), block))
     op = mlirOperationGetParentOperation(op);
-  if (mlirOperationIsNull(op))
-    return false;
-  for (MlirOperation o = mlirOperationGetNextInBlock(nest); !mlirOperationIsNull(o);
-       o = mlirOperationGetNextInBlock(o))
-    if (mlirOperationEqual(o, op))
-      return true;
-  return false;
-}
-
-/* The outermost pbc.copy loop around `op`, or null. */
-MlirOperation pbcCopyNestOf(MlirOperation op) {
-  MlirOperation nest = {NULL};
-  for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
-       p = mlirOperationGetParentOperation(p))
-    if (pbcOpHasAttr(p, "pbc.copy"))
-      nest = p;
-  return nest;
+  return !mlirOperationIsNull(op) && pbcOpFollowsInBlock(op, nest);
 }
 
 /* The one store into a fresh buffer, if its other users only read it or free
@@ -246,6 +230,11 @@ static bool resolve(MlirOperation reader, MlirValue memref, const long long *idx
     return false;
   *out = mlirElementsAttrGetValue(init, rank, at);
   return true;
+}
+
+MlirSymbolTable pbcModuleGlobals(MlirOperation func) {
+  MlirOperation module = mlirOperationGetParentOperation(func);
+  return mlirOperationIsNull(module) ? (MlirSymbolTable){NULL} : mlirSymbolTableCreate(module);
 }
 
 bool pbcLoadConstantValue(MlirOperation load, const PbcIvValues *ivs, MlirSymbolTable globals,

@@ -152,15 +152,6 @@ static MlirOperation initLoop(const PbcAccess *init) {
   return mlirOpOperandGetOwner(mlirValueGetFirstUse(mlirOperationGetResult(init->op, 0)));
 }
 
-/* True if `op` comes after `anchor` in anchor's block. */
-static bool follows(MlirOperation op, MlirOperation anchor) {
-  for (MlirOperation o = mlirOperationGetNextInBlock(anchor); !mlirOperationIsNull(o);
-       o = mlirOperationGetNextInBlock(o))
-    if (mlirOperationEqual(o, op))
-      return true;
-  return false;
-}
-
 /* Every access of M in N is an init or a store of the same element after
  * the init's loop (a store before it would be what the init reads), the
  * inits are disjoint and visit |M| elements once each, or once per
@@ -173,7 +164,7 @@ static bool absorbable(const Uses *u, MlirOperation n, long long elements, MlirO
     bool paired = false;
     for (int i = 0; i < u->nInits && !paired; ++i)
       paired = pbcAccessesSame(&u->stores[s], &u->inits[i]) &&
-               follows(u->stores[s].op, initLoop(&u->inits[i]));
+               pbcOpFollowsInBlock(u->stores[s].op, initLoop(&u->inits[i]));
     if (!paired)
       return false;
   }

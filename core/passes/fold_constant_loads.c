@@ -40,7 +40,7 @@ static bool fold(MlirOperation load, MlirSymbolTable globals) {
   return true;
 }
 
-/* Loads whose subscripts are all constant (no operands, or constant ones). */
+/* The affine loads of a function (fold() skips those it can't resolve). */
 typedef struct {
   MlirOperation ops[kMaxLoads];
   int n;
@@ -69,9 +69,7 @@ static void eraseIfUnread(MlirValue buffer) {
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  MlirOperation module = mlirOperationGetParentOperation(func);
-  MlirSymbolTable globals =
-      mlirOperationIsNull(module) ? (MlirSymbolTable){NULL} : mlirSymbolTableCreate(module);
+  MlirSymbolTable globals = pbcModuleGlobals(func);
   if (mlirSymbolTableIsNull(globals))
     return true;
   Loads *loads = malloc(sizeof(Loads));

@@ -264,9 +264,7 @@ static bool run(MlirOperation func, void *state) {
     if (pbcOpIsA(loops[i], "affine.for") && (trip < 0 || trip > kMaxShortTrip))
       loops[m++] = loops[i];
   }
-  MlirOperation module = mlirOperationGetParentOperation(func);
-  MlirSymbolTable globals =
-      mlirOperationIsNull(module) ? (MlirSymbolTable){NULL} : mlirSymbolTableCreate(module);
+  MlirSymbolTable globals = pbcModuleGlobals(func);
   for (int i = 0; i < m; ++i)
     hoistFrom(loops[i], state, globals);
   if (!mlirSymbolTableIsNull(globals))

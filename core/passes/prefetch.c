@@ -118,6 +118,18 @@ static void prefetchLoop(MlirOperation loop, const State *st) {
   }
 }
 
+/* Rows ahead: a prefetch must be issued about a memory latency before the
+ * load, which under load is about kAheadBytes of a core's reads (~250 ns
+ * at ~30 GB/s); one run's compute is less when runs are short. Blur
+ * 4096^2 (6 KiB runs; bench_blur, quiet spells, paired): 1 -> 2 rows ahead
+ * 0-5% faster (3 paired runs); 3 rows no better. */
+enum { kAheadBytes = 8192, kMaxRowsAhead = 8 };
+
+static long long rowsAhead(long long runBytes) {
+  long long rows = runBytes > 0 ? (kAheadBytes + runBytes - 1) / runBytes : 1;
+  return rows < 1 ? 1 : rows > kMaxRowsAhead ? kMaxRowsAhead : rows;
+}
+
 /* Rows read in short runs: `loop` is an innermost vector loop (no
  * iter_args) reading along a row of an array larger than L2 for at most
  * kMaxRunBytes, a part of the row only, and its parent moves to the next
@@ -126,18 +138,6 @@ static void prefetchLoop(MlirOperation loop, const State *st) {
  * after a few misses, on every row. So each cache line the loop reads gets
  * a prefetch of the same line rowsAhead rows ahead (the parent's later
  * iterations). (Copy nests are left alone: their rows were not measured.) */
-/* Rows ahead: a prefetch must be issued about a memory latency before the
- * load, which under load is about kAheadBytes of a core's reads (~250 ns
- * at ~30 GB/s); one run's compute is less when runs are short. Blur
- * 4096^2 (6 KiB runs; bench_blur, quiet spells, paired): 1 -> 2 rows ahead
- * 2-5% faster; 3 rows no better. */
-enum { kAheadBytes = 8192, kMaxRowsAhead = 8 };
-
-static long long rowsAhead(long long runBytes) {
-  long long rows = runBytes > 0 ? (kAheadBytes + runBytes - 1) / runBytes : 1;
-  return rows < 1 ? 1 : rows > kMaxRowsAhead ? kMaxRowsAhead : rows;
-}
-
 static void prefetchNextRow(MlirOperation loop, const State *st) {
   MlirOperation parent = mlirOperationGetParentOperation(loop);
   long long trip = pbcExtAffineConstantTripCount(loop); /* iterations */

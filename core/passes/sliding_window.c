@@ -437,7 +437,7 @@ static void growTile(const Plan *p, long long cores) {
   while ((p->window - 1) * 100 > kMaxProloguePct * height && n % (2 * height) == 0 &&
          n / (2 * height) >= kMinTilesPerCore * cores)
     height *= 2;
-  if (height == rows || n <= 0)
+  if (height == rows)
     return;
   MlirValue t = pbcLoopIv(tile), r = pbcLoopIv(rowLoop);
   for (MlirOpOperand u = mlirValueGetFirstUse(t); !mlirOpOperandIsNull(u);

@@ -97,6 +97,10 @@ bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor);
 /* True if op is inside a loop marked pbc.copy (a copy nest that
  * pbc-pack, pbc-interleave or a transposed-input copy made). */
 bool pbcOpIsInCopyNest(MlirOperation op);
+/* The outermost pbc.copy loop around `op`, or null. */
+MlirOperation pbcCopyNestOf(MlirOperation op);
+/* True if `op` comes after `anchor` in anchor's block. */
+bool pbcOpFollowsInBlock(MlirOperation op, MlirOperation anchor);
 /* True if value is defined (as op result or block argument) inside `op`. */
 bool pbcValueIsDefinedInside(MlirValue v, MlirOperation op);
 /* Collects the perfectly nested band from `root` (affine.for ops whose body

@@ -28,7 +28,8 @@ bool pbcLoadConstantValue(MlirOperation load, const PbcIvValues *ivs, MlirSymbol
 /* The one store into `buffer` if it is a fresh buffer written only by a
  * pbc.copy nest's store (its other users read it or free it), else null. */
 MlirOperation pbcCopyBufferStore(MlirValue buffer);
-/* The outermost pbc.copy loop around `op`, or null. */
-MlirOperation pbcCopyNestOf(MlirOperation op);
+/* The symbol table of the module around `func` (null if none), where
+ * pbcLoadConstantValue looks up globals; the caller destroys it. */
+MlirSymbolTable pbcModuleGlobals(MlirOperation func);
 
 #endif
