@@ -15,7 +15,12 @@
  * C is marked for pbc-vectorize (outer-loop vectorization when reductions are
  * inside, as in a depthwise convolution). A 7x7 depthwise convolution on a
  * 256x256x3 image: 1.95 -> 0.167 ms; the blur example's 5-tap stencils are
- * bound by memory bandwidth and gain nothing. */
+ * bound by memory bandwidth and gain nothing. A single channel (Cn = 1, a
+ * grayscale image's trip-1 loop) is the same rewrite: C then covers V pixels
+ * of W (5-tap blur of a 2048^2 grayscale image: 0.78 -> 0.43 ms, was scalar).
+ * pbc-tile leaves such nests to this pass (pbc/interleave.h): its register
+ * tile along c alone gives 2- or 4-lane vectors (3x3 depthwise on 256^2 x 2
+ * channels: 0.050 -> 0.015 ms). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +31,7 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/interleave.h"
 #include "pbc/ir_build.h"
 #include "pbc/passes.h"
 
@@ -125,7 +131,7 @@ static bool plan(Plan *p, MlirOperation w, int lanesBits) {
     return false;
   long long wTrip = pbcLoopZeroBasedTrip(w);
   p->cn = pbcLoopZeroBasedTrip(p->c);
-  if (wTrip <= 0 || p->cn <= 1 || !pbcExtAffineIsLoopParallel(w) ||
+  if (wTrip <= 0 || p->cn < 1 || !pbcExtAffineIsLoopParallel(w) ||
       !pbcExtAffineIsLoopParallel(p->c))
     return false;
   p->ok = true;
@@ -159,6 +165,13 @@ static bool plan(Plan *p, MlirOperation w, int lanesBits) {
     interleaved |= p->role[i] == INTERLEAVED;
   }
   return interleaved;
+}
+
+bool pbcInterleaveApplies(MlirOperation w, int vectorBits) {
+  Plan *p = malloc(sizeof(Plan));
+  bool ok = plan(p, w, vectorBits);
+  free(p);
+  return ok;
 }
 
 /* The outermost loop around `op` below which `memref` is defined: where a

@@ -28,6 +28,7 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/interleave.h"
 #include "pbc/ir_build.h"
 #include "pbc/passes.h"
 #include "pbc/transpose_input.h"
@@ -166,6 +167,10 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
   for (int l = n->J + 1; l < n->n; ++l)
     if (pbcAccessStrideAlong(o, n->band[l]) != PBC_STRIDE_INVARIANT)
       return false;
+  /* A depthwise stencil over few channels (J = c, 1-4 of them) vectorizes
+   * across (w, c) pairs in pbc-interleave, 16 lanes instead of c's few. */
+  if (n->J > 0 && pbcInterleaveApplies(n->band[n->J - 1], st->vectorBits))
+    return false;
   unsigned perm[PBC_MAX_BAND];
   if (hoistGroupLoops(n, &a, o, perm)) {
     /* A nest tiled after all gets the new order; else the old one back. */

@@ -638,11 +638,12 @@ def _(ctx):
 
 @test("depthwise_conv_small_channels_bias")
 def _(ctx):
-    # A few channels innermost (an image's RGB): pbc-interleave vectorizes
-    # (w, c) together; widths are multiples of 16 so it applies, and the
-    # per-channel bias is read through a replicated copy.
+    # A few channels innermost (an image's RGB; 1 for grayscale):
+    # pbc-interleave vectorizes (w, c) together, and pbc-tile leaves it those
+    # with 1, 2 or 4 channels; widths are multiples of 16 so it applies, and
+    # the per-channel bias is read through a replicated copy.
     rng = ctx.rng
-    C = pick(rng, [2, 3, 5, 6])
+    C = pick(rng, [1, 2, 3, 4, 5, 6])
     KH, KW = (int(v) for v in rng.integers(1, 6, size=2))
     N, Ho, Wo = int(rng.integers(1, 3)), int(rng.integers(1, 9)), 16 * int(rng.integers(1, 5))
     xs, ws, os_ = (N, Ho + KH - 1, Wo + KW - 1, C), (KH, KW, C), (N, Ho, Wo, C)

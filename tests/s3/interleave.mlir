@@ -121,3 +121,41 @@ func.func @written_in_outer_loop(%x: memref<4x32x3xf32>, %s: memref<4x3xf32>, %y
 // CHECK: affine.store %{{.*}}, %arg1[%[[H]], %{{.*}}]
 // CHECK: memref.alloc() {{.*}} : memref<4x48xf32>
 // CHECK: affine.load %arg1[
+
+// One channel (a grayscale image: the channel loop runs once) is the same
+// rewrite: the 16 iterations of c are 16 pixels of w; the filter's copy
+// repeats its one value per tap 16 times. Without it, c (1 iteration) and
+// the taps are the only inner loops and nothing is vectorized.
+// CHECK-LABEL: func.func @one_channel
+// CHECK: %[[X1:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : memref<1x4x36x1xf32> into memref<1x4x36xf32>
+// CHECK: %[[F1:.*]] = memref.alloc() {{.*}} : memref<5x16xf32>
+// CHECK: } {pbc.copy, pbc.kind = "pointwise"}
+// CHECK: %[[Y1:.*]] = memref.collapse_shape %arg2 {{\[}}[0], [1], [2, 3]] : memref<1x4x32x1xf32> into memref<1x4x32xf32>
+// CHECK: affine.for %[[W1:.*]] = 0 to 32 step 16 {
+// CHECK-NEXT: affine.for %[[C1:.*]] = 0 to 16 {
+// CHECK: affine.load %[[X1]][%{{.*}}, %{{.*}}, %[[W1]] + %{{.*}} + %[[C1]]]
+// CHECK: affine.load %[[F1]][%{{.*}}, %[[C1]]]
+// CHECK: affine.store %{{.*}}, %[[Y1]][%{{.*}}, %{{.*}}, %[[W1]] + %[[C1]]]
+// CHECK: } {pbc.vectorize}
+// VEC-LABEL: func.func @one_channel
+// VEC: affine.vector_load %{{.*}} : memref<1x4x36xf32>, vector<16xf32>
+// VEC: affine.vector_store %{{.*}} : memref<1x4x32xf32>, vector<16xf32>
+func.func @one_channel(%x: memref<1x4x36x1xf32>, %f: memref<5x1xf32>, %y: memref<1x4x32x1xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %h = 0 to 4 {
+      affine.for %w = 0 to 32 {
+        affine.for %c = 0 to 1 {
+          affine.for %k = 0 to 5 {
+            %a = affine.load %x[%n, %h, %w + %k, %c] : memref<1x4x36x1xf32>
+            %b = affine.load %f[%k, %c] : memref<5x1xf32>
+            %s = affine.load %y[%n, %h, %w, %c] : memref<1x4x32x1xf32>
+            %p = arith.mulf %a, %b : f32
+            %t = arith.addf %s, %p : f32
+            affine.store %t, %y[%n, %h, %w, %c] : memref<1x4x32x1xf32>
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
