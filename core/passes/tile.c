@@ -11,7 +11,7 @@
  *    remainder nest).
  *  - Cache tiles for GEMM-shaped nests (one reduction loop): KC so a B
  *    micro-panel (KC x NR) fills up to a quarter of L2, MC so the A block
- *    (MC x KC) fills the rest and the cores all get blocks, NC so the B
+ *    (MC x KC) fits the rest in blocks the cores split evenly, NC so the B
  *    block (KC x NC) fits half of L3; loop order jc, kc, ic, jr, ir
  *    (BLIS), point loops i, j, k.
  * Loops are marked for the later passes: pbc.register_tile = size on I and
@@ -305,6 +305,32 @@ static long long divisorTile(long long trip, long long unit, long long bound) {
   return best;
 }
 
+/* MC: the GEMM's row blocks are the parallel work, so their count should
+ * split evenly over the cores. Among the multiples of mr dividing the rows,
+ * up to `bound`, the one with the least time on the busiest core:
+ * ceil(blocks / cores) blocks, each mc rows of compute plus one stream of
+ * the B block from L3, which costs about kBlockStreamRows rows (Zen 5, per
+ * core: 64 f32 flops and 32 bytes from L3 per cycle; a row of the A block
+ * does 2 flops per 4-byte element of B). 1000^3: 5 blocks of 200 rows on 2
+ * cores (0.81x oneDNN) -> 25 of 40 (0.94x, paired); where the largest
+ * block already splits evenly, it is the one chosen. */
+enum { kBlockStreamRows = 4 };
+
+static long long balancedRowBlock(long long trip, long long unit, long long bound, int cores) {
+  long long best = unit, bestCost = -1;
+  for (long long t = unit; t <= trip && t <= bound; t += unit) {
+    if (trip % t)
+      continue;
+    long long perCore = (trip / t + cores - 1) / cores;
+    long long cost = perCore * (t + kBlockStreamRows);
+    if (bestCost < 0 || cost <= bestCost) {
+      best = t;
+      bestCost = cost;
+    }
+  }
+  return best;
+}
+
 /* Convolution-shaped nests (several reduction loops after J, e.g. kh, kw, c):
  * every output pixel reads the whole weight block of its J range. Tile J by
  * NC so one block (reduction size x NC) stays in half of L2, and run the NC
@@ -394,7 +420,7 @@ static void tileNest(MlirOperation root, const State *st) {
     long long mcBound = (st->l2 - kc * nr * eb) / (kc * eb);
     if (n.trip[I] >= (long long)mr * st->cores)
       mcBound = mcBound < n.trip[I] / st->cores ? mcBound : n.trip[I] / st->cores;
-    long long mc = divisorTile(n.trip[I], mr, mcBound);
+    long long mc = balancedRowBlock(n.trip[I], mr, mcBound, st->cores);
     /* NC: B's block, shared by the cores from L3, fills up to half of it.
      * A quarter split 512x3072x768's N in two, and the cores took a half
      * each, every core then reading all of A; in one block they split the

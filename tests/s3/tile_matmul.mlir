@@ -94,3 +94,29 @@ func.func @call_in_body(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref
   } {pbc.kind = "matmul"}
   return
 }
+// MC splits the rows evenly over the cores (1 MiB L2, the ICOUTER run): 1000
+// rows in multiples of MR = 8
+// divide into blocks of 8, 40 or 200 (at most 214 fit L2 beside the B
+// panel); 5 blocks of 200 leave one core 3, 25 blocks of 40 give 13 and 12
+// (13 x 44 < 3 x 204 row-equivalents, each block also streaming B once).
+// ICOUTER-LABEL: func.func @unbalanced_rows
+// ICOUTER: affine.for %{{.*}} = 0 to 1008 step 1008 {
+// ICOUTER-NEXT: affine.for %{{.*}} = 0 to 1000 step 1000 {
+// ICOUTER-NEXT: affine.for %{{.*}} = 0 to 1000 step 40 {
+// ICOUTER: } {pbc.register_tile = 8 : i64}
+// ICOUTER-NEXT: } {pbc.pack_site, pbc.parallel}
+func.func @unbalanced_rows(%a: memref<1000x1000xf32>, %b: memref<1000x1008xf32>, %c: memref<1000x1008xf32>) {
+  affine.for %i = 0 to 1000 {
+    affine.for %j = 0 to 1008 {
+      affine.for %k = 0 to 1000 {
+        %x = affine.load %a[%i, %k] : memref<1000x1000xf32>
+        %y = affine.load %b[%k, %j] : memref<1000x1008xf32>
+        %z = affine.load %c[%i, %j] : memref<1000x1008xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<1000x1008xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
