@@ -3,6 +3,7 @@
  * reproducer. See pbc/isolate.h. */
 #include "pbc/isolate.h"
 
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,6 +79,19 @@ static void writeReproducer(const PbcIsolateOptions *o, const char *sigName,
   fclose(f);
 }
 
+/* An OpenMP runtime that the compiled program loaded (LLVM's libomp)
+ * registers itself in a file under /dev/shm named by the process id, which
+ * its destructor removes and _exit skips. A later process given the same
+ * id (they wrap at 32768 here) then refused to start its own runtime ("OMP:
+ * Error #15: ... unknown library already initialized"; CI's torch tests
+ * failed so). A hard pause shuts the runtime down and removes the file. */
+static void releaseOpenMP(void) {
+  int (*pauseAll)(int) =
+      (int (*)(int))dlsym(RTLD_DEFAULT, "omp_pause_resource_all");
+  if (pauseAll)
+    pauseAll(2 /* omp_pause_hard */);
+}
+
 int pbcRunIsolated(int (*fn)(void *), void *arg, const PbcIsolateOptions *o) {
   if (!o->enabled)
     return fn(arg);
@@ -100,6 +114,7 @@ int pbcRunIsolated(int (*fn)(void *), void *arg, const PbcIsolateOptions *o) {
     int code = fn(arg);
     fflush(stdout);
     fflush(stderr);
+    releaseOpenMP();
     _exit(code);
   }
   int status = 0;
