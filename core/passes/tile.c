@@ -167,8 +167,9 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
   for (int l = n->J + 1; l < n->n; ++l)
     if (pbcAccessStrideAlong(o, n->band[l]) != PBC_STRIDE_INVARIANT)
       return false;
-  /* A depthwise stencil over few channels (J = c, 1-4 of them) vectorizes
-   * across (w, c) pairs in pbc-interleave, 16 lanes instead of c's few. */
+  /* A depthwise stencil over fewer channels than a vector's lanes (J = c)
+   * vectorizes across (w, c) pairs in pbc-interleave, in whole vectors
+   * instead of c's 2, 4 or 8 lanes. */
   if (n->J > 0 && pbcInterleaveApplies(n->band[n->J - 1], st->vectorBits))
     return false;
   unsigned perm[PBC_MAX_BAND];
@@ -312,7 +313,7 @@ static long long divisorTile(long long trip, long long unit, long long bound) {
  * the B block from L3, which costs about kBlockStreamRows rows (Zen 5, per
  * core: 64 f32 flops and 32 bytes from L3 per cycle; a row of the A block
  * does 2 flops per 4-byte element of B). 1000^3: 5 blocks of 200 rows on 2
- * cores (0.81x oneDNN) -> 25 of 40 (0.94x, paired); where the largest
+ * cores (0.82-0.84x oneDNN) -> 25 of 40 (0.94-0.99x, paired); where the largest
  * block already splits evenly, it is the one chosen. */
 enum { kBlockStreamRows = 4 };
 

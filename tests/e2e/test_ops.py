@@ -639,9 +639,10 @@ def _(ctx):
 @test("depthwise_conv_small_channels_bias")
 def _(ctx):
     # A few channels innermost (an image's RGB; 1 for grayscale):
-    # pbc-interleave vectorizes (w, c) together, and pbc-tile leaves it those
-    # with 1, 2 or 4 channels; widths are multiples of 16 so it applies, and
-    # the per-channel bias is read through a replicated copy.
+    # pbc-interleave vectorizes (w, c) together (pbc-tile leaves it the 2, 4
+    # and 6 channels it would give 2- or 4-lane vectors); widths are
+    # multiples of 16 so it applies, and the per-channel bias is read
+    # through a replicated copy.
     rng = ctx.rng
     C = pick(rng, [1, 2, 3, 4, 5, 6])
     KH, KW = (int(v) for v in rng.integers(1, 6, size=2))

@@ -1,7 +1,7 @@
 /*===- pbc/interleave.h - Vectors across a small innermost dimension ------===*\
 |* pbc-interleave's test, shared with pbc-tile: a nest it vectorizes across  *|
 |* (w, c) pairs must not first be register-tiled along c alone, whose few   *|
-|* channels give vectors of 2 or 4 lanes.                                    *|
+|* channels give vectors of 2, 4 or 8 lanes.                                 *|
 \*===----------------------------------------------------------------------===*/
 #ifndef PBC_INTERLEAVE_H
 #define PBC_INTERLEAVE_H
