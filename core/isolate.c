@@ -85,7 +85,7 @@ static void writeReproducer(const PbcIsolateOptions *o, const char *sigName,
  * id (they wrap at 32768 here) then refused to start its own runtime ("OMP:
  * Error #15: ... unknown library already initialized"; CI's torch tests
  * failed so). A hard pause shuts the runtime down and removes the file. A
- * child that crashes still leaves its file; only its own pid can meet it. */
+ * child that crashes still leaves its file for a later holder of its pid. */
 static void releaseOpenMP(void) {
   int (*pauseAll)(int) =
       (int (*)(int))dlsym(RTLD_DEFAULT, "omp_pause_resource_all");
