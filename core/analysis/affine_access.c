@@ -590,6 +590,15 @@ void pbcNestSetKind(MlirOperation op, const char *kind) {
       mlirStringAttrGet(mlirOperationGetContext(op), mlirStringRefCreateFromCString(kind)));
 }
 
+MlirOperation pbcRootOf(MlirOperation op) {
+  for (;;) {
+    MlirOperation parent = mlirOperationGetParentOperation(op);
+    if (mlirOperationIsNull(parent) || pbcOpIsA(parent, "func.func"))
+      return op;
+    op = parent;
+  }
+}
+
 int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int max) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   int n = 0;

@@ -22,6 +22,7 @@
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/passes.h"
+#include "pbc/skinny_gemm.h"
 
 typedef struct {
   int vectorBits;
@@ -127,25 +128,32 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
   return true;
 }
 
-/* dst[o + p] = src[o + p] (src null: = 0) over the box [o, o + extent),
- * before `before`; nothing if the box is empty. */
-static void buildCopy(MlirOperation before, MlirValue src, MlirValue dst, const long long *origin,
-                      const long long *extent, MlirLocation loc) {
-  if (extent[0] <= 0 || extent[1] <= 0)
-    return;
-  int64_t shape[2] = {extent[0], extent[1]};
-  MlirValue ivs[2];
-  MlirOperation end;
-  MlirOperation nest = pbcBuildAffineNest(before, shape, 2, loc, ivs, &end);
-  MlirContext ctx = mlirOperationGetContext(nest);
-  MlirValue at[2];
+/* `origin` + p for each p in the nest's box, as affine.apply (or p itself). */
+static void offsetIndices(MlirOperation at, const MlirValue *ivs, const long long *origin,
+                          MlirLocation loc, MlirValue *out) {
+  MlirContext ctx = mlirOperationGetContext(at);
   for (int d = 0; d < 2; ++d) {
     MlirAffineExpr e = mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0),
                                             mlirAffineConstantExprGet(ctx, origin[d]));
-    at[d] = origin[d]
-                ? pbcBuildAffineApply(end, mlirAffineMapGet(ctx, 1, 0, 1, &e), &ivs[d], 1, loc)
-                : ivs[d];
+    out[d] = origin[d]
+                 ? pbcBuildAffineApply(at, mlirAffineMapGet(ctx, 1, 0, 1, &e), &ivs[d], 1, loc)
+                 : ivs[d];
   }
+}
+
+/* dst[dstOrigin + p] = src[srcOrigin + p] (src null: = 0) for p in
+ * [0, extent), before `before`; nothing if the box is empty. */
+static void buildShiftedCopy(MlirOperation before, MlirValue src, const long long *srcOrigin,
+                             MlirValue dst, const long long *dstOrigin, const long long *extent,
+                             MlirLocation loc) {
+  if (extent[0] <= 0 || extent[1] <= 0)
+    return;
+  int64_t shape[2] = {extent[0], extent[1]};
+  MlirValue ivs[2], from[2], to[2];
+  MlirOperation end;
+  MlirOperation nest = pbcBuildAffineNest(before, shape, 2, loc, ivs, &end);
+  MlirContext ctx = mlirOperationGetContext(nest);
+  offsetIndices(end, ivs, dstOrigin, loc, to);
   MlirValue v;
   if (mlirValueIsNull(src)) {
     MlirType e = mlirShapedTypeGetElementType(mlirValueGetType(dst));
@@ -153,10 +161,17 @@ static void buildCopy(MlirOperation before, MlirValue src, MlirValue dst, const 
                                                      mlirFloatAttrDoubleGet(ctx, e, 0.0));
     v = mlirOperationGetResult(pbcBuildOp(end, "arith.constant", 0, NULL, e, 1, &value), 0);
   } else {
-    v = mlirOperationGetResult(pbcBuildAffineLoad(end, src, at, 2, loc), 0);
+    offsetIndices(end, ivs, srcOrigin, loc, from);
+    v = mlirOperationGetResult(pbcBuildAffineLoad(end, src, from, 2, loc), 0);
   }
-  pbcBuildAffineStore(end, v, dst, at, 2, loc);
+  pbcBuildAffineStore(end, v, dst, to, 2, loc);
   pbcNestSetKind(nest, "pointwise");
+}
+
+/* dst[o + p] = src[o + p] (src null: = 0) over the box [o, o + extent). */
+static void buildCopy(MlirOperation before, MlirValue src, MlirValue dst, const long long *origin,
+                      const long long *extent, MlirLocation loc) {
+  buildShiftedCopy(before, src, origin, dst, origin, extent, loc);
 }
 
 /* True if `f` fills `c`: a perfect band over c's dimensions, in order,
@@ -188,6 +203,74 @@ static MlirOperation previousToucher(MlirOperation root, MlirValue c) {
   return last;
 }
 
+/* True if B (the input indexed by J) is contiguous along K: B[j, k], a
+ * linear layer's weight. */
+static bool readsBAlongK(const Gemm *g) {
+  for (int b = 1; b < g->nBufs; ++b)
+    if (g->bufLoops[b][0] == g->jPos || g->bufLoops[b][1] == g->jPos)
+      return g->bufLoops[b][1] != g->jPos && g->bufLoops[b][1] != g->iPos;
+  return false;
+}
+
+/* A skinny GEMM (pbc/skinny_gemm.h) reads B in place, once: a padded copy
+ * of B would triple its traffic. Its columns up to the last whole vector
+ * run in place; the last r < lanes columns run as a second nest, also in
+ * place where r is a multiple of a quarter vector (narrower vectors: 1000
+ * columns, 16 lanes: the last 8 as one 8-lane vector), else on copies of
+ * B's and C's last r columns, padded to one vector (zeros in B's). */
+static void padPartialColumns(MlirOperation root, const Gemm *g, long long lanes, int bits) {
+  long long n = g->trip[g->jPos], r = n % lanes, n0 = n - r;
+  MlirLocation loc = mlirOperationGetLocation(root);
+  MlirOperation after = mlirOperationGetNextInBlock(root);
+  if (pbcVectorLanes((int)lanes * bits, bits, r) >= lanes / 4) {
+    int j = g->jPos;
+    MlirValue origin = pbcBuildIndexConstant(root, n0);
+    pbcCloneNestRestricted(root, after, 1, &j, &r, &origin, NULL);
+    pbcLoopSetUpperBound(g->band[j], n0);
+    return;
+  }
+  MlirOperation tail = mlirOperationClone(root), band[3];
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(root), after, tail);
+  pbcLoopBand(tail, band, 3);
+  pbcLoopSetUpperBound(band[g->jPos], lanes);
+  PbcAccess acc[kMaxAccesses];
+  int nAcc;
+  pbcGatherAccesses(band[2], acc, kMaxAccesses, &nAcc);
+  MlirValue pad[kMaxOperands];
+  long long zero[2] = {0, 0};
+  for (int b = 0; b < g->nBufs; ++b) {
+    int d = g->bufLoops[b][0] == g->jPos ? 0 : g->bufLoops[b][1] == g->jPos ? 1 : -1;
+    pad[b] = g->buf[b];
+    if (d < 0)
+      continue; /* A: read in place */
+    MlirType t = mlirValueGetType(g->buf[b]);
+    long long dims[2] = {mlirShapedTypeGetDimSize(t, 0), mlirShapedTypeGetDimSize(t, 1)};
+    int64_t shape[2] = {dims[0], dims[1]};
+    shape[d] = lanes;
+    MlirType pt = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), 2, shape,
+                                    mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
+    pad[b] = mlirOperationGetResult(pbcBuildAlloc(root, pt, loc), 0);
+    long long from[2] = {0, 0}, part[2] = {dims[0], dims[1]}, rest[2] = {dims[0], dims[1]},
+              restAt[2] = {0, 0};
+    from[d] = n0;
+    part[d] = r;
+    rest[d] = lanes - r;
+    restAt[d] = r;
+    buildShiftedCopy(root, g->buf[b], from, pad[b], zero, part, loc);
+    buildShiftedCopy(root, (MlirValue){NULL}, zero, pad[b], restAt, rest, loc);
+    if (b == 0) /* C's last columns back, after the tail */
+      buildShiftedCopy(after, pad[0], zero, g->buf[0], from, part, loc);
+  }
+  for (int a = 0; a < nAcc; ++a)
+    for (int b = 0; b < g->nBufs; ++b)
+      if (mlirValueEqual(acc[a].memref, g->buf[b]))
+        mlirOperationSetOperand(acc[a].op, acc[a].isWrite ? 1 : 0, pad[b]);
+  for (int b = 0; b < g->nBufs; ++b)
+    if (!mlirValueEqual(pad[b], g->buf[b]))
+      pbcBuildDealloc(after, pad[b], loc);
+  pbcLoopSetUpperBound(g->band[g->jPos], n0);
+}
+
 static void padGemm(MlirOperation root, const State *st) {
   Gemm g;
   if (!matchGemm(root, &g))
@@ -199,9 +282,16 @@ static void padGemm(MlirOperation root, const State *st) {
     return;
   long long padded[3] = {g.trip[0], g.trip[1], g.trip[2]};
   long long m = g.trip[g.iPos], n = g.trip[g.jPos];
+  if (m <= PBC_SKINNY_GEMM_ROWS && readsBAlongK(&g))
+    return; /* dot products along K: J needs no whole vectors */
+  if (n % lanes && m <= PBC_SKINNY_GEMM_ROWS && n > lanes) {
+    padPartialColumns(root, &g, lanes, bits);
+    return;
+  }
   if (n % lanes)
     padded[g.jPos] = roundUp(n, lanes);
-  if (!pbcHasDivisorIn(m, 4, 16)) /* register tiles 4 to 16 rows high */
+  /* register tiles 4 to 16 rows high, or one over all rows if skinny */
+  if (m > PBC_SKINNY_GEMM_ROWS && !pbcHasDivisorIn(m, 4, 16))
     padded[g.iPos] = roundUp(m, 8);
   if (padded[g.iPos] == m && padded[g.jPos] == n)
     return;

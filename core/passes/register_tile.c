@@ -51,6 +51,8 @@ static bool run(MlirOperation func, void *state) {
     int cnt = pair ? 2 : 1;
     bool vec[2] = {pbcOpHasAttr(outer, "pbc.vectorize"), pair && pbcOpHasAttr(inner, "pbc.vectorize")};
     mlirOperationRemoveAttributeByName(outer, str("pbc.register_tile"));
+    /* A root tiled here (a skinny GEMM's I or J) is replaced: re-tag it. */
+    MlirAttribute kind = mlirOperationGetAttributeByName(outer, str("pbc.kind"));
     if (pair)
       mlirOperationRemoveAttributeByName(inner, str("pbc.register_tile"));
     MlirOperation t[4];
@@ -62,6 +64,8 @@ static bool run(MlirOperation func, void *state) {
       unsigned perm[2] = {1, 0};
       pbcExtAffinePermute(t, 2, perm);
     }
+    if (!mlirAttributeIsNull(kind))
+      mlirOperationSetAttributeByName(pbcRootOf(t[0]), str("pbc.kind"), kind);
     /* Tiling made new loops: t[cnt..2cnt) are the point loops. */
     for (int l = 0; l < cnt; ++l) {
       pbcOpSetUnitAttr(t[cnt + l], "pbc.unroll_jam");

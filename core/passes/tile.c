@@ -31,6 +31,7 @@
 #include "pbc/interleave.h"
 #include "pbc/ir_build.h"
 #include "pbc/passes.h"
+#include "pbc/skinny_gemm.h"
 #include "pbc/transpose_input.h"
 
 typedef struct {
@@ -58,15 +59,6 @@ typedef struct {
   int n;
 } Accs;
 
-static MlirOperation rootOf(MlirOperation op) {
-  for (;;) {
-    MlirOperation parent = mlirOperationGetParentOperation(op);
-    if (mlirOperationIsNull(parent) || pbcOpIsA(parent, "func.func"))
-      return op;
-    op = parent;
-  }
-}
-
 /* pbcExtAffinePermute on band[0..n), then the root's pbc.kind moves to the
  * new outermost loop. */
 static bool permuteBand(MlirOperation *band, int n, const unsigned *perm) {
@@ -76,7 +68,7 @@ static bool permuteBand(MlirOperation *band, int n, const unsigned *perm) {
     return false;
   mlirOperationRemoveAttributeByName(oldRoot, str("pbc.kind"));
   if (!mlirAttributeIsNull(kind))
-    mlirOperationSetAttributeByName(rootOf(oldRoot), str("pbc.kind"), kind);
+    mlirOperationSetAttributeByName(pbcRootOf(oldRoot), str("pbc.kind"), kind);
   return true;
 }
 
@@ -178,7 +170,7 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
     MlirOperation band[PBC_MAX_BAND];
     int J = n->J;
     memcpy(band, n->band, sizeof(band));
-    *root = rootOf(n->band[J]);
+    *root = pbcRootOf(n->band[J]);
     if (analyzeNest(root, st, n))
       return true;
     unpermuteBand(band, J, perm);
@@ -220,7 +212,8 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
     if (!n->gemm &&
         (n->I < 0 || pbcAccessStrideAlong(&n->transpose[t], n->band[n->I]) != PBC_STRIDE_INVARIANT))
       return false;
-  return n->lanes > 1;
+  /* A skinny GEMM reading B along K vectorizes K, not J (tileSkinnyGemm). */
+  return n->lanes > 1 || (n->gemm && n->nTranspose && n->trip[n->I] <= PBC_SKINNY_GEMM_ROWS);
 }
 
 /* The register tile's cost model: FMAs per load of an m x v tile. Each step
@@ -375,9 +368,25 @@ static void tileOutputChannels(Nest *n, const State *st, int nr, bool jParallel,
   *jLoop = t[1];
 }
 
+/* Skinny GEMMs (a few rows: a batch-1 to batch-8 linear layer, a GEMV).
+ * Each element of B serves only M rows, so B's traffic is the time, and
+ * the blocked plan's packing of B (a read and a write of B per call, then
+ * B' read once per row block) costs several times the GEMM. Instead one
+ * register tile spans all M rows, and B is read in place, once: each
+ * core sweeps its share of J's tiles down the whole K, with the M x NV
+ * accumulators in registers. NV is as wide as the registers allow (up to
+ * kSkinnyVectors: M x NV independent FMA chains, enough to hide the FMA
+ * latency even at M = 1); J's last partial tile runs as a second nest.
+ * Returns false if the nest is not skinny. */
+enum { kSkinnyVectors = 8 };
+
+static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st);
+
 static void tileNest(MlirOperation root, const State *st) {
   Nest n;
   if (!analyzeNest(&root, st, &n))
+    return;
+  if (tileSkinnyGemm(root, &n, st) || n.lanes < 2)
     return;
   int mr, nv;
   chooseRegisterTile(&n, st, &mr, &nv);
@@ -466,7 +475,95 @@ static void tileNest(MlirOperation root, const State *st) {
   pbcOpSetUnitAttr(jLoop, "pbc.vectorize");
   /* The root may be a new loop now (the old one erased): re-tag it. */
   if (!mlirAttributeIsNull(kind))
-    mlirOperationSetAttributeByName(rootOf(jLoop), str("pbc.kind"), kind);
+    mlirOperationSetAttributeByName(pbcRootOf(jLoop), str("pbc.kind"), kind);
+}
+
+/* Cycles per reduction step of a skinny mr x v tile: the longest of the
+ * FMA latency (each of the mr * v accumulator chains takes one FMA per
+ * step), the FMAs on the FMA pipes, the loads (v of B, mr broadcasts of A)
+ * on the load ports, and the stream of v vectors of B at `bCycles` each.
+ * Zen 4/5 and recent Intel cores: 4 cycles, 2 pipes, 2 vector loads. */
+enum { kFmaLatency = 4, kFmaPipes = 2, kLoadPorts = 2 };
+
+static double skinnyStepCycles(int mr, int v, double bCycles) {
+  double c = kFmaLatency;
+  double fma = (double)mr * v / kFmaPipes, loads = (double)(mr + v) / kLoadPorts;
+  c = fma > c ? fma : c;
+  c = loads > c ? loads : c;
+  return v * bCycles > c ? v * bCycles : c;
+}
+
+/* NV for a skinny tile of mr rows over `vectors` vectors of J: the least
+ * time on the busiest core, which runs ceil(tiles / cores) of the full
+ * tiles (in parallel) and the partial tile after them (alone); the widest
+ * NV among equals. B streams from L2 at a vector a cycle, from L3 or
+ * memory at 2 or more. 62 vectors (1000 columns), 1 row, B in L3, 2 cores:
+ * NV 8 costs 4 x 16 + 12 = 76 cycles a step (0.050-0.064 ms), NV 6 5 x 12
+ * + 4 = 64 (0.045-0.057), NV 1 31 x 4 = 124 (0.064). For dot products
+ * (B read along K) the units are rows of B, a step covers a vector of K.
+ * 0 if no tile fits. */
+static int skinnyTileVectors(long long vectors, int mr, long long bBytes, bool dot,
+                             const State *st) {
+  double bCycles = bBytes <= st->l2 ? 1.0 : 2.0, bestCost = -1;
+  int best = 0;
+  for (int v = 1; v <= kSkinnyVectors && v <= vectors; ++v) {
+    /* Dot products hold mr vectors of A, not one broadcast. */
+    if (dot ? mr * v + mr + v > st->vectorRegisters : !tileFits(st, mr, v))
+      continue;
+    long long tiles = vectors / v, rest = vectors % v;
+    double cost = (double)((tiles + st->cores - 1) / st->cores) * skinnyStepCycles(mr, v, bCycles) +
+                  (rest ? skinnyStepCycles(mr, (int)rest, bCycles) : 0);
+    if (bestCost < 0 || cost <= bestCost) {
+      best = v;
+      bestCost = cost;
+    }
+  }
+  return best;
+}
+
+static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
+  if (!n->gemm || n->trip[n->I] > PBC_SKINNY_GEMM_ROWS || pbcLoopZeroBasedTrip(n->band[n->J]) <= 0)
+    return false;
+  /* B read along K (a linear layer's N x K weight): dot products, each
+   * J row of the tile one vector accumulator per row of I along K. */
+  MlirOperation k = n->band[n->n - 1];
+  bool dot = n->nTranspose > 0;
+  if (dot &&
+      (n->nTranspose > 1 || pbcAccessStrideAlong(&n->transpose[0], k) != PBC_STRIDE_CONTIGUOUS ||
+       pbcVectorLanes(st->vectorBits, n->elemBytes * 8, n->trip[n->n - 1]) < 2))
+    return false;
+  long long unit = dot ? 1 : n->lanes; /* J iterations per unit of the tile */
+  if (n->trip[n->J] % unit)
+    return false;
+  int mr = (int)n->trip[n->I];
+  long long bBytes = n->reduction * n->trip[n->J] * n->elemBytes;
+  int nv = skinnyTileVectors(n->trip[n->J] / unit, mr, bBytes, dot, st);
+  if (nv == 0)
+    return false;
+  long long nr = (long long)nv * unit, rest = n->trip[n->J] % nr;
+  if (rest) {
+    /* J is parallel: [0, split) here, the rest in a copy after it. */
+    long long split = n->trip[n->J] - rest;
+    MlirValue origin = pbcBuildIndexConstant(root, split);
+    int J = n->J;
+    MlirOperation restNest = pbcCloneNestRestricted(root, mlirOperationGetNextInBlock(root), 1, &J,
+                                                    &rest, &origin, NULL);
+    pbcLoopSetUpperBound(n->band[J], split);
+    tileNest(restNest, st);
+  }
+  MlirContext ctx = mlirOperationGetContext(root);
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  if (mr > 1)
+    mlirOperationSetAttributeByName(n->band[n->I], str("pbc.register_tile"),
+                                    mlirIntegerAttrGet(i64, mr));
+  mlirOperationSetAttributeByName(n->band[n->J], str("pbc.register_tile"),
+                                  mlirIntegerAttrGet(i64, nr));
+  if (!dot) /* dot products: pbc-vectorize-reductions vectorizes K */
+    pbcOpSetUnitAttr(n->band[n->J], "pbc.vectorize");
+  for (int l = 0; l < n->I; ++l)
+    if (n->parallel[l])
+      pbcOpSetUnitAttr(n->band[l], "pbc.parallel");
+  return true;
 }
 
 static bool run(MlirOperation func, void *state) {

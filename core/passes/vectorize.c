@@ -63,6 +63,22 @@ static bool isElementwise(MlirOperation op) {
 
 static void analyze(Plan *p, MlirBlock block);
 
+/* True if every use of v is a subscript of an affine load or store whose
+ * subscripts are linear: the access analysis then sees through v. */
+static bool onlyLinearSubscriptsUse(MlirValue v) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    unsigned at = mlirOpOperandGetOperandNumber(u);
+    PbcAccess acc;
+    if (!(pbcOpIsA(user, "affine.load") && at >= 1) && !(pbcOpIsA(user, "affine.store") && at >= 2))
+      return false;
+    if (!pbcAccessGet(user, &acc))
+      return false;
+  }
+  return true;
+}
+
 /* Identity layout, or strided with unit innermost stride (a subview). */
 static bool lastDimContiguous(MlirType memrefType) {
   MlirAttribute layout = mlirMemRefTypeGetLayout(memrefType);
@@ -88,6 +104,16 @@ static void analyzeOp(Plan *p, MlirOperation op) {
     if (mlirOperationGetNumResults(op) != 0)
       p->ok = false;
     analyze(p, pbcLoopBody(op));
+    return;
+  }
+  if (pbcOpIsA(op, "affine.apply")) {
+    /* Index arithmetic (a split nest's origin + iv) stays scalar, as the
+     * iv does: fine where only linear subscripts use it (the accesses'
+     * strides then account for it); else the op is not vectorizable. */
+    if (!onlyLinearSubscriptsUse(mlirOperationGetResult(op, 0)))
+      for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+        if (valueVaries(p, mlirOperationGetOperand(op, i)))
+          p->ok = false;
     return;
   }
   PbcAccess acc;

@@ -246,6 +246,41 @@ def _(ctx):
     matmul_fixed_case(ctx, 97, 131, 65)
 
 
+def matmul_skinny_shapes(rng):
+    """Skinny GEMMs (pbc/skinny_gemm.h: M <= 8): one of each column kind --
+    whole vectors (N a multiple of 16), a last partial vector run in place
+    (N % 16 in 4, 8, 12: narrower vectors) and one on padded copies (odd N);
+    J split between full and partial register tiles."""
+    M = int(rng.integers(1, 9))
+    K = int(rng.integers(1, 300))
+    return [(M, 16 * int(rng.integers(3, 12)), K),
+            (M, 16 * int(rng.integers(3, 12)) + 4 * int(rng.integers(1, 4)), K),
+            (M, 2 * int(rng.integers(20, 90)) + 1, K)]
+
+
+@test("matmul_skinny")
+def _(ctx):
+    # On the cpu target one register tile spans all M rows and B is read in
+    # place (tests/s3/tile_skinny.mlir, tests/s3/pad_gemm.mlir).
+    for M, N, K in matmul_skinny_shapes(ctx.rng):
+        matmul_fixed_case(ctx, M, N, K)
+
+
+@test("matmul_skinny_accumulate")
+def _(ctx):
+    # C += A.B: the partial columns' copies start from C's own values.
+    for M, N, K in matmul_skinny_shapes(ctx.rng):
+        a, a32 = ctx.rand((M, K), F32)
+        b, b32 = ctx.rand((K, N), F32)
+        c, c32 = ctx.rand((M, N), F32)
+        body = ("  %%r = linalg.matmul ins(%%a, %%b : %s, %s) outs(%%c : %s) -> %s\n"
+                % (T((M, K)), T((K, N)), T((M, N)), T((M, N))))
+        text = func("matmul", [("a", T((M, K))), ("b", T((K, N))), ("c", T((M, N)))],
+                    [("r", T((M, N)))], body)
+        (r,) = ctx.run(text, [a, b, c])
+        assert_close(r, a32.astype(np.float64) @ b32.astype(np.float64) + c32, F32, k=K)
+
+
 @test("matmul_accumulate_into_input")
 def _(ctx):
     matmul_case(ctx, accumulate=True)
@@ -353,9 +388,11 @@ def _(ctx):
     assert_close(r, a.astype(np.float64) @ x, k=N)
 
 
-def matmul_transpose_b_case(ctx, dtype=F32, fragments=False):
+def matmul_transpose_b_case(ctx, dtype=F32, fragments=False, shape=None):
     """C[i,j] += A[i,k] * B[j,k] (attention's Q.K^T), accumulated in f32."""
-    if fragments:
+    if shape:
+        M, N, K = shape
+    elif fragments:
         M, N, K = (16 * int(v) for v in ctx.rng.integers(1, 5, size=3))
     else:
         M, N, K = rshape(ctx.rng, 3, 1, 32)
@@ -384,6 +421,18 @@ def matmul_transpose_b_case(ctx, dtype=F32, fragments=False):
 @test("matmul_transpose_b_generic")
 def _(ctx):
     matmul_transpose_b_case(ctx)
+
+
+@test("matmul_transpose_b_skinny")
+def _(ctx):
+    # A linear layer's N x K weight at batch 1-8: on the cpu target dot
+    # products along K, register tiles of rows of B, no transposed copy
+    # (tests/s3/tile_skinny.mlir); K a multiple of 16 or of a narrower vector.
+    rng = ctx.rng
+    M = int(rng.integers(1, 9))
+    for N in (int(rng.integers(1, 40)), int(rng.integers(40, 200))):
+        K = int(rng.choice([4, 8, 16])) * int(rng.integers(1, 24))
+        matmul_transpose_b_case(ctx, shape=(M, N, K))
 
 
 @test("matmul_transpose_b_f16_fragments")

@@ -142,3 +142,105 @@ func.func @accumulate(%a: memref<37x29xf32>, %b: memref<29x53xf32>, %c: memref<3
   } {pbc.kind = "matmul"}
   return
 }
+
+// Skinny GEMMs (M <= 8: pbc-tile reads B in place) keep their rows (3,
+// no divisor in 4..16) and pad no copy of B. Their whole vectors of
+// columns run in place; 40 = 32 + 8: the last 8 columns run in place too,
+// as a second nest over [32, 40) (8-lane vectors); 37 = 32 + 5: the last 5
+// on copies padded to one vector: C's 5 columns (and zeros) into a 3 x 16
+// C', B's into a 29 x 16 B' with zeros, copied back after. B read along K
+// (dot products) needs no whole vectors of columns: left alone.
+// CHECK-LABEL: func.func @skinny_in_place
+// CHECK-NOT: memref.alloc
+// CHECK: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 32 {
+// CHECK: } {pbc.kind = "matmul"}
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %[[J:.*]] = 0 to 8 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.apply #{{.*}}(%[[C32]], %[[J]])
+// CHECK: } {pbc.kind = "matmul"}
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @skinny_padded
+// CHECK: %[[CP:.*]] = memref.alloc() {{.*}} : memref<3x16xf32>
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 5 {
+// CHECK: affine.load %arg2
+// CHECK-NEXT: affine.store %{{.*}}, %[[CP]]
+// CHECK: %[[BP:.*]] = memref.alloc() {{.*}} : memref<29x16xf32>
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 5 {
+// CHECK: affine.load %arg1
+// CHECK-NEXT: affine.store %{{.*}}, %[[BP]]
+// CHECK: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 11 {
+// CHECK: arith.constant 0.0
+// CHECK-NEXT: affine.store %{{.*}}, %[[BP]]
+// CHECK: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 32 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.load %arg0
+// CHECK-NEXT: affine.load %arg1
+// CHECK: } {pbc.kind = "matmul"}
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 16 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.load %arg0
+// CHECK-NEXT: affine.load %[[BP]]
+// CHECK-NEXT: affine.load %[[CP]]
+// CHECK: } {pbc.kind = "matmul"}
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 5 {
+// CHECK: affine.load %[[CP]]
+// CHECK-NEXT: affine.store %{{.*}}, %arg2
+// CHECK-LABEL: func.func @skinny_dot
+// CHECK-NOT: memref.alloc
+// CHECK: affine.for %{{.*}} = 0 to 37 {
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @skinny_in_place(%a: memref<3x29xf32>, %b: memref<29x40xf32>, %c: memref<3x40xf32>) {
+  affine.for %i = 0 to 3 {
+    affine.for %j = 0 to 40 {
+      affine.for %k = 0 to 29 {
+        %x = affine.load %a[%i, %k] : memref<3x29xf32>
+        %y = affine.load %b[%k, %j] : memref<29x40xf32>
+        %z = affine.load %c[%i, %j] : memref<3x40xf32>
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %m : f32
+        affine.store %s, %c[%i, %j] : memref<3x40xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @skinny_padded(%a: memref<3x29xf32>, %b: memref<29x37xf32>, %c: memref<3x37xf32>) {
+  affine.for %i = 0 to 3 {
+    affine.for %j = 0 to 37 {
+      affine.for %k = 0 to 29 {
+        %x = affine.load %a[%i, %k] : memref<3x29xf32>
+        %y = affine.load %b[%k, %j] : memref<29x37xf32>
+        %z = affine.load %c[%i, %j] : memref<3x37xf32>
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %m : f32
+        affine.store %s, %c[%i, %j] : memref<3x37xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @skinny_dot(%a: memref<3x29xf32>, %b: memref<37x29xf32>, %c: memref<3x37xf32>) {
+  affine.for %i = 0 to 3 {
+    affine.for %j = 0 to 37 {
+      affine.for %k = 0 to 29 {
+        %x = affine.load %a[%i, %k] : memref<3x29xf32>
+        %y = affine.load %b[%j, %k] : memref<37x29xf32>
+        %z = affine.load %c[%i, %j] : memref<3x37xf32>
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %m : f32
+        affine.store %s, %c[%i, %j] : memref<3x37xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}

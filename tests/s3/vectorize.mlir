@@ -83,3 +83,35 @@ func.func @copy_into_view(%x: memref<64xf32>, %y: memref<80xf32>) {
   }
   return
 }
+
+// Index arithmetic that only linear subscripts use (a split nest's origin
+// + iv) stays scalar, like the iv: the loop is vectorized. An index that is
+// no linear form of the iv (mod) makes its access a gather: not vectorized
+// (a scalar load of it would wrongly be broadcast).
+// CHECK-LABEL: func.func @offset_index
+// CHECK: affine.for %[[I:.*]] = 0 to 32 step 8 {
+// CHECK-NEXT: %[[A:.*]] = affine.apply #{{.*}}(%[[I]])
+// CHECK-NEXT: affine.vector_load %arg0[%[[A]]] : memref<64xf32>, vector<8xf32>
+// CHECK: affine.vector_store %{{.*}}, %arg1[%[[A]]] : memref<64xf32>, vector<8xf32>
+func.func @offset_index(%x: memref<64xf32>, %y: memref<64xf32>) {
+  affine.for %i = 0 to 32 {
+    %a = affine.apply affine_map<(d0) -> (d0 + 32)>(%i)
+    %v = affine.load %x[%a] : memref<64xf32>
+    %w = arith.addf %v, %v : f32
+    affine.store %w, %y[%a] : memref<64xf32>
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @modulo_index
+// CHECK: affine.for %{{.*}} = 0 to 48 {
+// CHECK-NOT: vector
+// CHECK: return
+func.func @modulo_index(%x: memref<3xf32>, %y: memref<48xf32>) {
+  affine.for %i = 0 to 48 {
+    %a = affine.apply affine_map<(d0) -> (d0 mod 3)>(%i)
+    %v = affine.load %x[%a] : memref<3xf32>
+    affine.store %v, %y[%i] : memref<48xf32>
+  }
+  return
+}

@@ -1,4 +1,5 @@
-/* bench_matmul: C[M,N] = A[M,K] * B[K,N] (fp32, row-major) from a
+/* bench_matmul: C[M,N] = A[M,K] * B[K,N] (or B[N,K] transposed, a linear
+ * layer's weight: --transpose-b) (fp32, row-major) from a
  * pbc-compiled library against oneDNN, OpenBLAS and a naive loop, all in one
  * process so the ratios share the machine's current state. */
 #include "bench_common.h"
@@ -6,6 +7,7 @@
 #include <cblas.h>
 #include <dnnl.h>
 #include <dnnl_debug.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +18,18 @@ char *openblas_get_config(void);
 int openblas_get_num_threads(void);
 
 static const char *kUsage =
-    "usage: bench_matmul --lib LIB.so --func NAME M N K [--reps N]\n"
-    "       [--rounds N] [--warmup N] [--max-seconds S]\n"
+    "usage: bench_matmul --lib LIB.so --func NAME M N K [--transpose-b]\n"
+    "       [--reps N] [--rounds N] [--warmup N] [--max-seconds S]\n"
     "  LIB exports _mlir_ciface_NAME(A[MxK]*, B[KxN]*, C[MxN]*) (memref\n"
-    "  descriptors, C caller-allocated). Times it against oneDNN dnnl_sgemm,\n"
+    "  descriptors, C caller-allocated; B[NxK] with --transpose-b: C = A Bt).\n"
+    "  Times it against oneDNN dnnl_sgemm,\n"
     "  OpenBLAS cblas_sgemm and a naive loop; checks its result.\n";
 
 typedef void (*MatmulFn)(BenchMemref *, BenchMemref *, BenchMemref *);
 
 typedef struct {
   int64_t M, N, K;
+  bool transB; /* B stored N x K */
   float *A, *B, *C;
   BenchMemref dA, dB, dC;
   MatmulFn pbc;
@@ -38,8 +42,9 @@ static void runPbc(void *p) {
 
 static void runDnnl(void *p) {
   Ctx *c = p;
-  dnnl_status_t s = dnnl_sgemm('N', 'N', c->M, c->N, c->K, 1.0f, c->A, c->K,
-                               c->B, c->N, 0.0f, c->C, c->N);
+  dnnl_status_t s =
+      dnnl_sgemm('N', c->transB ? 'T' : 'N', c->M, c->N, c->K, 1.0f, c->A,
+                 c->K, c->B, c->transB ? c->K : c->N, 0.0f, c->C, c->N);
   if (s != dnnl_success) {
     fprintf(stderr, "dnnl_sgemm failed: %s\n", dnnl_status2str(s));
     exit(2);
@@ -48,13 +53,15 @@ static void runDnnl(void *p) {
 
 static void runOpenblas(void *p) {
   Ctx *c = p;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)c->M, (int)c->N,
-              (int)c->K, 1.0f, c->A, (int)c->K, c->B, (int)c->N, 0.0f, c->C,
-              (int)c->N);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans,
+              c->transB ? CblasTrans : CblasNoTrans, (int)c->M, (int)c->N,
+              (int)c->K, 1.0f, c->A, (int)c->K, c->B,
+              (int)(c->transB ? c->K : c->N), 0.0f, c->C, (int)c->N);
 }
 
 /* i-k-j: the inner loop streams rows of B and C, so -O3 vectorizes it
- * without reassociating; rows of C are split over threads. */
+ * without reassociating; rows of C are split over threads. With B
+ * transposed, i-j-k dot products. */
 static void runNaive(void *p) {
   Ctx *c = p;
   const int64_t M = c->M, N = c->N, K = c->K;
@@ -65,6 +72,12 @@ static void runNaive(void *p) {
     float *Ci = C + i * N;
     for (int64_t j = 0; j < N; ++j)
       Ci[j] = 0.0f;
+    if (c->transB) {
+      for (int64_t j = 0; j < N; ++j)
+        for (int64_t k = 0; k < K; ++k)
+          Ci[j] += A[i * K + k] * B[j * K + k];
+      continue;
+    }
     for (int64_t k = 0; k < K; ++k) {
       const float a = A[i * K + k];
       const float *Bk = B + k * N;
@@ -76,12 +89,21 @@ static void runNaive(void *p) {
 
 int main(int argc, char **argv) {
   BenchOptions o;
+  Ctx c;
+  c.transB = false;
+  int kept = 1; /* --transpose-b is this harness's own option */
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--transpose-b"))
+      c.transB = true;
+    else
+      argv[kept++] = argv[i];
+  }
+  argc = kept;
   argc = benchParseOptions(argc, argv, &o, kUsage);
   if (argc != 4) {
     fprintf(stderr, "%s", kUsage);
     return 2;
   }
-  Ctx c;
   c.M = atoll(argv[1]);
   c.N = atoll(argv[2]);
   c.K = atoll(argv[3]);
@@ -98,14 +120,16 @@ int main(int argc, char **argv) {
   benchFillRandom(c.A, nA, 1);
   benchFillRandom(c.B, nB, 2);
   c.dA = benchMemrefCreate(c.A, 2, (int64_t[]){c.M, c.K});
-  c.dB = benchMemrefCreate(c.B, 2, (int64_t[]){c.K, c.N});
+  c.dB = c.transB ? benchMemrefCreate(c.B, 2, (int64_t[]){c.N, c.K})
+                  : benchMemrefCreate(c.B, 2, (int64_t[]){c.K, c.N});
   c.dC = benchMemrefCreate(c.C, 2, (int64_t[]){c.M, c.N});
   c.pbc = (MatmulFn)benchLoadCiface(o.lib, o.func);
 
   const double flops = 2.0 * (double)c.M * (double)c.N * (double)c.K;
   const dnnl_version_t *v = dnnl_version();
-  printf("matmul M=%lld N=%lld K=%lld  (%s: %s)\n", (long long)c.M,
-         (long long)c.N, (long long)c.K, o.lib, o.func);
+  printf("matmul M=%lld N=%lld K=%lld%s  (%s: %s)\n", (long long)c.M,
+         (long long)c.N, (long long)c.K, c.transB ? " B transposed" : "",
+         o.lib, o.func);
   benchPrintEnvironment();
   printf("  oneDNN %d.%d.%d isa=%s | OpenBLAS core=%s threads=%d (%s)\n",
          v->major, v->minor, v->patch,

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Benchmarks pbc-compiled matmuls and convolutions against oneDNN, OpenBLAS
+# Benchmarks pbc-compiled matmuls (square-ish, and skinny: batch 1-8 linear
+# layers) and convolutions against oneDNN, OpenBLAS
 # and naive C, an elementwise chain against the STREAM triad, and the blur
 # fused against --disable=slice-fusion, in one process per case, and prints
 # ratio tables (pbc/peer: pbc's time over the peer's, paired per round).
@@ -145,14 +146,18 @@ if [ $quick = 0 ]; then
 fi
 
 # --- MLIR inputs -------------------------------------------------------------
-gen_matmul() { # M N K file
-  local M=$1 N=$2 K=$3
+gen_matmul() { # M N K file [t: B given as N x K, a linear layer's weight]
+  local M=$1 N=$2 K=$3 b_t="tensor<${3}x${2}xf32>" maps=""
+  if [ "${5:-}" = t ]; then
+    b_t="tensor<${N}x${K}xf32>"
+    maps="indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] "
+  fi
   cat > "$4" <<EOF
-func.func @matmul(%a: tensor<${M}x${K}xf32>, %b: tensor<${K}x${N}xf32>) -> tensor<${M}x${N}xf32> {
+func.func @matmul(%a: tensor<${M}x${K}xf32>, %b: ${b_t}) -> tensor<${M}x${N}xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<${M}x${N}xf32>
   %c = linalg.fill ins(%zero : f32) outs(%e : tensor<${M}x${N}xf32>) -> tensor<${M}x${N}xf32>
-  %r = linalg.matmul ins(%a, %b : tensor<${M}x${K}xf32>, tensor<${K}x${N}xf32>) outs(%c : tensor<${M}x${N}xf32>) -> tensor<${M}x${N}xf32>
+  %r = linalg.matmul ${maps}ins(%a, %b : tensor<${M}x${K}xf32>, ${b_t}) outs(%c : tensor<${M}x${N}xf32>) -> tensor<${M}x${N}xf32>
   return %r : tensor<${M}x${N}xf32>
 }
 EOF
@@ -259,6 +264,18 @@ for s in "${matmuls[@]}"; do
   run_case "onednn sgemm" "$name" "$dir/bin/bench_matmul" --lib "$dir/lib/lib$name.so" \
     --func matmul "$M" "$N" "$K" "${extra[@]}"
 done
+
+# --- skinny GEMMs: batch 1-8 linear layers, B as K x N or (t) N x K -------------
+if [ $quick = 0 ]; then
+  for s in "1 1000 2048" "8 4096 1024" "1 1000 2048 t" "8 4096 1024 t"; do
+    read -r M N K T <<< "$s"
+    name=matmul_${M}x${N}x${K}${T:+_bt}
+    gen_matmul "$M" "$N" "$K" "$dir/mlir/$name.mlir" "$T"
+    compile_case "$name" || continue
+    run_case "onednn sgemm" "$name" "$dir/bin/bench_matmul" --lib "$dir/lib/lib$name.so" \
+      --func matmul "$M" "$N" "$K" ${T:+--transpose-b} "${extra[@]}"
+  done
+fi
 
 # --- convolutions (N=1, NHWC, stride 1): H W C F KH KW PAD ----------------------
 if [ $quick = 1 ]; then

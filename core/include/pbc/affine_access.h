@@ -159,6 +159,9 @@ bool pbcOpIsConstantOrAlloc(MlirOperation op);
 bool pbcNestKindIs(MlirOperation op, const char *kind);
 /* Marks op with pbc.kind = kind (a nest a pass built, or a new root). */
 void pbcNestSetKind(MlirOperation op, const char *kind);
+/* The root nest holding op: its outermost enclosing op below the function
+ * (op itself if it is one). */
+MlirOperation pbcRootOf(MlirOperation op);
 /* The root affine.for nests of a function's body, in order (of that kind
  * only, if kind is not NULL); returns how many (at most max). */
 int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int max);

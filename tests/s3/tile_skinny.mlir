@@ -1,0 +1,68 @@
+// pbc-tile on skinny GEMMs (M <= 8, pbc/skinny_gemm.h): one register tile
+// spans all rows and B is read in place -- no cache tiles, no pack sites, no
+// transposed copy. With a 64 KiB L2, B (2 x 256 x 112: 112 KiB) streams at
+// 2 cycles a vector: of 7 vectors of J, tiles of 3 (48 columns) cost the
+// busiest core 6 + 4 cycles a step; the 16 columns left run as a second
+// nest (origin 96) with a tile of one vector.
+// B read along K (a linear layer's weight): dot products, the register tile
+// counts rows of B (6 rows x 3 of A: 18 accumulators, 3 + 6 loaded
+// vectors), J not vectorized (pbc-vectorize-reductions vectorizes K); the
+// one row left runs as a second nest.
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=33554432}' | FileCheck %s
+// CHECK-LABEL: func.func @rows
+// CHECK-NOT: memref.alloc
+// CHECK: %[[C96:.*]] = arith.constant 96 : index
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 2 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 96 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 256 {
+// CHECK: } {pbc.register_tile = 48 : i64, pbc.vectorize}
+// CHECK-NEXT: } {pbc.kind = "matmul", pbc.register_tile = 2 : i64}
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 2 {
+// CHECK-NEXT: affine.for %[[J:.*]] = 0 to 16 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 256 {
+// CHECK-NEXT: affine.apply #{{.*}}(%[[C96]], %[[J]])
+// CHECK: } {pbc.register_tile = 16 : i64, pbc.vectorize}
+// CHECK-NEXT: } {pbc.kind = "matmul", pbc.register_tile = 2 : i64}
+// CHECK-NOT: pbc.pack_site
+// CHECK-LABEL: func.func @dot
+// CHECK-NOT: memref.alloc
+// CHECK: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 36 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 64 {
+// CHECK-NEXT: affine.load %arg0
+// CHECK-NEXT: affine.load %arg1
+// CHECK: } {pbc.register_tile = 6 : i64}
+// CHECK-NEXT: } {pbc.kind = "matmul", pbc.register_tile = 3 : i64}
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 1 {
+// CHECK-NOT: pbc.pack_site
+func.func @rows(%a: memref<2x256xf32>, %b: memref<256x112xf32>, %c: memref<2x112xf32>) {
+  affine.for %i = 0 to 2 {
+    affine.for %j = 0 to 112 {
+      affine.for %k = 0 to 256 {
+        %x = affine.load %a[%i, %k] : memref<2x256xf32>
+        %y = affine.load %b[%k, %j] : memref<256x112xf32>
+        %z = affine.load %c[%i, %j] : memref<2x112xf32>
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %m : f32
+        affine.store %s, %c[%i, %j] : memref<2x112xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @dot(%a: memref<3x64xf32>, %b: memref<37x64xf32>, %c: memref<3x37xf32>) {
+  affine.for %i = 0 to 3 {
+    affine.for %j = 0 to 37 {
+      affine.for %k = 0 to 64 {
+        %x = affine.load %a[%i, %k] : memref<3x64xf32>
+        %y = affine.load %b[%j, %k] : memref<37x64xf32>
+        %z = affine.load %c[%i, %j] : memref<3x37xf32>
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %m : f32
+        affine.store %s, %c[%i, %j] : memref<3x37xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
