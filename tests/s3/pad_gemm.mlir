@@ -149,7 +149,8 @@ func.func @accumulate(%a: memref<37x29xf32>, %b: memref<29x53xf32>, %c: memref<3
 // as a second nest over [32, 40) (8-lane vectors); 37 = 32 + 5: the last 5
 // on copies padded to one vector: C's 5 columns (and zeros) into a 3 x 16
 // C', B's into a 29 x 16 B' with zeros, copied back after. B read along K
-// (dot products) needs no whole vectors of columns: left alone.
+// (dot products; K = 32 a multiple of the lanes) needs no whole vectors of
+// columns: left alone.
 // CHECK-LABEL: func.func @skinny_in_place
 // CHECK-NOT: memref.alloc
 // CHECK: %[[C32:.*]] = arith.constant 32 : index
@@ -229,12 +230,12 @@ func.func @skinny_padded(%a: memref<3x29xf32>, %b: memref<29x37xf32>, %c: memref
   } {pbc.kind = "matmul"}
   return
 }
-func.func @skinny_dot(%a: memref<3x29xf32>, %b: memref<37x29xf32>, %c: memref<3x37xf32>) {
+func.func @skinny_dot(%a: memref<3x32xf32>, %b: memref<37x32xf32>, %c: memref<3x37xf32>) {
   affine.for %i = 0 to 3 {
     affine.for %j = 0 to 37 {
-      affine.for %k = 0 to 29 {
-        %x = affine.load %a[%i, %k] : memref<3x29xf32>
-        %y = affine.load %b[%j, %k] : memref<37x29xf32>
+      affine.for %k = 0 to 32 {
+        %x = affine.load %a[%i, %k] : memref<3x32xf32>
+        %y = affine.load %b[%j, %k] : memref<37x32xf32>
         %z = affine.load %c[%i, %j] : memref<3x37xf32>
         %m = arith.mulf %x, %y : f32
         %s = arith.addf %z, %m : f32

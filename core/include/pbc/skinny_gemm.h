@@ -1,11 +1,28 @@
 /* skinny_gemm.h — the GEMMs pbc-tile plans as skinny: so few rows (a batch-1
- * to batch-8 linear layer, a GEMV) that B's traffic is their time. pbc-tile
- * gives them one register tile over all rows and reads B in place, once;
- * pbc-pad-gemm leaves their rows unpadded (padding 1 row to 8 did 8 times
- * the work) and pads only the last partial vector of columns. */
+ * to batch-32 linear layer, a GEMV) that B's traffic, not the FMAs, is their
+ * time, or that B's copies would cost more than the GEMM. pbc-tile reads B
+ * in place, unpacked, in register tiles over all rows (B as K x N) or over
+ * 4 to 8 of them (B as N x K, read along K: dot products); pbc-pad-gemm
+ * leaves their rows unpadded (padding 1 row to 8 did 8 times the work) and
+ * pads only the last partial vector of columns, or nothing for dot products.
+ */
 #ifndef PBC_SKINNY_GEMM_H
 #define PBC_SKINNY_GEMM_H
 
-enum { PBC_SKINNY_GEMM_ROWS = 8 };
+#include <stdbool.h>
+
+/* Rows of a skinny GEMM's register tile (B as K x N: all of them, up to 8);
+ * with `dot` (B read along K) up to 32 rows in tiles of 4 to 8, which reuse
+ * the tile's rows of B from L1 (transposed B at 16-32 rows: 2-10x faster
+ * than a transposed copy of B; at 64, 128 rows the copy won). 0: not
+ * skinny. */
+static inline int pbcSkinnyRowTile(long long rows, bool dot) {
+  if (rows <= 8)
+    return (int)rows;
+  for (int m = 8; dot && rows <= 32 && m >= 4; --m)
+    if (rows % m == 0)
+      return m;
+  return 0;
+}
 
 #endif
