@@ -282,8 +282,7 @@ static void padGemm(MlirOperation root, const State *st) {
     return;
   long long padded[3] = {g.trip[0], g.trip[1], g.trip[2]};
   long long m = g.trip[g.iPos], n = g.trip[g.jPos];
-  if (pbcSkinnyRowTile(m, true) && readsBAlongK(&g) &&
-      pbcVectorLanes(st->vectorBits, bits, g.trip[3 - g.iPos - g.jPos]) >= 2)
+  if (readsBAlongK(&g) && pbcSkinnyDotRowTile(m, g.trip[3 - g.iPos - g.jPos], st->vectorBits, bits))
     return; /* dot products along K: J needs no whole vectors */
   if (n % lanes && pbcSkinnyRowTile(m, false) && n > lanes) {
     padPartialColumns(root, &g, lanes, bits);

@@ -213,7 +213,9 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
         (n->I < 0 || pbcAccessStrideAlong(&n->transpose[t], n->band[n->I]) != PBC_STRIDE_INVARIANT))
       return false;
   /* A skinny GEMM reading B along K vectorizes K, not J (tileSkinnyGemm). */
-  return n->lanes > 1 || (n->gemm && n->nTranspose && pbcSkinnyRowTile(n->trip[n->I], true));
+  return n->lanes > 1 ||
+         (n->gemm && n->nTranspose &&
+          pbcSkinnyDotRowTile(n->trip[n->I], n->trip[n->n - 1], st->vectorBits, bits));
 }
 
 /* The register tile's cost model: FMAs per load of an m x v tile. Each step
@@ -525,22 +527,22 @@ static int skinnyTileVectors(long long vectors, int mr, long long bBytes, bool d
 }
 
 static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
+  if (!n->gemm || pbcLoopZeroBasedTrip(n->band[n->J]) <= 0)
+    return false; /* (n->I is a loop of the band only in a GEMM) */
   long long M = n->trip[n->I];
-  if (!n->gemm || pbcSkinnyRowTile(M, n->nTranspose > 0) == 0 ||
-      pbcLoopZeroBasedTrip(n->band[n->J]) <= 0)
-    return false;
   /* B read along K (a linear layer's N x K weight): dot products, each
    * J row of the tile one vector accumulator per row of I along K. */
-  MlirOperation k = n->band[n->n - 1];
   bool dot = n->nTranspose > 0;
-  if (dot &&
-      (n->nTranspose > 1 || pbcAccessStrideAlong(&n->transpose[0], k) != PBC_STRIDE_CONTIGUOUS ||
-       pbcVectorLanes(st->vectorBits, n->elemBytes * 8, n->trip[n->n - 1]) < 2))
+  int mr = dot ? pbcSkinnyDotRowTile(M, n->trip[n->n - 1], st->vectorBits, n->elemBytes * 8)
+               : pbcSkinnyRowTile(M, false);
+  if (mr == 0)
+    return false;
+  if (dot && (n->nTranspose > 1 ||
+              pbcAccessStrideAlong(&n->transpose[0], n->band[n->n - 1]) != PBC_STRIDE_CONTIGUOUS))
     return false;
   long long unit = dot ? 1 : n->lanes; /* J iterations per unit of the tile */
   if (n->trip[n->J] % unit)
     return false;
-  int mr = pbcSkinnyRowTile(M, dot);
   long long bBytes = n->reduction * n->trip[n->J] * n->elemBytes;
   int nv = skinnyTileVectors(n->trip[n->J] / unit, mr, bBytes, dot, st);
   if (nv == 0)

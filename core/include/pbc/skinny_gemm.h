@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 
+#include "pbc/affine_access.h"
+
 /* Rows of a skinny GEMM's register tile (B as K x N: all of them, up to 8);
  * with `dot` (B read along K) up to 32 rows in tiles of 4 to 8, which reuse
  * the tile's rows of B from L1 (transposed B at 16-32 rows: 2-10x faster
@@ -23,6 +25,14 @@ static inline int pbcSkinnyRowTile(long long rows, bool dot) {
     if (rows % m == 0)
       return m;
   return 0;
+}
+
+/* Rows of the register tile for dot products along K (B read along K):
+ * as pbcSkinnyRowTile, if K's trip takes vectors of at least 2 lanes (the
+ * dot products are vectorized along K); else 0. */
+static inline int pbcSkinnyDotRowTile(long long rows, long long kTrip, int vectorBits,
+                                      int elemBits) {
+  return pbcVectorLanes(vectorBits, elemBits, kTrip) >= 2 ? pbcSkinnyRowTile(rows, true) : 0;
 }
 
 #endif
