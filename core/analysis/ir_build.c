@@ -117,6 +117,11 @@ MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirVal
   return access("affine.store", before, value, memref, indices, rank, (MlirType){NULL}, loc);
 }
 
+MlirOperation pbcBuildAffineVectorStore(MlirOperation before, MlirValue value, MlirValue memref,
+                                        const MlirValue *indices, int rank, MlirLocation loc) {
+  return access("affine.vector_store", before, value, memref, indices, rank, (MlirType){NULL}, loc);
+}
+
 void pbcEraseWithUsers(MlirOperation op) {
   for (intptr_t r = 0; r < mlirOperationGetNumResults(op); ++r) {
     MlirValue v = mlirOperationGetResult(op, r);

@@ -107,14 +107,17 @@ static long long copyElements(MlirOperation nest) {
   long long elements = pbcBandIterations(nest);
   if (elements < 0)
     return -1;
+  /* Per iteration: the elements its stores write (a vectorized copy, lanes
+   * each; a transposing copy, a block of vectors). */
+  long long perIteration = 0;
   MlirBlock body = pbcLoopBody(band[depth - 1]);
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
     PbcAccess a;
-    if (pbcAccessGet(op, &a) && a.isWrite && a.lanes > 1)
-      return elements * a.lanes; /* vectorized copy: lanes elements per iteration */
+    if (pbcAccessGet(op, &a) && a.isWrite)
+      perIteration += a.lanes > 1 ? a.lanes : 1;
   }
-  return elements;
+  return elements * (perIteration > 0 ? perIteration : 1);
 }
 
 /* Ops a nest executes (each op of a loop body once per iteration, a vector

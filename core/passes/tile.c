@@ -399,7 +399,7 @@ static void tileNest(MlirOperation root, const State *st) {
     return;
   /* Before a split, so both parts read the one copy. */
   for (int t = 0; t < n.nTranspose; ++t)
-    pbcTransposeInput(&n.transpose[t], n.transposeDim[t], root);
+    pbcTransposeInput(&n.transpose[t], n.transposeDim[t], root, st->vectorBits);
   long long split = partialTileSplit(&n, st, mr, nv);
   if (split > 0) {
     /* I is parallel: its iterations may run as two nests, [0, split) here

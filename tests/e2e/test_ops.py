@@ -436,6 +436,21 @@ def _(ctx):
         matmul_transpose_b_case(ctx, shape=(M, N, K))
 
 
+@test("matmul_transpose_b_copy")
+def _(ctx):
+    # Rows past the skinny cut: on the cpu target B is copied transposed,
+    # whole 16 x 16 blocks through registers (vector.shuffle rounds), the
+    # strips of partial blocks element by element
+    # (tests/s3/tile_transposed.mlir); one shape of whole blocks, one with
+    # both strips.
+    rng = ctx.rng
+    M = int(rng.integers(40, 100))
+    whole = tuple(16 * int(v) for v in rng.integers(1, 6, size=2))
+    ragged = tuple(int(v) for v in rng.integers(17, 100, size=2))
+    for N, K in (whole, ragged):
+        matmul_transpose_b_case(ctx, shape=(M, N, K))
+
+
 @test("matmul_transpose_b_f16_fragments")
 def _(ctx):
     matmul_transpose_b_case(ctx, F16, fragments=True)

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Benchmarks pbc-compiled matmuls (square-ish, and skinny: batch 1-8 linear
-# layers) and convolutions against oneDNN, OpenBLAS
+# Benchmarks pbc-compiled matmuls (square-ish; skinny: batch 1-8 linear
+# layers; B as N x K) and convolutions against oneDNN, OpenBLAS
 # and naive C, an elementwise chain against the STREAM triad, and the blur
 # fused against --disable=slice-fusion, in one process per case, and prints
 # ratio tables (pbc/peer: pbc's time over the peer's, paired per round).
@@ -265,9 +265,11 @@ for s in "${matmuls[@]}"; do
     --func matmul "$M" "$N" "$K" "${extra[@]}"
 done
 
-# --- skinny GEMMs: batch 1-8 linear layers, B as K x N or (t) N x K -------------
+# --- skinny GEMMs (batch 1-8 linear layers), B as K x N or (t) N x K; and -----
+# --- linear layers with PyTorch's N x K weight (t: B copied transposed) ------
 if [ $quick = 0 ]; then
-  for s in "1 1000 2048" "8 4096 1024" "1 1000 2048 t" "8 4096 1024 t"; do
+  for s in "1 1000 2048" "8 4096 1024" "1 1000 2048 t" "8 4096 1024 t" \
+           "128 768 768 t" "512 3072 768 t"; do
     read -r M N K T <<< "$s"
     name=matmul_${M}x${N}x${K}${T:+_bt}
     gen_matmul "$M" "$N" "$K" "$dir/mlir/$name.mlir" "$T"

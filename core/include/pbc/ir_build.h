@@ -37,6 +37,9 @@ MlirOperation pbcBuildAffineVectorLoad(MlirOperation before, MlirValue memref,
                                        MlirLocation loc);
 MlirOperation pbcBuildAffineStore(MlirOperation before, MlirValue value, MlirValue memref,
                                   const MlirValue *indices, int rank, MlirLocation loc);
+/* An affine.vector_store of the vector `value` at identity subscripts. */
+MlirOperation pbcBuildAffineVectorStore(MlirOperation before, MlirValue value, MlirValue memref,
+                                        const MlirValue *indices, int rank, MlirLocation loc);
 
 /* Subscript r of an affine access (load/store, vector or not) as an
  * expression of its map's operands; and that subscript replaced by `e`. */

@@ -18,6 +18,6 @@ int pbcTransposableDim(const PbcAccess *acc, MlirOperation root, MlirOperation l
 /* Copies acc's memref, before root, into a new buffer with dimension `dim`
  * moved last (a loop nest marked pbc.copy, kind pointwise; the buffer is
  * freed after root), and redirects acc to it. */
-void pbcTransposeInput(const PbcAccess *acc, int dim, MlirOperation root);
+void pbcTransposeInput(const PbcAccess *acc, int dim, MlirOperation root, int vectorBits);
 
 #endif
