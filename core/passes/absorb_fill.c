@@ -313,12 +313,15 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-absorb-fill", "func.func",
-                                   "Accumulator inits read a fill's constant directly", run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateAbsorbFillPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcAbsorbFillPass = {
+    "pbc-absorb-fill", "func.func", "Accumulator inits read a fill's constant directly", run, 0,
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcAbsorbFillPass, NULL);
 }

@@ -51,10 +51,13 @@ static bool run(MlirOperation module, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-approximate-math", "builtin.module",
-                                   "Math ops -> polynomial approximations", run, sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateApproximateMathPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcApproximateMathPass = {
+    "pbc-approximate-math", "builtin.module", "Math ops -> polynomial approximations", run,
+    sizeof(State),          createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"ops", "scope", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
@@ -76,5 +79,5 @@ MlirPass pbcCreateApproximateMathPass(const char *options, char *err, size_t err
       }
       snprintf(st.names[st.n++], sizeof(st.names[0]), "%s", tok);
     }
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcApproximateMathPass, &st);
 }

@@ -386,14 +386,19 @@ static bool runClassifyNests(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec classifyNestsSpec = {
-    "pbc-classify-nests", "func.func",
-    "Tag each root affine loop nest with pbc.kind", runClassifyNests, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateClassifyNestsPass(const char *options, char *err,
-                                    size_t errLen) {
+const PbcCPassSpec pbcClassifyNestsPass = {
+    "pbc-classify-nests",
+    "func.func",
+    "Tag each root affine loop nest with pbc.kind",
+    runClassifyNests,
+    0,
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&classifyNestsSpec, NULL);
+  return pbcCPassCreate(&pbcClassifyNestsPass, NULL);
 }

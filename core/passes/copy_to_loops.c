@@ -49,12 +49,15 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-copy-to-loops", "func.func",
-                                   "memref.copy of static shapes -> affine loop nest", run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateCopyToLoopsPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcCopyToLoopsPass = {
+    "pbc-copy-to-loops", "func.func", "memref.copy of static shapes -> affine loop nest", run, 0,
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcCopyToLoopsPass, NULL);
 }

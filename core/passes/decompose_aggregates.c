@@ -64,13 +64,19 @@ static bool run(MlirOperation module, void *state) {
   return mlirLogicalResultIsSuccess(r);
 }
 
-static const PbcCPassSpec kSpec = {
-    "pbc-decompose-aggregates", "builtin.module",
-    "Decompose linalg.softmax into loop-lowerable linalg ops; fhwc convolutions to hwcf", run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateDecomposeAggregatesPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcDecomposeAggregatesPass = {
+    "pbc-decompose-aggregates",
+    "builtin.module",
+    "Decompose linalg.softmax into loop-lowerable linalg ops; fhwc convolutions to hwcf",
+    run,
+    0,
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcDecomposeAggregatesPass, NULL);
 }

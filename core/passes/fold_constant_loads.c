@@ -95,13 +95,19 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-fold-constant-loads", "func.func",
-                                   "Fold reads of compile-time constants at constant subscripts",
-                                   run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateFoldConstantLoadsPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcFoldConstantLoadsPass = {
+    "pbc-fold-constant-loads",
+    "func.func",
+    "Fold reads of compile-time constants at constant subscripts",
+    run,
+    0,
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcFoldConstantLoadsPass, NULL);
 }

@@ -22,12 +22,14 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-fp-contract", "func.func",
-                                   "Allow fused multiply-add contraction", run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateFpContractPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcFpContractPass = {
+    "pbc-fp-contract", "func.func", "Allow fused multiply-add contraction", run, 0, createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcFpContractPass, NULL);
 }

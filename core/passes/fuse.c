@@ -216,12 +216,14 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-fuse", "func.func",
-                                   "Producer-consumer fusion of same-shape nests", run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateFusePass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcFusePass = {
+    "pbc-fuse", "func.func", "Producer-consumer fusion of same-shape nests", run, 0, createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcFusePass, NULL);
 }

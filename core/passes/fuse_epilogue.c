@@ -487,12 +487,15 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-fuse-epilogue", "func.func",
-                                   "Elementwise consumers into tiled matmul-kind nests", run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateFuseEpiloguePass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcFuseEpiloguePass = {
+    "pbc-fuse-epilogue", "func.func", "Elementwise consumers into tiled matmul-kind nests", run, 0,
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcFuseEpiloguePass, NULL);
 }

@@ -525,14 +525,16 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-fuse-slices", "func.func",
-                                   "Slicing fusion of stencil consumers with private buffers", run,
-                                   sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateFuseSlicesPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcFuseSlicesPass = {
+    "pbc-fuse-slices", "func.func", "Slicing fusion of stencil consumers with private buffers", run,
+    sizeof(State),     createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"l2-bytes", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {.l2Bytes = pbcPassOptionInt(options, "l2-bytes", 1 << 20)};
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcFuseSlicesPass, &st);
 }

@@ -273,14 +273,20 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-hoist-invariant-loads", "func.func",
-                                   "Unroll short loops to hoist the loads they make invariant", run,
-                                   sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateHoistInvariantLoadsPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcHoistInvariantLoadsPass = {
+    "pbc-hoist-invariant-loads",
+    "func.func",
+    "Unroll short loops to hoist the loads they make invariant",
+    run,
+    sizeof(State),
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"vector-registers", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {pbcPassOptionInt(options, "vector-registers", 16)};
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcHoistInvariantLoadsPass, &st);
 }

@@ -310,14 +310,16 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-interleave", "func.func",
-                                   "Vectorize a small innermost dimension with its neighbour", run,
-                                   sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateInterleavePass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcInterleavePass = {
+    "pbc-interleave", "func.func", "Vectorize a small innermost dimension with its neighbour", run,
+    sizeof(State),    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"vector-bits", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {(int)pbcPassOptionInt(options, "vector-bits", 256)};
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcInterleavePass, &st);
 }

@@ -204,14 +204,20 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-overlapping-loads", "func.func",
-                                   "Read a row's overlapping vector taps as whole vectors "
-                                   "and shuffles",
-                                   run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateOverlappingLoadsPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcOverlappingLoadsPass = {
+    "pbc-overlapping-loads",
+    "func.func",
+    "Read a row's overlapping vector taps as whole vectors "
+    "and shuffles",
+    run,
+    0,
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcOverlappingLoadsPass, NULL);
 }

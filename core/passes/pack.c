@@ -228,10 +228,13 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {
-    "pbc-pack", "func.func", "Pack input tiles into contiguous fast buffers", run, sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcPackPass = {
+    "pbc-pack", "func.func",   "Pack input tiles into contiguous fast buffers",
+    run,        sizeof(State), createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"fast-memory-space", "cache-line-bytes", "pad", "l2-bytes",
                                       NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
@@ -240,5 +243,5 @@ MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen) {
   State st = {(unsigned)pbcPassOptionInt(options, "fast-memory-space", 0),
               line > 0 ? (int)line : 64, pbcPassOptionInt(options, "pad", 1) != 0,
               pbcPassOptionInt(options, "l2-bytes", 0)};
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcPackPass, &st);
 }

@@ -362,14 +362,16 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-pad-gemm", "func.func",
-                                   "GEMMs on buffers padded to whole register tiles", run,
-                                   sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreatePadGemmPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcPadGemmPass = {
+    "pbc-pad-gemm", "func.func", "GEMMs on buffers padded to whole register tiles", run,
+    sizeof(State),  createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"vector-bits", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {(int)pbcPassOptionInt(options, "vector-bits", 256)};
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcPadGemmPass, &st);
 }

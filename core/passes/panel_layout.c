@@ -175,13 +175,16 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-panel-layout", "func.func",
-                                   "Store packed B blocks panel by panel", run, sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreatePanelLayoutPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcPanelLayoutPass = {
+    "pbc-panel-layout", "func.func", "Store packed B blocks panel by panel", run,
+    sizeof(State),      createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"fast-memory-space", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {(unsigned)pbcPassOptionInt(options, "fast-memory-space", 0)};
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcPanelLayoutPass, &st);
 }

@@ -243,15 +243,17 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-parallelize", "func.func",
-                                   "Outermost parallel loop of each nest -> affine.parallel", run,
-                                   sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcParallelizePass = {
+    "pbc-parallelize", "func.func", "Outermost parallel loop of each nest -> affine.parallel", run,
+    sizeof(State),     createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"min-trip", "min-work", "band", "hoist", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {pbcPassOptionInt(options, "min-trip", 2), pbcPassOptionInt(options, "min-work", 0),
               pbcPassOptionInt(options, "band", 1), pbcPassOptionInt(options, "hoist", 0)};
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcParallelizePass, &st);
 }

@@ -198,12 +198,17 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {
-    "pbc-prefetch", "func.func",
-    "Prefetch the next register tile's accumulators and the next row of short row runs", run,
-    sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreatePrefetchPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcPrefetchPass = {
+    "pbc-prefetch",
+    "func.func",
+    "Prefetch the next register tile's accumulators and the next row of short row runs",
+    run,
+    sizeof(State),
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"l2-bytes", "cache-line-bytes", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
@@ -211,5 +216,5 @@ MlirPass pbcCreatePrefetchPass(const char *options, char *err, size_t errLen) {
               pbcPassOptionInt(options, "cache-line-bytes", 64)};
   if (st.lineBytes <= 0)
     st.lineBytes = 64;
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcPrefetchPass, &st);
 }

@@ -147,12 +147,18 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-promote-accumulators", "func.func",
-                                   "Loop-invariant load/store pairs -> iter_args", run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreatePromoteAccumulatorsPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcPromoteAccumulatorsPass = {"pbc-promote-accumulators",
+                                                 "func.func",
+                                                 "Loop-invariant load/store pairs -> iter_args",
+                                                 run,
+                                                 0,
+                                                 createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcPromoteAccumulatorsPass, NULL);
 }

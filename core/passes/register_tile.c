@@ -77,12 +77,15 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-register-tile", "func.func",
-                                   "Split the register tiles pbc-tile chose", run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateRegisterTilePass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcRegisterTilePass = {
+    "pbc-register-tile", "func.func", "Split the register tiles pbc-tile chose", run, 0,
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcRegisterTilePass, NULL);
 }

@@ -505,17 +505,22 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-sliding-window", "func.func",
-                                   "Compute a stencil's private buffer row by row as its "
-                                   "consumer slides",
-                                   run, sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateSlidingWindowPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcSlidingWindowPass = {"pbc-sliding-window",
+                                           "func.func",
+                                           "Compute a stencil's private buffer row by row as its "
+                                           "consumer slides",
+                                           run,
+                                           sizeof(State),
+                                           createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"cores", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {pbcPassOptionInt(options, "cores", 1)};
   if (st.cores < 1)
     st.cores = 1;
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcSlidingWindowPass, &st);
 }

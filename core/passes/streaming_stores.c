@@ -226,14 +226,16 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-streaming-stores", "func.func",
-                                   "Non-temporal stores for large write-only results", run,
-                                   sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateStreamingStoresPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcStreamingStoresPass = {
+    "pbc-streaming-stores", "func.func", "Non-temporal stores for large write-only results", run,
+    sizeof(State),          createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"l3-bytes", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {pbcPassOptionInt(options, "l3-bytes", 32 << 20) / 4};
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcStreamingStoresPass, &st);
 }

@@ -13,12 +13,18 @@ static bool run(MlirOperation op, void *state) {
   return false;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-test-crash", "builtin.module",
-                                   "Testing only: crash with SIGSEGV", run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateTestCrashPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcTestCrashPass = {"pbc-test-crash",
+                                       "builtin.module",
+                                       "Testing only: crash with SIGSEGV",
+                                       run,
+                                       0,
+                                       createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcTestCrashPass, NULL);
 }

@@ -581,11 +581,13 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-tile", "func.func",
-                                   "Register and cache tiling of key (matmul-kind) nests", run,
-                                   sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcTilePass = {
+    "pbc-tile", "func.func",   "Register and cache tiling of key (matmul-kind) nests",
+    run,        sizeof(State), createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"vector-bits", "vector-registers", "cores", "l1d-bytes",
                                       "l2-bytes",    "l3-bytes",         NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
@@ -597,5 +599,5 @@ MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen) {
               pbcPassOptionInt(options, "l1d-bytes", 32768),
               pbcPassOptionInt(options, "l2-bytes", 1 << 20),
               pbcPassOptionInt(options, "l3-bytes", 8 << 20)};
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcTilePass, &st);
 }

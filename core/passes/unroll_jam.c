@@ -52,14 +52,16 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-unroll-jam", "func.func",
-                                   "Unroll-and-jam the register-tile loops", run,
-                                   sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateUnrollJamPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcUnrollJamPass = {
+    "pbc-unroll-jam", "func.func", "Unroll-and-jam the register-tile loops", run,
+    sizeof(State),    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"max-factor", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {pbcPassOptionInt(options, "max-factor", 32)};
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcUnrollJamPass, &st);
 }

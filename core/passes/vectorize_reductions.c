@@ -140,14 +140,20 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {"pbc-vectorize-reductions", "func.func",
-                                   "Vector accumulators for innermost reduction loops", run,
-                                   sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateVectorizeReductionsPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcVectorizeReductionsPass = {
+    "pbc-vectorize-reductions",
+    "func.func",
+    "Vector accumulators for innermost reduction loops",
+    run,
+    sizeof(State),
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"vector-bits", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
   State st = {(int)pbcPassOptionInt(options, "vector-bits", 256)};
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcVectorizeReductionsPass, &st);
 }

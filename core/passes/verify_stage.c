@@ -195,13 +195,17 @@ static bool runVerifyStage(MlirOperation module, void *state) {
   return !c.failed;
 }
 
-static const PbcCPassSpec verifyStageSpec = {
-    "pbc-verify-stage", "builtin.module",
-    "Check the contract that holds after a pipeline stage (stage=s1..s5)",
-    runVerifyStage, sizeof(VerifyState)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcCreateVerifyStagePass(const char *options, char *err,
-                                  size_t errLen) {
+const PbcCPassSpec pbcVerifyStagePass = {
+    "pbc-verify-stage",
+    "builtin.module",
+    "Check the contract that holds after a pipeline stage (stage=s1..s5)",
+    runVerifyStage,
+    sizeof(VerifyState),
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"stage", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
@@ -216,5 +220,5 @@ MlirPass pbcCreateVerifyStagePass(const char *options, char *err,
     return (MlirPass){NULL};
   }
   VerifyState st = {stage[1] - '0'};
-  return pbcCPassCreate(&verifyStageSpec, &st);
+  return pbcCPassCreate(&pbcVerifyStagePass, &st);
 }

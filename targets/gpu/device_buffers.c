@@ -155,13 +155,19 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {
-    "pbc-gpu-device-buffers", "func.func",
-    "Entry-point buffers mirrored in device memory; allocations become gpu.alloc", run, 0};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcGpuCreateDeviceBuffersPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcGpuDeviceBuffersPass = {
+    "pbc-gpu-device-buffers",
+    "func.func",
+    "Entry-point buffers mirrored in device memory; allocations become gpu.alloc",
+    run,
+    0,
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  return pbcCPassCreate(&kSpec, NULL);
+  return pbcCPassCreate(&pbcGpuDeviceBuffersPass, NULL);
 }

@@ -2,12 +2,9 @@
 #include "gpu_passes.h"
 
 void pbcGpuRegisterPasses(const PbcHostApi *host, void *hostCtx) {
-  host->register_pass(hostCtx, "pbc-gpu-device-buffers", "func.func",
-                      "Entry-point buffers mirrored in device memory", pbcGpuCreateDeviceBuffersPass);
-  host->register_pass(hostCtx, "pbc-gpu-map-parallel", "func.func",
-                      "Top-level parallel loops -> thread blocks x threads",
-                      pbcGpuCreateMapParallelPass);
-  host->register_pass(hostCtx, "pbc-gpu-map-matrix-units", "func.func",
-                      "f16 matmul-kind nests -> warp-level matrix-unit ops",
-                      pbcGpuCreateMapMatrixUnitsPass);
+  static const PbcCPassSpec *const kPasses[] = {&pbcGpuDeviceBuffersPass, &pbcGpuMapParallelPass,
+                                                &pbcGpuMapMatrixUnitsPass};
+  for (size_t i = 0; i < sizeof(kPasses) / sizeof(kPasses[0]); ++i)
+    host->register_pass(hostCtx, kPasses[i]->name, kPasses[i]->anchorOp, kPasses[i]->summary,
+                        kPasses[i]->create);
 }

@@ -5,15 +5,15 @@
 #ifndef PBC_GPU_PASSES_H
 #define PBC_GPU_PASSES_H
 
-#include <stddef.h>
-
+#include "pbc/c_pass.h"
 #include "pbc/plugin.h"
 
-MlirPass pbcGpuCreateDeviceBuffersPass(const char *options, char *err, size_t errLen);
-MlirPass pbcGpuCreateMapParallelPass(const char *options, char *err, size_t errLen);
-MlirPass pbcGpuCreateMapMatrixUnitsPass(const char *options, char *err, size_t errLen);
+extern const PbcCPassSpec pbcGpuDeviceBuffersPass;
+extern const PbcCPassSpec pbcGpuMapParallelPass;
+extern const PbcCPassSpec pbcGpuMapMatrixUnitsPass;
 
-/* Registers the passes above with the host (a plugin's register_passes). */
+/* Registers the passes above with the host (a plugin's register_passes),
+ * under the names in their specs. */
 void pbcGpuRegisterPasses(const PbcHostApi *host, void *hostCtx);
 
 #endif

@@ -51,12 +51,17 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static const PbcCPassSpec kSpec = {
-    "pbc-gpu-map-matrix-units", "func.func",
-    "f16 matmul-kind nests -> matrix-unit kernels (mma-sync, subgroup-mma, mfma, wmma)", run,
-    sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcGpuCreateMapMatrixUnitsPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcGpuMapMatrixUnitsPass = {
+    "pbc-gpu-map-matrix-units",
+    "func.func",
+    "f16 matmul-kind nests -> matrix-unit kernels (mma-sync, subgroup-mma, mfma, wmma)",
+    run,
+    sizeof(State),
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"unit", "warp", "sms", "shared", NULL};
   static const char *const counts[] = {"warp", "sms", "shared", NULL};
   if (!pbcPassOptionsCheckSomeCounts(options, known, counts, err, errLen))
@@ -87,5 +92,5 @@ MlirPass pbcGpuCreateMapMatrixUnitsPass(const char *options, char *err, size_t e
     snprintf(err, errLen, "unit=%s needs warp=%d, got %lld", unit, need, warp);
     return (MlirPass){NULL};
   }
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcGpuMapMatrixUnitsPass, &st);
 }

@@ -201,12 +201,17 @@ static bool run(MlirOperation func, void *state) {
   return ok;
 }
 
-static const PbcCPassSpec kSpec = {
-    "pbc-gpu-map-parallel", "func.func",
-    "Top-level parallel loops -> thread blocks x threads (guarded); serial nests -> one thread",
-    run, sizeof(State)};
+static MlirPass createPass(const char *options, char *err, size_t errLen);
 
-MlirPass pbcGpuCreateMapParallelPass(const char *options, char *err, size_t errLen) {
+const PbcCPassSpec pbcGpuMapParallelPass = {
+    "pbc-gpu-map-parallel",
+    "func.func",
+    "Top-level parallel loops -> thread blocks x threads (guarded); serial nests -> one thread",
+    run,
+    sizeof(State),
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"threads", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
@@ -215,5 +220,5 @@ MlirPass pbcGpuCreateMapParallelPass(const char *options, char *err, size_t errL
     snprintf(err, errLen, "threads must be in 1..1024");
     return (MlirPass){NULL};
   }
-  return pbcCPassCreate(&kSpec, &st);
+  return pbcCPassCreate(&pbcGpuMapParallelPass, &st);
 }

@@ -26,6 +26,11 @@ typedef struct PbcCPassSpec {
   const char *summary;
   PbcCPassRunFn run;
   size_t stateSize; /* bytes of per-instance state (copied on clone); 0: none */
+  /* Checks the options (the text inside `{...}`) and creates an instance
+   * (pbcCPassCreate of this spec); on bad options a null pass and a message
+   * in err. The registries' PbcPassCreateFn: a pass's name and summary are
+   * written once, here, and registered from its spec. */
+  MlirPass (*create)(const char *options, char *err, size_t errLen);
 } PbcCPassSpec;
 
 /* Creates a pass from `spec` (which must outlive the pass: use a static).

@@ -1,41 +1,39 @@
 /*===- pbc/passes.h - The core's passes ----------------------------------===*\
-|* Each creator has the registry's PbcPassCreateFn signature; the names they *|
-|* are registered under are in core/passes/register.c.                       *|
+|* Each pass is its spec: name, anchor op, summary, run and creator (each   *|
+|* registered by core/passes/register.c under the name in its spec).        *|
 \*===----------------------------------------------------------------------===*/
 #ifndef PBC_PASSES_H
 #define PBC_PASSES_H
 
-#include <stddef.h>
+#include "pbc/c_pass.h"
 
-#include "mlir-c/Pass.h"
-
-MlirPass pbcCreateDecomposeAggregatesPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateClassifyNestsPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateParallelizePass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateCopyToLoopsPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateFusePass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateFuseSlicesPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateFuseEpiloguePass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreatePadGemmPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateTilePass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreatePackPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateVectorizePass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateAbsorbFillPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateInterleavePass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreatePrefetchPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateHoistInvariantLoadsPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateFoldConstantLoadsPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateOverlappingLoadsPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateSlidingWindowPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateStreamingStoresPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreatePanelLayoutPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateApproximateMathPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateVectorizeReductionsPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateRegisterTilePass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateUnrollJamPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreatePromoteAccumulatorsPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateFpContractPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateTestCrashPass(const char *options, char *err, size_t errLen);
-MlirPass pbcCreateVerifyStagePass(const char *options, char *err, size_t errLen);
+extern const PbcCPassSpec pbcDecomposeAggregatesPass;
+extern const PbcCPassSpec pbcClassifyNestsPass;
+extern const PbcCPassSpec pbcParallelizePass;
+extern const PbcCPassSpec pbcCopyToLoopsPass;
+extern const PbcCPassSpec pbcFusePass;
+extern const PbcCPassSpec pbcFuseSlicesPass;
+extern const PbcCPassSpec pbcFuseEpiloguePass;
+extern const PbcCPassSpec pbcPadGemmPass;
+extern const PbcCPassSpec pbcTilePass;
+extern const PbcCPassSpec pbcPackPass;
+extern const PbcCPassSpec pbcVectorizePass;
+extern const PbcCPassSpec pbcAbsorbFillPass;
+extern const PbcCPassSpec pbcInterleavePass;
+extern const PbcCPassSpec pbcPrefetchPass;
+extern const PbcCPassSpec pbcHoistInvariantLoadsPass;
+extern const PbcCPassSpec pbcFoldConstantLoadsPass;
+extern const PbcCPassSpec pbcOverlappingLoadsPass;
+extern const PbcCPassSpec pbcSlidingWindowPass;
+extern const PbcCPassSpec pbcStreamingStoresPass;
+extern const PbcCPassSpec pbcPanelLayoutPass;
+extern const PbcCPassSpec pbcApproximateMathPass;
+extern const PbcCPassSpec pbcVectorizeReductionsPass;
+extern const PbcCPassSpec pbcRegisterTilePass;
+extern const PbcCPassSpec pbcUnrollJamPass;
+extern const PbcCPassSpec pbcPromoteAccumulatorsPass;
+extern const PbcCPassSpec pbcFpContractPass;
+extern const PbcCPassSpec pbcTestCrashPass;
+extern const PbcCPassSpec pbcVerifyStagePass;
 
 #endif
