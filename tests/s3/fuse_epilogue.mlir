@@ -136,3 +136,58 @@ func.func @writes_input(%a: memref<4x16xf32>, %c: memref<4x16xf32>) {
   } {pbc.kind = "pointwise"}
   return
 }
+
+// A register tile's slice is unrolled into the tile only up to 64 vector (or
+// scalar) iterations of the epilogue: one row of 64 columns unrolls (64
+// maximumf in a row, no loop left); one of 65 stays a loop nest after the
+// tile's store, reading C back.
+// CHECK-LABEL: func.func @unrolled_slice
+// CHECK: affine.for %{{.*}} = 0 to 4 {
+// CHECK: affine.vector_store %{{.*}}, %arg1[%{{.*}}, 0] : memref<4x64xf32>, vector<64xf32>
+// CHECK-NOT: affine.for
+// CHECK-COUNT-64: arith.maximumf
+// CHECK-NOT: arith.maximumf
+// CHECK: } {pbc.kind = "matmul"}
+// CHECK-NEXT: return
+func.func @unrolled_slice(%a: memref<4x64xf32>, %c: memref<4x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 4 {
+    %x = affine.vector_load %a[%i, 0] : memref<4x64xf32>, vector<64xf32>
+    %y = arith.mulf %x, %x : vector<64xf32>
+    affine.vector_store %y, %c[%i, 0] : memref<4x64xf32>, vector<64xf32>
+  } {pbc.kind = "matmul"}
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 64 {
+      %v = affine.load %c[%i, %j] : memref<4x64xf32>
+      %r = arith.maximumf %v, %zero : f32
+      affine.store %r, %c[%i, %j] : memref<4x64xf32>
+    }
+  } {pbc.kind = "pointwise"}
+  return
+}
+// CHECK-LABEL: func.func @looped_slice
+// CHECK: affine.for %{{.*}} = 0 to 4 {
+// CHECK: affine.vector_store %{{.*}}, %arg1[%{{.*}}, 0] : memref<4x65xf32>, vector<65xf32>
+// CHECK: affine.for %{{.*}} = 0 to 1 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 65 {
+// CHECK: affine.load %arg1
+// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: affine.store
+// CHECK: } {pbc.kind = "matmul"}
+// CHECK-NEXT: return
+func.func @looped_slice(%a: memref<4x65xf32>, %c: memref<4x65xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 4 {
+    %x = affine.vector_load %a[%i, 0] : memref<4x65xf32>, vector<65xf32>
+    %y = arith.mulf %x, %x : vector<65xf32>
+    affine.vector_store %y, %c[%i, 0] : memref<4x65xf32>, vector<65xf32>
+  } {pbc.kind = "matmul"}
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 65 {
+      %v = affine.load %c[%i, %j] : memref<4x65xf32>
+      %r = arith.maximumf %v, %zero : f32
+      affine.store %r, %c[%i, %j] : memref<4x65xf32>
+    }
+  } {pbc.kind = "pointwise"}
+  return
+}
