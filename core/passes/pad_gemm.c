@@ -282,16 +282,17 @@ static void padGemm(MlirOperation root, const State *st) {
     return;
   long long padded[3] = {g.trip[0], g.trip[1], g.trip[2]};
   long long m = g.trip[g.iPos], n = g.trip[g.jPos];
-  if (readsBAlongK(&g) && pbcSkinnyDotRowTile(m, g.trip[3 - g.iPos - g.jPos], st->vectorBits, bits))
+  if (readsBAlongK(&g) &&
+      pbcSkinnyDotRowTile(m, g.trip[3 - g.iPos - g.jPos], st->vectorBits, bits, 0))
     return; /* dot products along K: J needs no whole vectors */
-  if (n % lanes && pbcSkinnyRowTile(m, false) && n > lanes) {
+  if (n % lanes && pbcSkinnyRowTile(m, false, false) && n > lanes) {
     padPartialColumns(root, &g, lanes, bits);
     return;
   }
   if (n % lanes)
     padded[g.jPos] = roundUp(n, lanes);
   /* register tiles 4 to 16 rows high, or one over all rows if skinny */
-  if (!pbcSkinnyRowTile(m, false) && !pbcHasDivisorIn(m, 4, 16))
+  if (!pbcSkinnyRowTile(m, false, false) && !pbcHasDivisorIn(m, 4, 16))
     padded[g.iPos] = roundUp(m, 8);
   if (padded[g.iPos] == m && padded[g.jPos] == n)
     return;

@@ -426,11 +426,11 @@ def _(ctx):
 @test("matmul_transpose_b_skinny")
 def _(ctx):
     # A linear layer's N x K weight at batch 1-32: on the cpu target dot
-    # products along K, register tiles of rows of B (and of 4 to 8 rows of
-    # A), no transposed copy (tests/s3/tile_skinny.mlir); K a multiple of 16
+    # products along K, register tiles of rows of B (and of all rows of A up
+    # to 8, else of 2 to 8 of them), no transposed copy (tests/s3/tile_skinny.mlir); K a multiple of 16
     # or of a narrower vector.
     rng = ctx.rng
-    M = int(rng.choice([int(rng.integers(1, 9)), 12, 16, 20, 24, 28, 32]))
+    M = int(rng.choice([int(rng.integers(1, 9)), 9, 12, 15, 16, 20, 21, 24, 25, 28, 32]))
     for N in (int(rng.integers(1, 40)), int(rng.integers(40, 200))):
         K = int(rng.choice([4, 8, 16])) * int(rng.integers(1, 24))
         matmul_transpose_b_case(ctx, shape=(M, N, K))

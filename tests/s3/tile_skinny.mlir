@@ -36,10 +36,16 @@
 // CHECK-NEXT: affine.for %{{.*}} = 0 to 3 {
 // CHECK-NEXT: affine.for %{{.*}} = 0 to 1 {
 // CHECK-NOT: pbc.pack_site
-// 16 rows, B read along K: register tiles of 8 rows of A.
+// 16 rows, B read along K: A (16 x 64) fits L1, register tiles of 8 rows
+// of A; A (16 x 1024) does not (each tile re-reads it from L2): tiles of 2
+// rows of A (by up to 8 rows of B).
 // CHECK-LABEL: func.func @dot_rows16
 // CHECK-NOT: memref.alloc
 // CHECK: } {pbc.kind = "matmul", pbc.register_tile = 8 : i64}
+// CHECK-NOT: pbc.pack_site
+// CHECK-LABEL: func.func @dot_rows16_a_past_l1
+// CHECK-NOT: memref.alloc
+// CHECK: } {pbc.kind = "matmul", pbc.register_tile = 2 : i64}
 // CHECK-NOT: pbc.pack_site
 func.func @rows(%a: memref<2x256xf32>, %b: memref<256x112xf32>, %c: memref<2x112xf32>) {
   affine.for %i = 0 to 2 {
@@ -77,6 +83,22 @@ func.func @dot_rows16(%a: memref<16x64xf32>, %b: memref<8x64xf32>, %c: memref<16
       affine.for %k = 0 to 64 {
         %x = affine.load %a[%i, %k] : memref<16x64xf32>
         %y = affine.load %b[%j, %k] : memref<8x64xf32>
+        %z = affine.load %c[%i, %j] : memref<16x8xf32>
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %m : f32
+        affine.store %s, %c[%i, %j] : memref<16x8xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @dot_rows16_a_past_l1(%a: memref<16x1024xf32>, %b: memref<8x1024xf32>,
+                                %c: memref<16x8xf32>) {
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 8 {
+      affine.for %k = 0 to 1024 {
+        %x = affine.load %a[%i, %k] : memref<16x1024xf32>
+        %y = affine.load %b[%j, %k] : memref<8x1024xf32>
         %z = affine.load %c[%i, %j] : memref<16x8xf32>
         %m = arith.mulf %x, %y : f32
         %s = arith.addf %z, %m : f32
