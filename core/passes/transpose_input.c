@@ -142,12 +142,14 @@ static void buildVectorTransposeCopy(MlirOperation before, MlirValue in, MlirVal
 }
 
 /* The vector lanes of the transposing copy: a power of two, at most 16
- * (16 vectors plus the shuffles' temporaries fit 32 registers; 8 fit 16). */
+ * (16 vectors plus the shuffles' temporaries fit 32 registers; 8 fit 16);
+ * 0 for elements narrower than a byte (vectors of i1 are bit-packed, the
+ * buffer is not), or not ints or floats. */
 static int transposeLanes(int vectorBits, MlirType elem) {
   int bits = mlirTypeIsAFloat(elem)     ? (int)mlirFloatTypeGetWidth(elem)
              : mlirTypeIsAInteger(elem) ? (int)mlirIntegerTypeGetWidth(elem)
                                         : 0;
-  int lanes = bits > 0 ? vectorBits / bits : 0;
+  int lanes = bits >= 8 ? vectorBits / bits : 0;
   lanes = lanes > 16 ? 16 : lanes;
   return lanes >= 2 && (lanes & (lanes - 1)) == 0 ? lanes : 0;
 }

@@ -16,8 +16,10 @@
 int pbcTransposableDim(const PbcAccess *acc, MlirOperation root, MlirOperation loop);
 
 /* Copies acc's memref, before root, into a new buffer with dimension `dim`
- * moved last (a loop nest marked pbc.copy, kind pointwise; the buffer is
- * freed after root), and redirects acc to it. */
+ * moved last, and redirects acc to it. The copy is loop nests marked
+ * pbc.copy, kind pointwise: whole blocks of vectorBits-wide vectors (at most
+ * 16 lanes) transposed in registers, the partial blocks' strips element by
+ * element; the buffer is freed after root. */
 void pbcTransposeInput(const PbcAccess *acc, int dim, MlirOperation root, int vectorBits);
 
 #endif
