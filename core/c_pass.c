@@ -246,3 +246,11 @@ void pbcOpSetUnitAttr(MlirOperation op, const char *name) {
   mlirOperationSetAttributeByName(op, mlirStringRefCreateFromCString(name),
                                   mlirUnitAttrGet(mlirOperationGetContext(op)));
 }
+
+MlirPass pbcCPassCreateWithoutOptions(const PbcCPassSpec *spec, const char *options, char *err,
+                                      size_t errLen) {
+  static const char *const none[] = {NULL};
+  if (!pbcPassOptionsCheck(options, none, err, errLen))
+    return (MlirPass){NULL};
+  return pbcCPassCreate(spec, NULL);
+}

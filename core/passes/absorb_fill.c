@@ -320,8 +320,5 @@ const PbcCPassSpec pbcAbsorbFillPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcAbsorbFillPass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcAbsorbFillPass, options, err, errLen);
 }

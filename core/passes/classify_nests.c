@@ -397,8 +397,6 @@ const PbcCPassSpec pbcClassifyNestsPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcClassifyNestsPass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcClassifyNestsPass, options, err,
+                                      errLen);
 }

@@ -56,8 +56,5 @@ const PbcCPassSpec pbcCopyToLoopsPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcCopyToLoopsPass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcCopyToLoopsPass, options, err, errLen);
 }

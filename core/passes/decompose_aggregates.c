@@ -75,8 +75,5 @@ const PbcCPassSpec pbcDecomposeAggregatesPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcDecomposeAggregatesPass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcDecomposeAggregatesPass, options, err, errLen);
 }

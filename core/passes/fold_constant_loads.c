@@ -106,8 +106,5 @@ const PbcCPassSpec pbcFoldConstantLoadsPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcFoldConstantLoadsPass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcFoldConstantLoadsPass, options, err, errLen);
 }

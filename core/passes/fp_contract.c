@@ -28,8 +28,5 @@ const PbcCPassSpec pbcFpContractPass = {
     "pbc-fp-contract", "func.func", "Allow fused multiply-add contraction", run, 0, createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcFpContractPass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcFpContractPass, options, err, errLen);
 }

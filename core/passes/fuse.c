@@ -222,8 +222,5 @@ const PbcCPassSpec pbcFusePass = {
     "pbc-fuse", "func.func", "Producer-consumer fusion of same-shape nests", run, 0, createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcFusePass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcFusePass, options, err, errLen);
 }

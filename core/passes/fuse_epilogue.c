@@ -494,8 +494,5 @@ const PbcCPassSpec pbcFuseEpiloguePass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcFuseEpiloguePass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcFuseEpiloguePass, options, err, errLen);
 }

@@ -216,8 +216,5 @@ const PbcCPassSpec pbcOverlappingLoadsPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcOverlappingLoadsPass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcOverlappingLoadsPass, options, err, errLen);
 }

@@ -157,8 +157,5 @@ const PbcCPassSpec pbcPromoteAccumulatorsPass = {"pbc-promote-accumulators",
                                                  createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcPromoteAccumulatorsPass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcPromoteAccumulatorsPass, options, err, errLen);
 }

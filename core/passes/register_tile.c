@@ -84,8 +84,5 @@ const PbcCPassSpec pbcRegisterTilePass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcRegisterTilePass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcRegisterTilePass, options, err, errLen);
 }

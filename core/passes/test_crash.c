@@ -23,8 +23,5 @@ const PbcCPassSpec pbcTestCrashPass = {"pbc-test-crash",
                                        createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcTestCrashPass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcTestCrashPass, options, err, errLen);
 }

@@ -166,8 +166,5 @@ const PbcCPassSpec pbcGpuDeviceBuffersPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {NULL};
-  if (!pbcPassOptionsCheck(options, known, err, errLen))
-    return (MlirPass){NULL};
-  return pbcCPassCreate(&pbcGpuDeviceBuffersPass, NULL);
+  return pbcCPassCreateWithoutOptions(&pbcGpuDeviceBuffersPass, options, err, errLen);
 }

@@ -36,6 +36,11 @@ typedef struct PbcCPassSpec {
 /* Creates a pass from `spec` (which must outlive the pass: use a static).
  * `initialState` (stateSize bytes, may be NULL) seeds the instance state. */
 MlirPass pbcCPassCreate(const PbcCPassSpec *spec, const void *initialState);
+/* The creator of a pass that takes no options and has no state: an
+ * instance of `spec`, or, if `options` names any, a null pass and a message
+ * in err. */
+MlirPass pbcCPassCreateWithoutOptions(const PbcCPassSpec *spec, const char *options, char *err,
+                                      size_t errLen);
 
 /* Option parsing for passes: `options` is the text inside `{...}`, entries
  * `key=value` separated by spaces. Returns true and copies the value of `key`
