@@ -151,6 +151,14 @@ void pbcAccessSetSubscriptExpr(MlirOperation op, intptr_t r, MlirAffineExpr e) {
   mlirOperationSetInherentAttributeByName(op, str("map"), mlirAffineMapAttrGet(map));
 }
 
+void pbcAccessOffsetSubscript(MlirOperation op, intptr_t r, int64_t delta) {
+  if (delta)
+    pbcAccessSetSubscriptExpr(
+        op, r,
+        mlirAffineAddExprGet(pbcAccessSubscriptExpr(op, r),
+                             mlirAffineConstantExprGet(mlirOperationGetContext(op), delta)));
+}
+
 MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc) {
   MlirContext ctx = mlirLocationGetContext(loc);
   int32_t seg[2] = {0, 0};

@@ -68,10 +68,7 @@ static int byOffset(const void *a, const void *b) {
 static MlirValue shiftedLoad(MlirOperation load, long long delta) {
   MlirOperation clone = mlirOperationClone(load);
   intptr_t last = mlirShapedTypeGetRank(mlirValueGetType(mlirOperationGetOperand(load, 0))) - 1;
-  pbcAccessSetSubscriptExpr(
-      clone, last,
-      mlirAffineAddExprGet(pbcAccessSubscriptExpr(load, last),
-                           mlirAffineConstantExprGet(mlirOperationGetContext(load), delta)));
+  pbcAccessOffsetSubscript(clone, last, delta);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(load), load, clone);
   return mlirOperationGetResult(clone, 0);
 }

@@ -15,6 +15,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcPadGemmPass,
       &pbcTilePass,
       &pbcPackPass,
+      &pbcTransposeCopiesPass,
       &pbcRegisterTilePass,
       &pbcInterleavePass,
       &pbcVectorizePass,

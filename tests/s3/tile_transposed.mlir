@@ -2,12 +2,24 @@
 // Q·Kᵀ: K[h][j][k] along the output column j). B is copied once, before the
 // nest, into a buffer with j last (pbc.copy nests of kind pointwise, freed
 // after it), the access reads the copy at [h, k, j], and the nest is tiled
-// like any GEMM. The copy moves whole 16 x 16 blocks (j outer): 16 vector
-// loads along k, 4 rounds of 16 shuffles, 16 vector stores along j; the
-// strips of partial blocks (@partial) element by element. An input that the
+// like any GEMM. The copy of whole 16 x 16 blocks is a scalar nest with j
+// outer (TILE), which pbc-transpose-copies turns into 16 vector loads along
+// k, 4 rounds of 16 shuffles, 16 vector stores along j; the strips of
+// partial blocks (@partial) stay element by element. An input that the
 // nest also writes, or one read along j at a stride other than 1, is not
 // copied and the nest stays untiled.
-// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432}' | FileCheck %s
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432}' | FileCheck %s --check-prefix=TILE
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-transpose-copies{vector-bits=512}' | FileCheck %s
+// TILE-LABEL: func.func @qkt
+// TILE: %[[KT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64x128xf32>
+// TILE: affine.for %[[H:.*]] = 0 to 4 {
+// TILE-NEXT: affine.for %[[J:.*]] = 0 to 128 {
+// TILE-NEXT: affine.for %[[K:.*]] = 0 to 64 {
+// TILE-NEXT: %[[V:.*]] = affine.load %arg1[%[[H]], %[[J]], %[[K]]] : memref<4x128x64xf32>
+// TILE-NEXT: affine.store %[[V]], %[[KT]][%[[H]], %[[K]], %[[J]]] : memref<4x64x128xf32>
+// TILE: } {pbc.copy, pbc.kind = "pointwise"}
+// TILE-NOT: pbc.copy
+// TILE: pbc.kind = "matmul"
 // CHECK-LABEL: func.func @qkt
 // CHECK: %[[KT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<4x64x128xf32>
 // CHECK: affine.for %[[H:.*]] = 0 to 4 {

@@ -45,6 +45,8 @@ MlirOperation pbcBuildAffineVectorStore(MlirOperation before, MlirValue value, M
  * expression of its map's operands; and that subscript replaced by `e`. */
 MlirAffineExpr pbcAccessSubscriptExpr(MlirOperation op, intptr_t r);
 void pbcAccessSetSubscriptExpr(MlirOperation op, intptr_t r, MlirAffineExpr e);
+/* Subscript r of an affine access plus the constant `delta` (none if 0). */
+void pbcAccessOffsetSubscript(MlirOperation op, intptr_t r, int64_t delta);
 /* memref.alloc of a static `type` (64-byte aligned) and its dealloc, each
  * inserted before `before`. */
 MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc);

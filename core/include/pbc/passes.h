@@ -17,6 +17,7 @@ extern const PbcCPassSpec pbcFuseEpiloguePass;
 extern const PbcCPassSpec pbcPadGemmPass;
 extern const PbcCPassSpec pbcTilePass;
 extern const PbcCPassSpec pbcPackPass;
+extern const PbcCPassSpec pbcTransposeCopiesPass;
 extern const PbcCPassSpec pbcVectorizePass;
 extern const PbcCPassSpec pbcAbsorbFillPass;
 extern const PbcCPassSpec pbcInterleavePass;

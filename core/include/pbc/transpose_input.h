@@ -17,9 +17,17 @@ int pbcTransposableDim(const PbcAccess *acc, MlirOperation root, MlirOperation l
 
 /* Copies acc's memref, before root, into a new buffer with dimension `dim`
  * moved last, and redirects acc to it. The copy is loop nests marked
- * pbc.copy, kind pointwise: whole blocks of vectorBits-wide vectors (at most
- * 16 lanes) transposed in registers, the partial blocks' strips element by
- * element; the buffer is freed after root. */
+ * pbc.copy, kind pointwise: one over the whole blocks of
+ * pbcTransposeLanes(vectorBits) x that many elements, which
+ * pbc-transpose-copies transposes in registers, and the partial blocks'
+ * strips; the buffer is freed after root. */
 void pbcTransposeInput(const PbcAccess *acc, int dim, MlirOperation root, int vectorBits);
+
+/* The side of the square blocks a copy of `elem` is transposed in, in
+ * vectors of vectorBits: a power of two, at most 16 (16 vectors plus the
+ * shuffles' temporaries fit 32 registers; 8 fit 16); 0 for elements
+ * narrower than a byte (vectors of i1 are bit-packed, buffers are not), or
+ * not ints or floats. */
+int pbcTransposeLanes(int vectorBits, MlirType elem);
 
 #endif
