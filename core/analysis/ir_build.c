@@ -159,6 +159,18 @@ void pbcAccessOffsetSubscript(MlirOperation op, intptr_t r, int64_t delta) {
                              mlirAffineConstantExprGet(mlirOperationGetContext(op), delta)));
 }
 
+void pbcAccessPermuteSubscripts(MlirOperation op, const int *perm) {
+  MlirAffineMap map = accessMap(op);
+  intptr_t n = mlirAffineMapGetNumResults(map);
+  MlirAffineExpr *results = malloc((size_t)n * sizeof(MlirAffineExpr));
+  for (intptr_t q = 0; q < n; ++q)
+    results[q] = mlirAffineMapGetResult(map, perm[q]);
+  map = mlirAffineMapGet(mlirOperationGetContext(op), mlirAffineMapGetNumDims(map),
+                         mlirAffineMapGetNumSymbols(map), n, results);
+  free(results);
+  mlirOperationSetInherentAttributeByName(op, str("map"), mlirAffineMapAttrGet(map));
+}
+
 MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc) {
   MlirContext ctx = mlirLocationGetContext(loc);
   int32_t seg[2] = {0, 0};

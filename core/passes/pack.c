@@ -15,7 +15,9 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
 #include "pbc/passes.h"
+#include "pbc/transpose_input.h"
 
 typedef struct {
   unsigned fastSpace;
@@ -130,6 +132,69 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
          lastDimExtentIn(x, site) >= mlirShapedTypeGetDimSize(t, rank - 1);
 }
 
+typedef struct {
+  MlirValue memref;
+  MlirOperation load;
+} CopyLoad;
+
+static MlirWalkResult findCopyLoad(MlirOperation op, void *data) {
+  CopyLoad *c = data;
+  if (pbcOpIsA(op, "affine.load") && mlirValueEqual(mlirOperationGetOperand(op, 0), c->memref)) {
+    c->load = op;
+    return MlirWalkResultInterrupt;
+  }
+  return MlirWalkResultAdvance;
+}
+
+/* The buffer the copy nest at the start of `site` fills from `memref`. */
+static MlirValue copyBuffer(MlirOperation site, MlirValue memref) {
+  CopyLoad c = {memref, {NULL}};
+  for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(site));
+       !mlirOperationIsNull(op) && mlirOperationIsNull(c.load);
+       op = mlirOperationGetNextInBlock(op))
+    if (pbcOpHasAttr(op, "pbc.copy"))
+      mlirOperationWalk(op, findCopyLoad, &c, MlirWalkPreOrder);
+  if (mlirOperationIsNull(c.load))
+    return (MlirValue){NULL};
+  MlirOpOperand use = mlirValueGetFirstUse(mlirOperationGetResult(c.load, 0));
+  MlirOperation store =
+      mlirOpOperandIsNull(use) ? (MlirOperation){NULL} : mlirOpOperandGetOwner(use);
+  return !mlirOperationIsNull(store) && pbcOpIsA(store, "affine.store")
+             ? mlirOperationGetOperand(store, 1)
+             : (MlirValue){NULL};
+}
+
+/* The buffer with dimension `dim` moved last, every access following; false
+ * (nothing changed) unless the buffer is a fresh static allocation used
+ * only by affine accesses and its dealloc. */
+static bool transposeBuffer(MlirValue buf, int dim) {
+  MlirType t = mlirValueGetType(buf);
+  if (mlirValueIsNull(buf) || !mlirValueIsAOpResult(buf) ||
+      !pbcOpIsA(mlirOpResultGetOwner(buf), "memref.alloc") || !mlirShapedTypeHasStaticShape(t) ||
+      !pbcMemrefHasIdentityLayout(t))
+    return false;
+  for (MlirOpOperand u = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    PbcAccess acc;
+    if (!pbcOpIsA(user, "memref.dealloc") &&
+        !(pbcAccessGet(user, &acc) && mlirValueEqual(acc.memref, buf)))
+      return false;
+  }
+  int rank = (int)mlirShapedTypeGetRank(t), perm[PBC_MAX_RANK];
+  pbcDimLastPermutation(rank, dim, perm);
+  int64_t shape[PBC_MAX_RANK];
+  for (int q = 0; q < rank; ++q)
+    shape[q] = mlirShapedTypeGetDimSize(t, perm[q]);
+  mlirValueSetType(buf, mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), rank, shape,
+                                          mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t)));
+  for (MlirOpOperand u = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    if (!pbcOpIsA(mlirOpOperandGetOwner(u), "memref.dealloc"))
+      pbcAccessPermuteSubscripts(mlirOpOperandGetOwner(u), perm);
+  return true;
+}
+
 static void packNest(MlirOperation outerSite, const State *st, int *packed) {
   Accs *a = calloc(1, sizeof(Accs));
   if (!pbcGatherAccesses(outerSite, a->acc, 128, &a->n))
@@ -155,9 +220,17 @@ static void packNest(MlirOperation outerSite, const State *st, int *packed) {
         site = p;
         break;
       }
-    if (!mlirOperationIsNull(site) && !wholeRowCopyIsWaste(x, site, st) &&
-        pbcExtAffineDataCopy(site, x->memref, 0, st->fastSpace, "pbc.copy"))
-      ++*packed;
+    /* An input pbc-tile marked (a GEMM's B read across J) is copied
+     * whatever its rows, into a buffer with the marked dimension last: the
+     * copy transposes (pbc-transpose-copies), the nest reads it along J. */
+    MlirAttribute transposed = mlirOperationGetAttributeByName(x->op, str("pbc.pack_transposed"));
+    bool transpose = !mlirAttributeIsNull(transposed);
+    if (mlirOperationIsNull(site) || (!transpose && wholeRowCopyIsWaste(x, site, st)) ||
+        !pbcExtAffineDataCopy(site, x->memref, 0, st->fastSpace, "pbc.copy"))
+      continue;
+    ++*packed;
+    if (transpose)
+      transposeBuffer(copyBuffer(site, x->memref), (int)mlirIntegerAttrGetValueInt(transposed));
   }
   free(a);
 }
@@ -210,8 +283,8 @@ static MlirWalkResult padBuffers(MlirOperation op, void *data) {
 
 static MlirWalkResult unmark(MlirOperation op, void *data) {
   (void)data;
-  if (pbcOpIsA(op, "affine.for"))
-    mlirOperationRemoveAttributeByName(op, str("pbc.pack_site"));
+  mlirOperationRemoveAttributeByName(op, str("pbc.pack_site"));
+  mlirOperationRemoveAttributeByName(op, str("pbc.pack_transposed"));
   return MlirWalkResultAdvance;
 }
 

@@ -11,10 +11,10 @@
  * Every cache line is read and written whole, once (64x4096x1024 with B as
  * N x K: 16 ms for a scalar transposed copy, 2.5 with B as K x N).
  *
- * Applies where both loops have constant trips that are multiples of the
- * lanes (callers split off partial blocks; pbc-pad-gemm pads a GEMM's N)
- * and unit steps; the nest keeps its loop order (the input's row blocks
- * outermost streams the input from a few pages at a time). Runs after
+ * Applies where both loops have unit steps and constant trips of at least
+ * the lanes; the partial blocks' strips stay element by element. The nest
+ * keeps its loop order (the input's row blocks outermost streams the input
+ * from a few pages at a time). Runs after
  * pbc-pack, before pbc-vectorize, which leaves the blocked nests alone. */
 #include <stdlib.h>
 
@@ -25,7 +25,6 @@
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/passes.h"
-#include "pbc/transpose_input.h"
 
 typedef struct {
   int vectorBits;
@@ -34,6 +33,20 @@ typedef struct {
 enum { kMaxNests = 1024, kMaxLanes = 16 };
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+/* The side of the square blocks a copy of `elem` is transposed in, in
+ * vectors of vectorBits: a power of two, at most 16 (16 vectors plus the
+ * shuffles' temporaries fit 32 registers; 8 fit 16); 0 for elements
+ * narrower than a byte (vectors of i1 are bit-packed, buffers are not), or
+ * not ints or floats. */
+static int transposeLanes(int vectorBits, MlirType elem) {
+  int bits = mlirTypeIsAFloat(elem)     ? (int)mlirFloatTypeGetWidth(elem)
+             : mlirTypeIsAInteger(elem) ? (int)mlirIntegerTypeGetWidth(elem)
+                                        : 0;
+  int lanes = bits >= 8 ? vectorBits / bits : 0;
+  lanes = lanes > kMaxLanes ? kMaxLanes : lanes;
+  return lanes >= 2 && (lanes & (lanes - 1)) == 0 ? lanes : 0;
+}
 
 /* The only op of `loop`'s body besides its terminator, or null. */
 static MlirOperation onlyOp(MlirOperation loop) {
@@ -67,8 +80,42 @@ static MlirOperation shiftedAccess(MlirOperation at, MlirOperation op, const Pbc
   return access;
 }
 
+/* The single-result bound map `name` of an affine.for plus `delta`. */
+static bool shiftBound(MlirOperation loop, const char *name, long long delta) {
+  MlirAffineMap map =
+      mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(loop, str(name)));
+  if (mlirAffineMapGetNumResults(map) != 1)
+    return false;
+  MlirContext ctx = mlirOperationGetContext(loop);
+  MlirAffineExpr e =
+      mlirAffineAddExprGet(mlirAffineMapGetResult(map, 0), mlirAffineConstantExprGet(ctx, delta));
+  map = mlirAffineMapGet(ctx, mlirAffineMapGetNumDims(map), mlirAffineMapGetNumSymbols(map), 1, &e);
+  mlirOperationSetInherentAttributeByName(loop, str(name), mlirAffineMapAttrGet(map));
+  return true;
+}
+
+/* The last `rest` of `loop`'s `trip` iterations (step 1) as a clone of
+ * `nest` (an ancestor of loop, or loop itself) after it, where loop runs
+ * only them; loop itself stops before them. False (nothing changed) if a
+ * bound is a min or max. */
+static bool splitOff(MlirOperation nest, MlirOperation loop, long long trip, long long rest) {
+  if (!shiftBound(loop, "upperBoundMap", 0) || !shiftBound(loop, "lowerBoundMap", 0))
+    return false;
+  MlirOperation clone = mlirOperationClone(nest);
+  mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(nest), nest, clone);
+  shiftBound(loop, "upperBoundMap", -rest);
+  /* The clone's copy of loop: at the same depth below the clone. */
+  MlirOperation cloned = clone;
+  if (!mlirOperationEqual(nest, loop))
+    cloned = onlyOp(clone);
+  shiftBound(cloned, "lowerBoundMap", trip - rest);
+  return true;
+}
+
 /* `inner`'s body (a scalar load and the store of its value) as blocks of
- * lanes x lanes, if it transposes along `outer` and `inner`. */
+ * lanes x lanes, if it transposes along `outer` and `inner`. Iterations
+ * past the last whole block of either loop (the strips of partial blocks)
+ * stay element by element, in clones of the pair after it. */
 static bool blockPair(MlirOperation outer, MlirOperation inner, int vectorBits) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(inner, 0));
   MlirOperation load = mlirBlockGetFirstOperation(body);
@@ -96,13 +143,19 @@ static bool blockPair(MlirOperation outer, MlirOperation inner, int vectorBits) 
       pbcAccessStrideAlong(&sto, alongLoad) != PBC_STRIDE_OTHER)
     return false;
   MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(ld.memref));
-  int lanes = pbcTransposeLanes(vectorBits, elem);
+  int lanes = transposeLanes(vectorBits, elem);
   MlirOperation loops[2] = {outer, inner};
+  long long trip[2];
   for (int l = 0; l < 2; ++l) {
-    long long trip = pbcExtAffineConstantTripCount(loops[l]);
-    if (lanes == 0 || pbcLoopStep(loops[l]) != 1 || trip <= 0 || trip % lanes)
+    trip[l] = pbcExtAffineConstantTripCount(loops[l]);
+    if (lanes == 0 || pbcLoopStep(loops[l]) != 1 || trip[l] < lanes)
       return false;
   }
+  /* The bottom strip (outer's partial block, all of inner), then the right
+   * one (outer's whole blocks, inner's partial block). */
+  if ((trip[0] % lanes && !splitOff(outer, outer, trip[0], trip[0] % lanes)) ||
+      (trip[1] % lanes && !splitOff(outer, inner, trip[1], trip[1] % lanes)))
+    return false;
   MlirContext ctx = mlirOperationGetContext(load);
   MlirType vt = mlirVectorTypeGet(1, (int64_t[]){lanes}, elem);
   MlirValue loadIv = pbcLoopIv(alongLoad), storeIv = pbcLoopIv(alongStore);

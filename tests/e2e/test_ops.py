@@ -388,8 +388,9 @@ def _(ctx):
     assert_close(r, a.astype(np.float64) @ x, k=N)
 
 
-def matmul_transpose_b_case(ctx, dtype=F32, fragments=False, shape=None):
-    """C[i,j] += A[i,k] * B[j,k] (attention's Q.K^T), accumulated in f32."""
+def matmul_transpose_b_case(ctx, dtype=F32, fragments=False, shape=None, gram=False):
+    """C[i,j] += A[i,k] * B[j,k] (attention's Q.K^T), accumulated in f32;
+    with gram, B is A (X.X^T: one input read two ways)."""
     if shape:
         M, N, K = shape
     elif fragments:
@@ -411,10 +412,18 @@ def matmul_transpose_b_case(ctx, dtype=F32, fragments=False, shape=None):
              % (amap(3, ["d0", "d2"]), amap(3, ["d1", "d2"]), amap(3, ["d0", "d1"]),
                 iters(["parallel", "parallel", "reduction"]),
                 T((M, K), e), T((N, K), e), T((M, N)), e, e, ext, x, y, T((M, N))))
-    text = func("mm_tb", [("a", T((M, K), e)), ("b", T((N, K), e))], [("r", T((M, N)))], body)
     a, a32 = ctx.rand((M, K), dtype)
-    b, b32 = ctx.rand((N, K), dtype)
-    (r,) = ctx.run(text, [a, b])
+    if gram:
+        assert M == N
+        body = body.replace("ins(%a, %b :", "ins(%a, %a :")
+        text = func("mm_tb", [("a", T((M, K), e))], [("r", T((M, N)))], body)
+        b, b32, args = a, a32, [a]
+    else:
+        text = func("mm_tb", [("a", T((M, K), e)), ("b", T((N, K), e))], [("r", T((M, N)))],
+                    body)
+        b, b32 = ctx.rand((N, K), dtype)
+        args = [a, b]
+    (r,) = ctx.run(text, args)
     assert_close(r, a32.astype(np.float64) @ b32.T.astype(np.float64), k=K)
 
 
@@ -438,17 +447,25 @@ def _(ctx):
 
 @test("matmul_transpose_b_copy")
 def _(ctx):
-    # Rows past the skinny cut: on the cpu target B is copied transposed,
-    # whole 16 x 16 blocks through registers (vector.shuffle rounds), the
-    # strips of partial blocks element by element
-    # (tests/s3/tile_transposed.mlir); one shape of whole blocks, one with
-    # both strips.
+    # Rows past the skinny cut: on the cpu target B's blocks are packed
+    # transposed (tests/s3/pack_transposed.mlir), whole 16 x 16 blocks
+    # through registers (vector.shuffle rounds), the strips of partial
+    # blocks element by element (tests/s3/transpose_copies.mlir); one shape
+    # of whole blocks, one with both strips.
     rng = ctx.rng
     M = int(rng.integers(40, 100))
     whole = tuple(16 * int(v) for v in rng.integers(1, 6, size=2))
     ragged = tuple(int(v) for v in rng.integers(17, 100, size=2))
     for N, K in (whole, ragged):
         matmul_transpose_b_case(ctx, shape=(M, N, K))
+
+
+@test("matmul_gram")
+def _(ctx):
+    # X.X^T: X is read as A and as B, so the cpu target copies it whole,
+    # transposed, before the nest (tests/s3/tile_transposed.mlir @gram).
+    M = int(ctx.rng.integers(40, 100))
+    matmul_transpose_b_case(ctx, shape=(M, M, int(ctx.rng.integers(17, 100))), gram=True)
 
 
 @test("matmul_transpose_b_f16_fragments")

@@ -4,8 +4,9 @@
 // log2(lanes) rounds of lanes shuffles, lanes vector stores along the copy's
 // rows, both loops stepping by the lanes. Here as pbc-pack leaves a GEMM's
 // B tile read as N x K: inside a tile loop, bounds and subscripts offset by
-// the tile's origin. Not transformed: trips that are not multiples of the
-// lanes, copies that do not transpose, nests not marked pbc.copy, i1.
+// the tile's origin; partial blocks stay element by element (@partial_blocks).
+// Not transformed: fewer iterations than a block, copies that do not
+// transpose, nests not marked pbc.copy, i1.
 // RUN: pbc-opt %s -p 'pbc-transpose-copies{vector-bits=512}' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-transpose-copies{vector-bits=256}' | FileCheck %s --check-prefix=AVX2
 // CHECK-LABEL: func.func @packed
@@ -48,14 +49,42 @@ func.func @packed(%b: memref<64x48xf32>, %out: memref<48x64xf32>) {
   }
   return
 }
-// CHECK-LABEL: func.func @not_whole_blocks
-// CHECK-NOT: vector.shuffle
-// CHECK: return
-func.func @not_whole_blocks(%b: memref<20x16xf32>, %c: memref<16x20xf32>) {
+// 20 x 24: one whole block; the right strip (rows 0-15, columns 16-23),
+// then the bottom strip (rows 16-19, every column) element by element.
+// CHECK-LABEL: func.func @partial_blocks
+// CHECK: affine.for %{{.*}} = 0 to 16 step 16 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 16 step 16 {
+// CHECK-COUNT-16: affine.vector_load
+// CHECK: } {pbc.copy}
+// CHECK-NEXT: affine.for %[[J:.*]] = 0 to 16 {
+// CHECK-NEXT: affine.for %[[K:.*]] = 16 to 24 {
+// CHECK-NEXT: %[[V:.*]] = affine.load %arg0[%[[J]], %[[K]]] : memref<20x24xf32>
+// CHECK-NEXT: affine.store %[[V]], %arg1[%[[K]], %[[J]]] : memref<24x20xf32>
+// CHECK: } {pbc.copy}
+// CHECK-NEXT: affine.for %[[J:.*]] = 16 to 20 {
+// CHECK-NEXT: affine.for %[[K:.*]] = 0 to 24 {
+// CHECK-NEXT: %[[V:.*]] = affine.load %arg0[%[[J]], %[[K]]] : memref<20x24xf32>
+// CHECK-NEXT: affine.store %[[V]], %arg1[%[[K]], %[[J]]] : memref<24x20xf32>
+// CHECK: } {pbc.copy}
+// CHECK-NEXT: return
+func.func @partial_blocks(%b: memref<20x24xf32>, %c: memref<24x20xf32>) {
   affine.for %j = 0 to 20 {
-    affine.for %k = 0 to 16 {
-      %v = affine.load %b[%j, %k] : memref<20x16xf32>
-      affine.store %v, %c[%k, %j] : memref<16x20xf32>
+    affine.for %k = 0 to 24 {
+      %v = affine.load %b[%j, %k] : memref<20x24xf32>
+      affine.store %v, %c[%k, %j] : memref<24x20xf32>
+    }
+  } {pbc.copy}
+  return
+}
+// Fewer rows than a block: left as it is.
+// CHECK-LABEL: func.func @no_whole_block
+// CHECK-NOT: vector
+// CHECK: return
+func.func @no_whole_block(%b: memref<8x32xf32>, %c: memref<32x8xf32>) {
+  affine.for %j = 0 to 8 {
+    affine.for %k = 0 to 32 {
+      %v = affine.load %b[%j, %k] : memref<8x32xf32>
+      affine.store %v, %c[%k, %j] : memref<32x8xf32>
     }
   } {pbc.copy}
   return

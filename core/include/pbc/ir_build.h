@@ -47,6 +47,10 @@ MlirAffineExpr pbcAccessSubscriptExpr(MlirOperation op, intptr_t r);
 void pbcAccessSetSubscriptExpr(MlirOperation op, intptr_t r, MlirAffineExpr e);
 /* Subscript r of an affine access plus the constant `delta` (none if 0). */
 void pbcAccessOffsetSubscript(MlirOperation op, intptr_t r, int64_t delta);
+/* The subscripts of an affine access reordered: subscript q becomes the
+ * old subscript perm[q] (the access then suits a buffer with its dimensions
+ * permuted alike). */
+void pbcAccessPermuteSubscripts(MlirOperation op, const int *perm);
 /* memref.alloc of a static `type` (64-byte aligned) and its dealloc, each
  * inserted before `before`. */
 MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc);

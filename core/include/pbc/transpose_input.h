@@ -16,18 +16,13 @@
 int pbcTransposableDim(const PbcAccess *acc, MlirOperation root, MlirOperation loop);
 
 /* Copies acc's memref, before root, into a new buffer with dimension `dim`
- * moved last, and redirects acc to it. The copy is loop nests marked
- * pbc.copy, kind pointwise: one over the whole blocks of
- * pbcTransposeLanes(vectorBits) x that many elements, which
- * pbc-transpose-copies transposes in registers, and the partial blocks'
- * strips; the buffer is freed after root. */
-void pbcTransposeInput(const PbcAccess *acc, int dim, MlirOperation root, int vectorBits);
+ * moved last, and redirects acc to it. The copy is a scalar loop nest
+ * marked pbc.copy, kind pointwise, with the input's rows outer
+ * (pbc-transpose-copies moves it in blocks through registers); the buffer
+ * is freed after root. */
+void pbcTransposeInput(const PbcAccess *acc, int dim, MlirOperation root);
 
-/* The side of the square blocks a copy of `elem` is transposed in, in
- * vectors of vectorBits: a power of two, at most 16 (16 vectors plus the
- * shuffles' temporaries fit 32 registers; 8 fit 16); 0 for elements
- * narrower than a byte (vectors of i1 are bit-packed, buffers are not), or
- * not ints or floats. */
-int pbcTransposeLanes(int vectorBits, MlirType elem);
+/* perm[p]: the dimension at position p once `dim` moves last. */
+void pbcDimLastPermutation(int rank, int dim, int *perm);
 
 #endif
