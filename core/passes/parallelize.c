@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
@@ -113,9 +114,11 @@ static long long copyElements(MlirOperation nest) {
   MlirBlock body = pbcLoopBody(band[depth - 1]);
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    PbcAccess a;
-    if (pbcAccessGet(op, &a) && a.isWrite)
-      perIteration += a.lanes > 1 ? a.lanes : 1;
+    /* (Not through pbcAccessGet: a panel layout's subscripts aren't linear.) */
+    if (pbcOpIsA(op, "affine.vector_store"))
+      perIteration += mlirShapedTypeGetDimSize(mlirValueGetType(mlirOperationGetOperand(op, 0)), 0);
+    else if (pbcOpIsA(op, "affine.store"))
+      ++perIteration;
   }
   return elements * (perIteration > 0 ? perIteration : 1);
 }
@@ -212,10 +215,45 @@ static MlirWalkResult findSerialCopies(MlirOperation op, void *data) {
   return MlirWalkResultAdvance;
 }
 
+/* A copy nest's outer loop is parallel when nothing it reads may be what
+ * it writes: its iterations write disjoint elements (pbcOpIsInCopyNest).
+ * MLIR's dependence test can't always see that through the subscripts of
+ * a panel layout (floordiv and mod of a transposed block's row: 128x768x768
+ * with B as N x K copied B on one core, 0.94 -> 1.6x oneDNN's time). */
+typedef struct {
+  MlirValue reads[64], writes[64];
+  int nReads, nWrites;
+  bool complete;
+} CopyMemrefs;
+
+static MlirWalkResult gatherCopyMemrefs(MlirOperation op, void *data) {
+  CopyMemrefs *c = data;
+  bool load = pbcOpIsA(op, "affine.load") || pbcOpIsA(op, "affine.vector_load");
+  bool store = pbcOpIsA(op, "affine.store") || pbcOpIsA(op, "affine.vector_store");
+  if (load && c->nReads < 64)
+    c->reads[c->nReads++] = mlirOperationGetOperand(op, 0);
+  else if (store && c->nWrites < 64)
+    c->writes[c->nWrites++] = mlirOperationGetOperand(op, 1);
+  else if (load || store || pbcOpIsA(op, "func.call"))
+    c->complete = false;
+  return MlirWalkResultAdvance;
+}
+
+static bool copyIsParallel(MlirOperation nest) {
+  CopyMemrefs *c = calloc(1, sizeof(CopyMemrefs));
+  c->complete = true;
+  mlirOperationWalk(nest, gatherCopyMemrefs, c, MlirWalkPreOrder);
+  bool parallel = c->complete;
+  for (int w = 0; parallel && w < c->nWrites; ++w)
+    for (int r = 0; parallel && r < c->nReads; ++r)
+      parallel = !pbcMemrefsMayAlias(c->writes[w], c->reads[r]);
+  free(c);
+  return parallel || pbcExtAffineIsLoopParallel(nest);
+}
+
 static void parallelizeCopy(MlirOperation nest, const State *st) {
   long long outerTrip = pbcExtAffineConstantTripCount(nest);
-  if (copyElements(nest) < kMinCopyElements || outerTrip < st->minTrip ||
-      !pbcExtAffineIsLoopParallel(nest))
+  if (copyElements(nest) < kMinCopyElements || outerTrip < st->minTrip || !copyIsParallel(nest))
     return;
   MlirOperation par = pbcExtAffineParallelize(nest);
   if (!mlirOperationIsNull(par))

@@ -95,7 +95,10 @@ bool pbcLoopBoundForm(MlirOperation forOp, bool upper, PbcLinearForm *f);
 /* True if op is `ancestor` or nested inside it. */
 bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor);
 /* True if op is inside a loop marked pbc.copy (a copy nest that
- * pbc-pack, pbc-interleave or a transposed-input copy made). */
+ * pbc-pack, pbc-interleave or a transposed-input copy made). A copy nest's
+ * iterations each write elements of its buffer no other iteration writes
+ * (its loops walk the buffer's index space, or blocks of it), a contract
+ * every pass that makes or rewrites one keeps. */
 bool pbcOpIsInCopyNest(MlirOperation op);
 /* The outermost pbc.copy loop around `op`, or null. */
 MlirOperation pbcCopyNestOf(MlirOperation op);
