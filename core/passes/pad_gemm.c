@@ -1,4 +1,4 @@
-/* pbc-pad-gemm{vector-bits}: partial tiles of a GEMM by padding (PolyBlocks
+/* pbc-pad-gemm{vector-bits,l3-bytes}: partial tiles of a GEMM by padding (PolyBlocks
  * §4.3: "partial tiles handled"). pbc-tile only takes register tiles that
  * divide the loops (MR rows by NV vectors), so N not a multiple of the
  * vector lanes left a GEMM untiled and scalar (997^3 ran at 0.017x oneDNN),
@@ -26,6 +26,7 @@
 
 typedef struct {
   int vectorBits;
+  long long l3; /* which skinny GEMMs pbc-tile reads as dot products */
 } State;
 
 enum { kMaxAccesses = 16, kMaxOperands = 3 };
@@ -282,17 +283,18 @@ static void padGemm(MlirOperation root, const State *st) {
     return;
   long long padded[3] = {g.trip[0], g.trip[1], g.trip[2]};
   long long m = g.trip[g.iPos], n = g.trip[g.jPos];
+  long long k = g.trip[3 - g.iPos - g.jPos];
   if (readsBAlongK(&g) &&
-      pbcSkinnyDotRowTile(m, g.trip[3 - g.iPos - g.jPos], st->vectorBits, bits, 0))
+      pbcSkinnyDotRowTile(m, k, n * k * (bits / 8), st->vectorBits, bits, 0, st->l3))
     return; /* dot products along K: J needs no whole vectors */
-  if (n % lanes && pbcSkinnyRowTile(m, false, false) && n > lanes) {
+  if (n % lanes && pbcSkinnyRowTile(m, 0, false) && n > lanes) {
     padPartialColumns(root, &g, lanes, bits);
     return;
   }
   if (n % lanes)
     padded[g.jPos] = roundUp(n, lanes);
   /* register tiles 4 to 16 rows high, or one over all rows if skinny */
-  if (!pbcSkinnyRowTile(m, false, false) && !pbcHasDivisorIn(m, 4, 16))
+  if (!pbcSkinnyRowTile(m, 0, false) && !pbcHasDivisorIn(m, 4, 16))
     padded[g.iPos] = roundUp(m, 8);
   if (padded[g.iPos] == m && padded[g.jPos] == n)
     return;
@@ -370,9 +372,10 @@ const PbcCPassSpec pbcPadGemmPass = {
     sizeof(State),  createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"vector-bits", NULL};
+  static const char *const known[] = {"vector-bits", "l3-bytes", NULL};
   if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
     return (MlirPass){NULL};
-  State st = {(int)pbcPassOptionInt(options, "vector-bits", 256)};
+  State st = {(int)pbcPassOptionInt(options, "vector-bits", 256),
+              pbcPassOptionInt(options, "l3-bytes", 8 << 20)};
   return pbcCPassCreate(&pbcPadGemmPass, &st);
 }

@@ -213,9 +213,10 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
         (n->I < 0 || pbcAccessStrideAlong(&n->transpose[t], n->band[n->I]) != PBC_STRIDE_INVARIANT))
       return false;
   /* A skinny GEMM reading B along K vectorizes K, not J (tileSkinnyGemm). */
-  return n->lanes > 1 ||
-         (n->gemm && n->nTranspose &&
-          pbcSkinnyDotRowTile(n->trip[n->I], n->trip[n->n - 1], st->vectorBits, bits, 0));
+  return n->lanes > 1 || (n->gemm && n->nTranspose &&
+                          pbcSkinnyDotRowTile(n->trip[n->I], n->trip[n->n - 1],
+                                              n->trip[n->J] * n->trip[n->n - 1] * (bits / 8),
+                                              st->vectorBits, bits, 0, st->l3));
 }
 
 /* The register tile's cost model: FMAs per load of an m x v tile. Each step
@@ -568,8 +569,10 @@ static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
   /* B read along K (a linear layer's N x K weight): dot products, each
    * J row of the tile one vector accumulator per row of I along K. */
   bool dot = n->nTranspose > 0;
-  int mr = dot ? pbcSkinnyDotRowTile(M, n->trip[n->n - 1], st->vectorBits, n->elemBytes * 8, st->l1)
-               : pbcSkinnyRowTile(M, false, false);
+  long long bBytes = n->trip[n->J] * n->trip[n->n - 1] * n->elemBytes;
+  int mr = dot ? pbcSkinnyDotRowTile(M, n->trip[n->n - 1], bBytes, st->vectorBits, n->elemBytes * 8,
+                                     st->l1, st->l3)
+               : pbcSkinnyRowTile(M, 0, false);
   if (mr == 0)
     return false;
   if (dot && (n->nTranspose > 1 ||
@@ -578,7 +581,6 @@ static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
   long long unit = dot ? 1 : n->lanes; /* J iterations per unit of the tile */
   if (n->trip[n->J] % unit)
     return false;
-  long long bBytes = n->reduction * n->trip[n->J] * n->elemBytes;
   int nv = skinnyTileVectors(n->trip[n->J] / unit, mr, bBytes, dot, st);
   if (nv == 0)
     return false;

@@ -445,6 +445,15 @@ def _(ctx):
         matmul_transpose_b_case(ctx, shape=(M, N, K))
 
 
+@test("matmul_transpose_b_skinny_large_b")
+def _(ctx):
+    # 33-64 rows with a weight larger than a quarter of L3 (8 MiB on this
+    # machine's 32 MiB): dot products too, in tiles of 2 to 8 rows.
+    rng = ctx.rng
+    M = int(rng.choice([40, 48, 56, 64]))
+    matmul_transpose_b_case(ctx, shape=(M, 2112 + int(rng.integers(0, 16)), 1024))
+
+
 @test("matmul_transpose_b_copy")
 def _(ctx):
     # Rows past the skinny cut: on the cpu target B's blocks are packed

@@ -8,7 +8,10 @@
 // counts rows of B (6 rows x 3 of A: 18 accumulators, 3 + 6 loaded
 // vectors), J not vectorized (pbc-vectorize-reductions vectorizes K); the
 // one row left runs as a second nest.
-// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=33554432}' | FileCheck %s
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=33554432}' | FileCheck %s --check-prefixes=CHECK,L3
+// With an L3 of 32 KiB, @dot_rows64's B (16 KiB) is larger than a quarter of
+// it: 64 rows are read as dot products too, in tiles of 8 rows (A fits L1).
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=32768}' | FileCheck %s --check-prefix=SMALLL3
 // CHECK-LABEL: func.func @rows
 // CHECK-NOT: memref.alloc
 // CHECK: %[[C96:.*]] = arith.constant 96 : index
@@ -103,6 +106,28 @@ func.func @dot_rows16_a_past_l1(%a: memref<16x1024xf32>, %b: memref<8x1024xf32>,
         %m = arith.mulf %x, %y : f32
         %s = arith.addf %z, %m : f32
         affine.store %s, %c[%i, %j] : memref<16x8xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+// L3-LABEL: func.func @dot_rows64
+// L3: pbc.pack_transposed
+// L3: pbc.pack_site
+// SMALLL3-LABEL: func.func @dot_rows64
+// SMALLL3-NOT: pbc.pack
+// SMALLL3: } {pbc.kind = "matmul", pbc.register_tile = 8 : i64}
+// SMALLL3-NOT: pbc.pack
+func.func @dot_rows64(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<64x64xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.for %k = 0 to 64 {
+        %x = affine.load %a[%i, %k] : memref<64x64xf32>
+        %y = affine.load %b[%j, %k] : memref<64x64xf32>
+        %z = affine.load %c[%i, %j] : memref<64x64xf32>
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %m : f32
+        affine.store %s, %c[%i, %j] : memref<64x64xf32>
       }
     }
   } {pbc.kind = "matmul"}
