@@ -254,3 +254,12 @@ MlirPass pbcCPassCreateWithoutOptions(const PbcCPassSpec *spec, const char *opti
     return (MlirPass){NULL};
   return pbcCPassCreate(spec, NULL);
 }
+
+MlirPass pbcCPassCreateWithVectorBits(const PbcCPassSpec *spec, const char *options, char *err,
+                                      size_t errLen) {
+  static const char *const known[] = {"vector-bits", NULL};
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+    return (MlirPass){NULL};
+  int vectorBits = (int)pbcPassOptionInt(options, "vector-bits", 256);
+  return pbcCPassCreate(spec, &vectorBits);
+}

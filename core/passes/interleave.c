@@ -317,9 +317,5 @@ const PbcCPassSpec pbcInterleavePass = {
     sizeof(State),    createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"vector-bits", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
-    return (MlirPass){NULL};
-  State st = {(int)pbcPassOptionInt(options, "vector-bits", 256)};
-  return pbcCPassCreate(&pbcInterleavePass, &st);
+  return pbcCPassCreateWithVectorBits(&pbcInterleavePass, options, err, errLen);
 }

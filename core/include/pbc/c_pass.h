@@ -41,6 +41,10 @@ MlirPass pbcCPassCreate(const PbcCPassSpec *spec, const void *initialState);
  * in err. */
 MlirPass pbcCPassCreateWithoutOptions(const PbcCPassSpec *spec, const char *options, char *err,
                                       size_t errLen);
+/* The creator of a pass whose one option is `vector-bits` (default 256) and
+ * whose state is that width alone (a struct { int vectorBits; }). */
+MlirPass pbcCPassCreateWithVectorBits(const PbcCPassSpec *spec, const char *options, char *err,
+                                      size_t errLen);
 
 /* Option parsing for passes: `options` is the text inside `{...}`, entries
  * `key=value` separated by spaces. Returns true and copies the value of `key`
