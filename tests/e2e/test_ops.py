@@ -388,7 +388,8 @@ def _(ctx):
     assert_close(r, a.astype(np.float64) @ x, k=N)
 
 
-def matmul_transpose_b_case(ctx, dtype=F32, fragments=False, shape=None, gram=False):
+def matmul_transpose_b_case(ctx, dtype=F32, fragments=False, shape=None, gram=False,
+                            extra_args=()):
     """C[i,j] += A[i,k] * B[j,k] (attention's Q.K^T), accumulated in f32;
     with gram, B is A (X.X^T: one input read two ways)."""
     if shape:
@@ -423,7 +424,7 @@ def matmul_transpose_b_case(ctx, dtype=F32, fragments=False, shape=None, gram=Fa
                     body)
         b, b32 = ctx.rand((N, K), dtype)
         args = [a, b]
-    (r,) = ctx.run(text, args)
+    (r,) = ctx.run(text, args, extra_args=extra_args)
     assert_close(r, a32.astype(np.float64) @ b32.T.astype(np.float64), k=K)
 
 
@@ -467,6 +468,17 @@ def _(ctx):
     ragged = tuple(int(v) for v in rng.integers(17, 100, size=2))
     for N, K in (whole, ragged):
         matmul_transpose_b_case(ctx, shape=(M, N, K))
+
+
+@test("matmul_transpose_b_ablations")
+def _(ctx):
+    # B marked to be packed transposed, then no packing (B read along K by
+    # dot products) or no vectorization (the transposing pack copy stays
+    # scalar): still C = A.B^T.
+    M = int(ctx.rng.integers(40, 100))
+    N, K = (int(v) for v in ctx.rng.integers(17, 100, size=2))
+    for flag in ("--disable=fast-buffers", "--disable=vectorization"):
+        matmul_transpose_b_case(ctx, shape=(M, N, K), extra_args=[flag])
 
 
 @test("matmul_gram")
