@@ -14,8 +14,8 @@
  * Applies where both loops have unit steps and constant trips of at least
  * the lanes; the partial blocks' strips stay element by element. The nest
  * keeps its loop order (the input's row blocks outermost streams the input
- * from a few pages at a time). Runs after
- * pbc-pack, before pbc-vectorize, which leaves the blocked nests alone. */
+ * from a few pages at a time). Runs after pbc-pack, before pbc-vectorize,
+ * which leaves the blocked nests alone. */
 #include <stdlib.h>
 
 #include "mlir-c/BuiltinAttributes.h"
@@ -30,7 +30,7 @@ typedef struct {
   int vectorBits;
 } State;
 
-enum { kMaxNests = 1024, kMaxLanes = 16 };
+enum { kMaxNests = 1024, kMaxLanes = 16, kMaxOperands = 2 + PBC_MAX_TERMS };
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
@@ -63,10 +63,8 @@ static MlirOperation onlyOp(MlirOperation loop) {
 static MlirOperation shiftedAccess(MlirOperation at, MlirOperation op, const PbcAccess *a,
                                    MlirValue iv, int shift, const char *name, MlirValue value,
                                    MlirType result) {
-  MlirValue operands[2 * PBC_MAX_TERMS + 2];
+  MlirValue operands[kMaxOperands];
   intptr_t n = mlirOperationGetNumOperands(op);
-  if (n > 2 * PBC_MAX_TERMS + 2)
-    n = 2 * PBC_MAX_TERMS + 2;
   for (intptr_t k = 0; k < n; ++k)
     operands[k] = mlirOperationGetOperand(op, k);
   if (!mlirValueIsNull(value))
@@ -124,7 +122,9 @@ static bool blockPair(MlirOperation outer, MlirOperation inner, int vectorBits) 
   if (!pbcOpIsA(load, "affine.load") || !pbcOpIsA(store, "affine.store") ||
       !pbcOpIsA(mlirOperationGetNextInBlock(store), "affine.yield") || !pbcAccessGet(load, &ld) ||
       !pbcAccessGet(store, &sto) ||
-      !mlirValueEqual(mlirOperationGetOperand(store, 0), mlirOperationGetResult(load, 0)))
+      !mlirValueEqual(mlirOperationGetOperand(store, 0), mlirOperationGetResult(load, 0)) ||
+      mlirOperationGetNumOperands(store) > kMaxOperands ||
+      mlirOperationGetNumOperands(load) > kMaxOperands)
     return false;
   /* The loop the reads walk contiguously, and the one the writes do. */
   MlirOperation alongLoad, alongStore;
