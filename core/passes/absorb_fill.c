@@ -313,12 +313,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcAbsorbFillPass = {
-    "pbc-absorb-fill", "func.func", "Accumulator inits read a fill's constant directly", run, 0,
-    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcAbsorbFillPass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(pbcAbsorbFillPass, "pbc-absorb-fill", "func.func",
+                           "Accumulator inits read a fill's constant directly", run);

@@ -386,17 +386,7 @@ static bool runClassifyNests(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcClassifyNestsPass = {
-    "pbc-classify-nests",
-    "func.func",
-    "Tag each root affine loop nest with pbc.kind",
-    runClassifyNests,
-    0,
-    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcClassifyNestsPass, options, err,
-                                      errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(pbcClassifyNestsPass, "pbc-classify-nests",
+                           "func.func",
+                           "Tag each root affine loop nest with pbc.kind",
+                           runClassifyNests);

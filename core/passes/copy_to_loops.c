@@ -49,12 +49,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcCopyToLoopsPass = {
-    "pbc-copy-to-loops", "func.func", "memref.copy of static shapes -> affine loop nest", run, 0,
-    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcCopyToLoopsPass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(pbcCopyToLoopsPass, "pbc-copy-to-loops", "func.func",
+                           "memref.copy of static shapes -> affine loop nest", run);

@@ -64,16 +64,6 @@ static bool run(MlirOperation module, void *state) {
   return mlirLogicalResultIsSuccess(r);
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcDecomposeAggregatesPass = {
-    "pbc-decompose-aggregates",
-    "builtin.module",
-    "Decompose linalg.softmax into loop-lowerable linalg ops; fhwc convolutions to hwcf",
-    run,
-    0,
-    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcDecomposeAggregatesPass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(
+    pbcDecomposeAggregatesPass, "pbc-decompose-aggregates", "builtin.module",
+    "Decompose linalg.softmax into loop-lowerable linalg ops; fhwc convolutions to hwcf", run);

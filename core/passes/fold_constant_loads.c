@@ -95,16 +95,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcFoldConstantLoadsPass = {
-    "pbc-fold-constant-loads",
-    "func.func",
-    "Fold reads of compile-time constants at constant subscripts",
-    run,
-    0,
-    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcFoldConstantLoadsPass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(pbcFoldConstantLoadsPass, "pbc-fold-constant-loads", "func.func",
+                           "Fold reads of compile-time constants at constant subscripts", run);

@@ -22,11 +22,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcFpContractPass = {
-    "pbc-fp-contract", "func.func", "Allow fused multiply-add contraction", run, 0, createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcFpContractPass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(pbcFpContractPass, "pbc-fp-contract", "func.func",
+                           "Allow fused multiply-add contraction", run);

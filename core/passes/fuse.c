@@ -216,11 +216,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcFusePass = {
-    "pbc-fuse", "func.func", "Producer-consumer fusion of same-shape nests", run, 0, createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcFusePass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(pbcFusePass, "pbc-fuse", "func.func",
+                           "Producer-consumer fusion of same-shape nests", run);

@@ -487,12 +487,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcFuseEpiloguePass = {
-    "pbc-fuse-epilogue", "func.func", "Elementwise consumers into tiled matmul-kind nests", run, 0,
-    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcFuseEpiloguePass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(pbcFuseEpiloguePass, "pbc-fuse-epilogue", "func.func",
+                           "Elementwise consumers into tiled matmul-kind nests", run);

@@ -310,12 +310,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcInterleavePass = {
-    "pbc-interleave", "func.func", "Vectorize a small innermost dimension with its neighbour", run,
-    sizeof(State),    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithVectorBits(&pbcInterleavePass, options, err, errLen);
-}
+PBC_C_PASS_WITH_VECTOR_BITS(pbcInterleavePass, "pbc-interleave", "func.func",
+                            "Vectorize a small innermost dimension with its neighbour", run);

@@ -201,17 +201,7 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcOverlappingLoadsPass = {
-    "pbc-overlapping-loads",
-    "func.func",
-    "Read a row's overlapping vector taps as whole vectors "
-    "and shuffles",
-    run,
-    0,
-    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcOverlappingLoadsPass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(pbcOverlappingLoadsPass, "pbc-overlapping-loads", "func.func",
+                           "Read a row's overlapping vector taps as whole vectors "
+                           "and shuffles",
+                           run);

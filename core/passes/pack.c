@@ -164,15 +164,9 @@ static MlirValue copyBuffer(MlirOperation site, MlirValue memref) {
              : (MlirValue){NULL};
 }
 
-/* The buffer with dimension `dim` moved last, every access following; false
- * (nothing changed) unless the buffer is a fresh static allocation used
- * only by affine accesses and its dealloc. */
-static bool transposeBuffer(MlirValue buf, int dim) {
-  MlirType t = mlirValueGetType(buf);
-  if (mlirValueIsNull(buf) || !mlirValueIsAOpResult(buf) ||
-      !pbcOpIsA(mlirOpResultGetOwner(buf), "memref.alloc") || !mlirShapedTypeHasStaticShape(t) ||
-      !pbcMemrefHasIdentityLayout(t))
-    return false;
+/* True if every use of `buf` is an affine access of it (linear subscripts)
+ * or its dealloc: rewriting those rewrites every use. */
+static bool onlyAffineUses(MlirValue buf) {
   for (MlirOpOperand u = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(u);
        u = mlirOpOperandGetNextUse(u)) {
     MlirOperation user = mlirOpOperandGetOwner(u);
@@ -181,6 +175,18 @@ static bool transposeBuffer(MlirValue buf, int dim) {
         !(pbcAccessGet(user, &acc) && mlirValueEqual(acc.memref, buf)))
       return false;
   }
+  return true;
+}
+
+/* The buffer with dimension `dim` moved last, every access following; false
+ * (nothing changed) unless the buffer is a fresh static allocation used
+ * only by affine accesses and its dealloc. */
+static bool transposeBuffer(MlirValue buf, int dim) {
+  MlirType t = mlirValueGetType(buf);
+  if (mlirValueIsNull(buf) || !mlirValueIsAOpResult(buf) ||
+      !pbcOpIsA(mlirOpResultGetOwner(buf), "memref.alloc") || !mlirShapedTypeHasStaticShape(t) ||
+      !pbcMemrefHasIdentityLayout(t) || !onlyAffineUses(buf))
+    return false;
   int rank = (int)mlirShapedTypeGetRank(t), perm[PBC_MAX_RANK];
   pbcDimLastPermutation(rank, dim, perm);
   int64_t shape[PBC_MAX_RANK];
@@ -266,16 +272,11 @@ static MlirWalkResult padBuffers(MlirOperation op, void *data) {
     MlirValue buf = mlirOperationGetResult(op, 0);
     /* Only the buffers pbc-pack made (filled by a pbc.copy nest), and only
      * if every use is an affine access or the dealloc. */
-    bool ours = true, filledByCopy = false;
+    bool filledByCopy = false;
     for (MlirOpOperand u = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(u);
-         u = mlirOpOperandGetNextUse(u)) {
-      MlirOperation user = mlirOpOperandGetOwner(u);
-      PbcAccess acc;
-      if (!pbcOpIsA(user, "memref.dealloc") && !pbcAccessGet(user, &acc))
-        ours = false;
-      filledByCopy |= pbcOpIsInCopyNest(user);
-    }
-    if (ours && filledByCopy && st->padBuffers)
+         u = mlirOpOperandGetNextUse(u))
+      filledByCopy |= pbcOpIsInCopyNest(mlirOpOperandGetOwner(u));
+    if (filledByCopy && onlyAffineUses(buf) && st->padBuffers)
       padRows(op, st->lineBytes);
   }
   return MlirWalkResultAdvance;

@@ -147,15 +147,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcPromoteAccumulatorsPass = {"pbc-promote-accumulators",
-                                                 "func.func",
-                                                 "Loop-invariant load/store pairs -> iter_args",
-                                                 run,
-                                                 0,
-                                                 createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcPromoteAccumulatorsPass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(pbcPromoteAccumulatorsPass, "pbc-promote-accumulators", "func.func",
+                           "Loop-invariant load/store pairs -> iter_args", run);

@@ -77,12 +77,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcRegisterTilePass = {
-    "pbc-register-tile", "func.func", "Split the register tiles pbc-tile chose", run, 0,
-    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcRegisterTilePass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(pbcRegisterTilePass, "pbc-register-tile", "func.func",
+                           "Split the register tiles pbc-tile chose", run);

@@ -13,15 +13,5 @@ static bool run(MlirOperation op, void *state) {
   return false;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcTestCrashPass = {"pbc-test-crash",
-                                       "builtin.module",
-                                       "Testing only: crash with SIGSEGV",
-                                       run,
-                                       0,
-                                       createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcTestCrashPass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(pbcTestCrashPass, "pbc-test-crash", "builtin.module",
+                           "Testing only: crash with SIGSEGV", run);

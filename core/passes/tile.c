@@ -50,6 +50,7 @@ typedef struct {
   /* Inputs read across J, to be packed or copied transposed. */
   PbcAccess transpose[4];
   int transposeDim[4], nTranspose;
+  bool transposeShared[4]; /* the nest reads that memref through another access too */
 } Nest;
 
 static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
@@ -183,12 +184,16 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
   for (int i = 0; i < a.n; ++i) {
     if (pbcAccessStrideAlong(&a.acc[i], n->band[n->J]) == PBC_STRIDE_OTHER) {
       int dim = pbcTransposableDim(&a.acc[i], *root, n->band[n->J]);
-      bool written = false;
+      bool written = false, shared = false;
       for (int w = 0; w < a.n; ++w)
-        written |= a.acc[w].isWrite && pbcMemrefsMayAlias(a.acc[w].memref, a.acc[i].memref);
+        if (w != i && pbcMemrefsMayAlias(a.acc[w].memref, a.acc[i].memref)) {
+          written |= a.acc[w].isWrite;
+          shared = true;
+        }
       if (dim < 0 || written || n->nTranspose == 4)
         return false;
       n->transpose[n->nTranspose] = a.acc[i];
+      n->transposeShared[n->nTranspose] = shared;
       n->transposeDim[n->nTranspose++] = dim;
     }
     int b = pbcElementBits(mlirValueGetType(a.acc[i].memref));
@@ -392,17 +397,8 @@ enum { kSkinnyVectors = 8 };
  * one pass over B instead of two (pbc/oneDNN time, paired: 64x4096x1024
  * 0.65 -> 0.42, as fast as with B as K x N; 512x3072x768 1.00 -> 0.93;
  * 128x768x768 0.93 -> 0.87). Only where the nest reads that memref through
- * this one access: a packed buffer serves every access of its memref. */
-static bool onlyAccessOf(MlirOperation root, const PbcAccess *acc) {
-  Accs *a = malloc(sizeof(Accs));
-  bool only = pbcGatherAccesses(root, a->acc, 64, &a->n);
-  for (int i = 0; only && i < a->n; ++i)
-    only = mlirOperationEqual(a->acc[i].op, acc->op) ||
-           !pbcMemrefsMayAlias(a->acc[i].memref, acc->memref);
-  free(a);
-  return only;
-}
-
+ * this one access (not transposeShared): a packed buffer serves every
+ * access of its memref. */
 static void markPackTransposed(const PbcAccess *acc, int dim) {
   MlirContext ctx = mlirOperationGetContext(acc->op);
   mlirOperationSetAttributeByName(acc->op, str("pbc.pack_transposed"),
@@ -424,7 +420,7 @@ static void tileNest(MlirOperation root, const State *st) {
   /* Before a split, so both parts read the one copy (or are marked alike). */
   bool packTransposed[4];
   for (int t = 0; t < n.nTranspose; ++t) {
-    packTransposed[t] = n.gemm && onlyAccessOf(root, &n.transpose[t]);
+    packTransposed[t] = n.gemm && !n.transposeShared[t];
     if (packTransposed[t])
       markPackTransposed(&n.transpose[t], n.transposeDim[t]);
     else

@@ -226,16 +226,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcTransposeCopiesPass = {
-    "pbc-transpose-copies",
-    "func.func",
-    "Transposing copy nests as register-blocked transposes",
-    run,
-    sizeof(State),
-    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithVectorBits(&pbcTransposeCopiesPass, options, err, errLen);
-}
+PBC_C_PASS_WITH_VECTOR_BITS(pbcTransposeCopiesPass, "pbc-transpose-copies", "func.func",
+                            "Transposing copy nests as register-blocked transposes", run);

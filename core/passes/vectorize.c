@@ -362,12 +362,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcVectorizePass = {
-    "pbc-vectorize", "func.func", "Contiguity-driven loop vectorization", run,
-    sizeof(State),   createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithVectorBits(&pbcVectorizePass, options, err, errLen);
-}
+PBC_C_PASS_WITH_VECTOR_BITS(pbcVectorizePass, "pbc-vectorize", "func.func",
+                            "Contiguity-driven loop vectorization", run);

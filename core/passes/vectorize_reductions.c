@@ -140,16 +140,5 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcVectorizeReductionsPass = {
-    "pbc-vectorize-reductions",
-    "func.func",
-    "Vector accumulators for innermost reduction loops",
-    run,
-    sizeof(State),
-    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithVectorBits(&pbcVectorizeReductionsPass, options, err, errLen);
-}
+PBC_C_PASS_WITH_VECTOR_BITS(pbcVectorizeReductionsPass, "pbc-vectorize-reductions", "func.func",
+                            "Vector accumulators for innermost reduction loops", run);

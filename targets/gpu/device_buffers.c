@@ -155,16 +155,6 @@ static bool run(MlirOperation func, void *state) {
   return true;
 }
 
-static MlirPass createPass(const char *options, char *err, size_t errLen);
-
-const PbcCPassSpec pbcGpuDeviceBuffersPass = {
-    "pbc-gpu-device-buffers",
-    "func.func",
-    "Entry-point buffers mirrored in device memory; allocations become gpu.alloc",
-    run,
-    0,
-    createPass};
-
-static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  return pbcCPassCreateWithoutOptions(&pbcGpuDeviceBuffersPass, options, err, errLen);
-}
+PBC_C_PASS_WITHOUT_OPTIONS(
+    pbcGpuDeviceBuffersPass, "pbc-gpu-device-buffers", "func.func",
+    "Entry-point buffers mirrored in device memory; allocations become gpu.alloc", run);

@@ -46,6 +46,21 @@ MlirPass pbcCPassCreateWithoutOptions(const PbcCPassSpec *spec, const char *opti
 MlirPass pbcCPassCreateWithVectorBits(const PbcCPassSpec *spec, const char *options, char *err,
                                       size_t errLen);
 
+/* Defines the spec `spec` (declared extern in a header first) of a pass
+ * created by one of the two creators above, with a creator of its own that
+ * calls it: PBC_C_PASS_WITHOUT_OPTIONS(pbcFusePass, "pbc-fuse", "func.func",
+ * "summary", run); */
+#define PBC_C_PASS_WITH_CREATOR(spec, name, anchor, summary, run, stateSize, creator)              \
+  static MlirPass spec##Create(const char *options, char *err, size_t errLen) {                    \
+    return creator(&spec, options, err, errLen);                                                   \
+  }                                                                                                \
+  const PbcCPassSpec spec = {name, anchor, summary, run, stateSize, spec##Create}
+#define PBC_C_PASS_WITHOUT_OPTIONS(spec, name, anchor, summary, run)                               \
+  PBC_C_PASS_WITH_CREATOR(spec, name, anchor, summary, run, 0, pbcCPassCreateWithoutOptions)
+#define PBC_C_PASS_WITH_VECTOR_BITS(spec, name, anchor, summary, run)                              \
+  PBC_C_PASS_WITH_CREATOR(spec, name, anchor, summary, run, sizeof(int),                           \
+                          pbcCPassCreateWithVectorBits)
+
 /* Option parsing for passes: `options` is the text inside `{...}`, entries
  * `key=value` separated by spaces. Returns true and copies the value of `key`
  * into out (NUL-terminated) if present. */
