@@ -11,6 +11,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcCopyToLoopsPass,
       &pbcFusePass,
       &pbcFuseSlicesPass,
+      &pbcFuseRowsPass,
       &pbcFuseEpiloguePass,
       &pbcPadGemmPass,
       &pbcTilePass,
