@@ -1161,6 +1161,26 @@ def _(ctx):
     assert_close(r, ex / ex.sum(axis=dim, keepdims=True), atol=1e-6)
 
 
+@test("softmax_fused_rows")
+def _(ctx):
+    """Softmax over the last dimension of rows long and many enough that
+    pbc-fuse-rows makes its six nests one parallel loop over B x R rows
+    (depth 2), each row's max, exponentials, sum and division inside."""
+    B = int(ctx.rng.integers(1, 4))
+    R = int(ctx.rng.integers(40, 101))
+    C = int(ctx.rng.integers(3000, 5001))
+    shape = (B, R, C)
+    body = "  %%o = tensor.empty() : %s\n" % T(shape)
+    body += ("  %%r = linalg.softmax dimension(2) ins(%%a : %s) outs(%%o : %s) -> %s\n"
+             % (T(shape), T(shape), T(shape)))
+    text = func("sm", [("a", T(shape))], [("r", T(shape))], body)
+    a, _ = ctx.rand(shape, lo=0.1, hi=4.0)
+    (r,) = ctx.run(text, [a])
+    a64 = a.astype(np.float64)
+    ex = np.exp(a64 - a64.max(axis=2, keepdims=True))
+    assert_close(r, ex / ex.sum(axis=2, keepdims=True), atol=1e-7)
+
+
 @test("logsumexp_two_reductions")
 def _(ctx):
     """A row maximum, then the sum of exp(x - max) over the row: the second
