@@ -33,6 +33,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcPrefetchPass,
       &pbcApproximateMathPass,
       &pbcFpContractPass,
+      &pbcHoistReciprocalsPass,
       &pbcTestCrashPass,
       &pbcVerifyStagePass,
   };

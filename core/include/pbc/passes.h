@@ -35,6 +35,7 @@ extern const PbcCPassSpec pbcRegisterTilePass;
 extern const PbcCPassSpec pbcUnrollJamPass;
 extern const PbcCPassSpec pbcPromoteAccumulatorsPass;
 extern const PbcCPassSpec pbcFpContractPass;
+extern const PbcCPassSpec pbcHoistReciprocalsPass;
 extern const PbcCPassSpec pbcTestCrashPass;
 extern const PbcCPassSpec pbcVerifyStagePass;
 

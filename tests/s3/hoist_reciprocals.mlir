@@ -1,0 +1,76 @@
+// pbc-hoist-reciprocals turns a division by a value the innermost loop does
+// not change (a softmax's row sum, read at the row's index, scalar or
+// broadcast to a vector) into a multiplication by its reciprocal, computed
+// once before the loop; the load of the divisor is cloned there. It must
+// keep a division whose divisor varies along the loop, or is read from a
+// memref the loop writes.
+// RUN: pbc-opt %s -p 'pbc-hoist-reciprocals' | FileCheck %s
+
+// CHECK-LABEL: func.func @row_sum
+// CHECK: affine.for %[[I:.*]] = 0 to 8 {
+// CHECK: %[[S:.*]] = affine.load %arg1[%[[I]]]
+// CHECK: %[[R:.*]] = arith.divf %{{.*}}, %[[S]] : f32
+// CHECK: affine.for %[[J:.*]] = 0 to 64 {
+// CHECK-NOT: arith.divf
+// CHECK: %[[X:.*]] = affine.load %arg0[%[[I]], %[[J]]]
+// CHECK: arith.mulf %[[X]], %[[R]] : f32
+// CHECK: return
+func.func @row_sum(%x: memref<8x64xf32>, %s: memref<8xf32>, %y: memref<8x64xf32>) {
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 64 {
+      %a = affine.load %x[%i, %j] : memref<8x64xf32>
+      %b = affine.load %s[%i] : memref<8xf32>
+      %c = arith.divf %a, %b : f32
+      affine.store %c, %y[%i, %j] : memref<8x64xf32>
+    }
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @broadcast
+// CHECK: %[[R:.*]] = arith.divf %{{.*}}, %arg1 : f32
+// CHECK: affine.for
+// CHECK-NOT: arith.divf
+// CHECK: %[[B:.*]] = vector.broadcast %[[R]] : f32 to vector<16xf32>
+// CHECK: arith.mulf %{{.*}}, %[[B]] : vector<16xf32>
+// CHECK: return
+func.func @broadcast(%x: memref<64xf32>, %s: f32, %y: memref<64xf32>) {
+  affine.for %j = 0 to 64 step 16 {
+    %a = affine.vector_load %x[%j] : memref<64xf32>, vector<16xf32>
+    %b = vector.broadcast %s : f32 to vector<16xf32>
+    %c = arith.divf %a, %b : vector<16xf32>
+    affine.vector_store %c, %y[%j] : memref<64xf32>, vector<16xf32>
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @varying
+// CHECK-NOT: arith.mulf
+// CHECK: affine.for
+// CHECK: arith.divf
+// CHECK-NOT: arith.mulf
+// CHECK: return
+func.func @varying(%x: memref<64xf32>, %d: memref<64xf32>, %y: memref<64xf32>) {
+  affine.for %j = 0 to 64 {
+    %a = affine.load %x[%j] : memref<64xf32>
+    %b = affine.load %d[%j] : memref<64xf32>
+    %c = arith.divf %a, %b : f32
+    affine.store %c, %y[%j] : memref<64xf32>
+  }
+  return
+}
+
+// CHECK-LABEL: func.func @written
+// CHECK: affine.for
+// CHECK: arith.divf
+// CHECK-NOT: arith.mulf
+// CHECK: return
+func.func @written(%x: memref<64xf32>, %s: memref<1xf32>) {
+  affine.for %j = 0 to 64 {
+    %a = affine.load %x[%j] : memref<64xf32>
+    %b = affine.load %s[0] : memref<1xf32>
+    %c = arith.divf %a, %b : f32
+    affine.store %c, %s[0] : memref<1xf32>
+  }
+  return
+}
