@@ -35,8 +35,10 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/nest_work.h"
 #include "pbc/passes.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 #define MAX_ACC 512
@@ -64,7 +66,7 @@ typedef struct {
   PbcAccess acc[MAX_ACC];
   MlirValue ivs[MAX_ACC][PBC_MAX_BAND];
   int nAcc;
-  long long work;    /* of all members, in vector ops (estimated) */
+  long long work;    /* of all members once vectorized (pbc/nest_work.h) */
   bool smallMember;  /* some member below min-work alone */
   long long trips[PBC_MAX_BAND];
 } Group;
@@ -94,29 +96,6 @@ static bool isEpilogue(MlirOperation nest, const Nest *n, MlirOperation before) 
     if (!n->acc[i].isWrite && pbcMayWriteMemref(before, n->acc[i].memref))
       return true;
   return false;
-}
-
-/* Ops a nest executes once vectorized (pbc-parallelize's measure, before
- * the fact): each op once per iteration, an innermost loop's once per
- * vector of iterations (pbcVectorLanes: f32 lanes dividing the trip). */
-static long long vectorWork(MlirOperation loop, int vectorBits) {
-  long long trip = pbcExtAffineConstantTripCount(loop), inner = 0;
-  bool innermost = true;
-  if (trip < 0)
-    return -1;
-  MlirBlock body = pbcLoopBody(loop);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    long long w = 1;
-    if (pbcOpIsA(op, "affine.for")) {
-      innermost = false;
-      if ((w = vectorWork(op, vectorBits)) < 0)
-        return -1;
-    }
-    inner += w;
-  }
-  int lanes = innermost ? pbcVectorLanes(vectorBits, 32, trip) : 0;
-  return lanes > 1 ? trip / lanes * inner : trip * inner;
 }
 
 static bool isIv(const PbcLinearForm *f, MlirValue iv) {
@@ -171,9 +150,9 @@ static void addMember(Group *g, MlirOperation nest, const Nest *n, const State *
     for (int l = 0; l < g->depth; ++l)
       g->ivs[g->nAcc][l] = pbcLoopIv(n->band[l]);
   }
-  long long w = vectorWork(nest, st->vectorBits);
-  g->smallMember |= w >= 0 && w < st->minWork;
-  g->work = w < 0 || g->work < 0 ? -1 : g->work + w;
+  long long w = pbcNestWork(nest, st->vectorBits);
+  g->smallMember |= w < st->minWork;
+  g->work = w > LLONG_MAX - g->work ? LLONG_MAX : g->work + w;
 }
 
 /* A group of one nest, or none (n = 0) if it can't start one. */

@@ -21,6 +21,7 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/nest_work.h"
 #include "pbc/passes.h"
 
 typedef struct {
@@ -123,22 +124,9 @@ static long long copyElements(MlirOperation nest) {
   return elements * (perIteration > 0 ? perIteration : 1);
 }
 
-/* Ops a nest executes (each op of a loop body once per iteration, a vector
- * op as one), or LLONG_MAX if a trip count is unknown. */
-static long long nestWork(MlirOperation loop) {
-  long long trip = pbcExtAffineConstantTripCount(loop), inner = 0;
-  if (trip < 0)
-    return LLONG_MAX;
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(loop, 0));
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    long long w = pbcOpIsA(op, "affine.for") ? nestWork(op) : 1;
-    if (w == LLONG_MAX || inner > LLONG_MAX / 2 - w)
-      return LLONG_MAX;
-    inner += w;
-  }
-  return inner > LLONG_MAX / (trip + 1) ? LLONG_MAX : trip * inner;
-}
+/* Work a nest executes once vectorized (pbc/nest_work.h: ops weighted by
+ * cost, a vector op as one), or LLONG_MAX if a trip count is unknown. */
+static long long nestWork(MlirOperation loop) { return pbcNestWork(loop, 0); }
 
 /* Parallelizes up to st->band consecutive parallel loops, descending from
  * `loop` along the loop that holds the work. A sequential loop whose body

@@ -8,7 +8,9 @@
  * Policy (C, here): loops marked `pbc.vectorize` by the tiler, and the
  * innermost loop of every other nest, if legal, with a constant trip count
  * that is a multiple of the lanes (vector-bits / widest element, halved
- * until they divide the trip count: see pbcVectorLanes). */
+ * until they divide the trip count: see pbcVectorLanes); an innermost loop
+ * from 0 longer than the full lanes that they do not divide runs them up
+ * to their last multiple and its tail in a copy (tryVectorize). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,7 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
 #include "pbc/passes.h"
 #include "pbc-ext/affine.h"
 
@@ -302,8 +305,12 @@ static void widen(Plan *p, int lanes) {
   free(m);
 }
 
-/* Vectorizes `loop` if legal; returns true if it did. */
-static bool tryVectorize(MlirOperation loop, const State *st) {
+/* Vectorizes `loop` if legal; returns true if it did. With `splitTail`, a
+ * loop from 0 whose trip the full lanes do not divide runs them up to the
+ * last multiple, and a copy of it the rest (vectorized by itself, in the
+ * lanes that divide it): a 1000-wide row of a softmax was vectorized 8
+ * lanes wide throughout, at half the rate of its 16-lane main loop now. */
+static bool tryVectorize(MlirOperation loop, bool splitTail, const State *st) {
   if (pbcLoopStep(loop) != 1)
     return false;
   long long trip = pbcExtAffineConstantTripCount(loop);
@@ -312,10 +319,23 @@ static bool tryVectorize(MlirOperation loop, const State *st) {
   p->ok = true;
   analyze(p, pbcLoopBody(loop));
   int lanes = pbcVectorLanes(st->vectorBits, p->maxBits, trip);
+  int full = p->maxBits > 0 ? st->vectorBits / p->maxBits : 0;
   bool done = false;
-  if (p->ok && p->nOps > 0 && accessesIndependent(p) && lanes > 1) {
-    widen(p, lanes);
-    done = true;
+  if (p->ok && p->nOps > 0 && accessesIndependent(p) && (lanes > 1 || full > 1)) {
+    if (splitTail && lanes < full && trip > full && pbcLoopZeroBasedTrip(loop) == trip) {
+      long long main = trip - trip % full, rest = trip % full;
+      int outer = 0;
+      MlirValue origin = pbcBuildIndexConstant(loop, main);
+      MlirOperation tail = pbcCloneNestRestricted(loop, mlirOperationGetNextInBlock(loop), 1,
+                                                  &outer, &rest, &origin, NULL);
+      pbcLoopSetUpperBound(loop, main);
+      lanes = full;
+      tryVectorize(tail, false, st);
+    }
+    if (lanes > 1) {
+      widen(p, lanes);
+      done = true;
+    }
   }
   free(p);
   return done;
@@ -353,11 +373,11 @@ static bool run(MlirOperation func, void *state) {
   Candidates *c = calloc(1, sizeof(Candidates));
   mlirOperationWalk(func, collect, c, MlirWalkPreOrder);
   for (int i = 0; i < c->nMarked; ++i) {
-    tryVectorize(c->marked[i], state);
+    tryVectorize(c->marked[i], false, state);
     mlirOperationRemoveAttributeByName(c->marked[i], str("pbc.vectorize"));
   }
   for (int i = 0; i < c->nInner; ++i)
-    tryVectorize(c->innermost[i], state);
+    tryVectorize(c->innermost[i], true, state);
   free(c);
   return true;
 }

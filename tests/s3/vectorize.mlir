@@ -39,8 +39,16 @@ func.func @strided(%x: memref<128xf32>, %y: memref<64xf32>) {
   }
   return
 }
+// A trip the lanes don't divide: vectors up to its last multiple, the
+// tail (7, which no lanes divide) scalar in a copy of the loop from 56.
 // CHECK-LABEL: func.func @odd_trip
+// CHECK: affine.for %{{.*}} = 0 to 56 step 8 {
+// CHECK: affine.vector_load %arg0[%{{.*}}] : memref<63xf32>, vector<8xf32>
+// CHECK: affine.for %[[T:.*]] = 0 to 7 {
+// CHECK-NEXT: %[[A:.*]] = affine.apply #{{.*}}(%c56, %[[T]])
+// CHECK-NEXT: affine.load %arg0[%[[A]]] : memref<63xf32>
 // CHECK-NOT: vector
+// CHECK: return
 func.func @odd_trip(%x: memref<63xf32>) {
   affine.for %i = 0 to 63 {
     %a = affine.load %x[%i] : memref<63xf32>

@@ -1,9 +1,14 @@
-// pbc-vectorize uses the widest lanes that divide the trip count: 24 floats
-// on 512-bit vectors go 8 at a time (16 does not divide 24); 1000 too.
+// pbc-vectorize runs an innermost loop the full lanes don't divide in full
+// vectors up to the last multiple, and its tail in a copy of the loop, in
+// the widest lanes that divide it: 24 floats on 512-bit vectors are one
+// vector of 16 and one of 8; 1000 are 62 of 16 and one of 8.
 // RUN: pbc-opt %s -p 'pbc-vectorize{vector-bits=512}' | FileCheck %s
 // CHECK-LABEL: func.func @trip24
-// CHECK: affine.for %{{.*}} = 0 to 24 step 8 {
-// CHECK: affine.vector_load %arg0[%{{.*}}] : memref<24xf32>, vector<8xf32>
+// CHECK: affine.for %{{.*}} = 0 to 16 step 16 {
+// CHECK: affine.vector_load %arg0[%{{.*}}] : memref<24xf32>, vector<16xf32>
+// CHECK: affine.for %[[T:.*]] = 0 to 8 step 8 {
+// CHECK-NEXT: %[[A:.*]] = affine.apply #{{.*}}(%c16, %[[T]])
+// CHECK-NEXT: affine.vector_load %arg0[%[[A]]] : memref<24xf32>, vector<8xf32>
 func.func @trip24(%x: memref<24xf32>, %y: memref<24xf32>) {
   affine.for %i = 0 to 24 {
     %a = affine.load %x[%i] : memref<24xf32>
@@ -13,7 +18,9 @@ func.func @trip24(%x: memref<24xf32>, %y: memref<24xf32>) {
   return
 }
 // CHECK-LABEL: func.func @trip1000
-// CHECK: affine.for %{{.*}} = 0 to 1000 step 8 {
+// CHECK: affine.for %{{.*}} = 0 to 992 step 16 {
+// CHECK: affine.for %{{.*}} = 0 to 8 step 8 {
+// CHECK: vector<8xf32>
 func.func @trip1000(%x: memref<1000xf32>, %y: memref<1000xf32>) {
   affine.for %i = 0 to 1000 {
     %a = affine.load %x[%i] : memref<1000xf32>
