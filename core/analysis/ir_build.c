@@ -1,6 +1,7 @@
 /* Generic construction of the ops pbc's C passes create (see
  * pbc/ir_build.h). */
 #include "pbc/ir_build.h"
+#include "pbc/c_pass.h"
 
 #include <stdlib.h>
 
@@ -270,4 +271,23 @@ MlirOperation pbcCloneNestRestricted(MlirOperation nest, MlirOperation before, i
   for (int i = 0; i < n; ++i)
     pbcLoopRestrict(band[loops[i]], extent[i], origin[i]);
   return clone;
+}
+
+void pbcMoveBodyBefore(MlirBlock from, MlirOperation anchor) {
+  MlirOperation terminator = mlirBlockGetTerminator(from);
+  for (MlirOperation op = mlirBlockGetFirstOperation(from); !mlirOperationIsNull(op);) {
+    MlirOperation next = mlirOperationGetNextInBlock(op);
+    if (!mlirOperationEqual(op, terminator))
+      mlirOperationMoveBefore(op, anchor);
+    op = next;
+  }
+}
+
+void pbcMoveDeallocsAfter(MlirOperation first, MlirOperation second) {
+  for (MlirOperation d = mlirOperationGetNextInBlock(first); !mlirOperationEqual(d, second);) {
+    MlirOperation next = mlirOperationGetNextInBlock(d);
+    if (pbcOpIsA(d, "memref.dealloc"))
+      mlirOperationMoveAfter(d, second);
+    d = next;
+  }
 }

@@ -144,13 +144,7 @@ static void fuse(MlirOperation P, MlirOperation C, NestInfo *np, NestInfo *nc) {
         break;
       }
   }
-  MlirOperation anchor = mlirBlockGetFirstOperation(to);
-  for (MlirOperation op = mlirBlockGetFirstOperation(from); !mlirOperationIsNull(op);) {
-    MlirOperation next = mlirOperationGetNextInBlock(op);
-    if (!pbcOpIsA(op, "affine.yield"))
-      mlirOperationMoveBefore(op, anchor);
-    op = next;
-  }
+  pbcMoveBodyBefore(from, mlirBlockGetFirstOperation(to));
   for (int l = 0; l < np->depth; ++l)
     mlirValueReplaceAllUsesOfWith(pbcLoopIv(np->band[l]), pbcLoopIv(nc->band[l]));
   mlirOperationDestroy(P);
@@ -194,12 +188,7 @@ static bool run(MlirOperation func, void *state) {
       if (!mlirOperationIsNull(P) && canFuse(P, op, np, nc)) {
         /* P's body now runs in C: deallocations between them (as of
          * pbc-pad-gemm's padded copies, which P may read) move after C. */
-        for (MlirOperation d = mlirOperationGetNextInBlock(P); !mlirOperationEqual(d, op);) {
-          MlirOperation dn = mlirOperationGetNextInBlock(d);
-          if (pbcOpIsA(d, "memref.dealloc"))
-            mlirOperationMoveAfter(d, op);
-          d = dn;
-        }
+        pbcMoveDeallocsAfter(P, op);
         fuse(P, op, np, nc);
         fused = true;
       }

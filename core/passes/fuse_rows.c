@@ -201,20 +201,9 @@ static void fuseInto(MlirOperation P, MlirOperation C, int depth) {
   MlirOperation pb[PBC_MAX_BAND], cb[PBC_MAX_BAND];
   pbcLoopBand(P, pb, PBC_MAX_BAND);
   pbcLoopBand(C, cb, PBC_MAX_BAND);
-  for (MlirOperation d = mlirOperationGetNextInBlock(P); !mlirOperationEqual(d, C);) {
-    MlirOperation dn = mlirOperationGetNextInBlock(d);
-    if (pbcOpIsA(d, "memref.dealloc"))
-      mlirOperationMoveAfter(d, C);
-    d = dn;
-  }
-  MlirBlock from = pbcLoopBody(pb[depth - 1]);
-  MlirOperation anchor = mlirBlockGetFirstOperation(pbcLoopBody(cb[depth - 1]));
-  for (MlirOperation op = mlirBlockGetFirstOperation(from); !mlirOperationIsNull(op);) {
-    MlirOperation next = mlirOperationGetNextInBlock(op);
-    if (!pbcOpIsA(op, "affine.yield"))
-      mlirOperationMoveBefore(op, anchor);
-    op = next;
-  }
+  pbcMoveDeallocsAfter(P, C);
+  pbcMoveBodyBefore(pbcLoopBody(pb[depth - 1]),
+                    mlirBlockGetFirstOperation(pbcLoopBody(cb[depth - 1])));
   /* Parallel in each nest and split between them: pbc-parallelize takes the
    * mark, as the dependence test may not see through what later passes add
    * (a vectorized invariant read is a vector.transfer_read). */

@@ -82,6 +82,14 @@ MlirOperation pbcCloneNestRestricted(MlirOperation nest, MlirOperation before, i
                                      const int loops[], const long long extent[],
                                      const MlirValue origin[], MlirOperation band[]);
 
+/* Fusion's two moves. pbcMoveBodyBefore: every op of `from` but its
+ * terminator, in order, before `anchor` (one loop body's work into
+ * another's). pbcMoveDeallocsAfter: the memref.deallocs between `first`
+ * and `second` (ops of one block) after `second`, since what `first` did
+ * now happens in `second`, which may read those buffers. */
+void pbcMoveBodyBefore(MlirBlock from, MlirOperation anchor);
+void pbcMoveDeallocsAfter(MlirOperation first, MlirOperation second);
+
 /* Erases op after every op that uses its results (a buffer's allocation
  * with its deallocs and stores, once nothing reads it). */
 void pbcEraseWithUsers(MlirOperation op);
