@@ -10,9 +10,9 @@
 
 long long pbcOpWork(MlirOperation op) {
   static const char *const slow[] = {"arith.divf", "arith.remf", "math.sqrt", "math.rsqrt", NULL};
-  static const char *const cheapMath[] = {"math.absf", "math.fma", "math.copysign", "math.floor",
-                                          "math.ceil", "math.round", "math.roundeven",
-                                          "math.trunc", NULL};
+  static const char *const cheapMath[] = {"math.absf",      "math.fma",   "math.copysign",
+                                          "math.floor",     "math.ceil",  "math.round",
+                                          "math.roundeven", "math.trunc", NULL};
   for (int i = 0; slow[i]; ++i)
     if (pbcOpIsA(op, slow[i]))
       return 4;

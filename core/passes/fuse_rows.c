@@ -66,8 +66,8 @@ typedef struct {
   PbcAccess acc[MAX_ACC];
   MlirValue ivs[MAX_ACC][PBC_MAX_BAND];
   int nAcc;
-  long long work;    /* of all members once vectorized (pbc/nest_work.h) */
-  bool smallMember;  /* some member below min-work alone */
+  long long work;   /* of all members once vectorized (pbc/nest_work.h) */
+  bool smallMember; /* some member below min-work alone */
   long long trips[PBC_MAX_BAND];
 } Group;
 
@@ -117,8 +117,8 @@ static bool splitAtLevel(const PbcAccess *a, MlirValue aIv, const PbcAccess *b, 
 static int joinDepth(const Group *g, const Nest *n, const State *st) {
   int depth = 0;
   for (int l = 0; l < g->depth && l < n->depth; ++l) {
-    if (pbcLoopZeroBasedTrip(n->band[l]) != g->trips[l] ||
-        mlirOperationGetNumResults(n->band[l]) || !pbcExtAffineIsLoopParallel(n->band[l]))
+    if (pbcLoopZeroBasedTrip(n->band[l]) != g->trips[l] || mlirOperationGetNumResults(n->band[l]) ||
+        !pbcExtAffineIsLoopParallel(n->band[l]))
       break;
     depth = l + 1;
   }
@@ -261,8 +261,12 @@ static bool run(MlirOperation func, void *state) {
 static MlirPass createPass(const char *options, char *err, size_t errLen);
 
 const PbcCPassSpec pbcFuseRowsPass = {
-    "pbc-fuse-rows", "func.func", "Fusion at a depth of nests that share their outer parallel loops",
-    run,             sizeof(State), createPass};
+    "pbc-fuse-rows",
+    "func.func",
+    "Fusion at a depth of nests that share their outer parallel loops",
+    run,
+    sizeof(State),
+    createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
   static const char *const known[] = {"cores", "min-work", "vector-bits", "l2-bytes", NULL};

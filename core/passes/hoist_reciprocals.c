@@ -57,11 +57,12 @@ static void rewriteLoop(MlirOperation loop) {
     MlirValue s;
     if (pbcOpIsA(op, "arith.divf") &&
         !mlirValueIsNull(s = invariantBefore(mlirOperationGetOperand(op, 1), loop))) {
-      MlirType t = mlirValueGetType(s), resultType = mlirValueGetType(mlirOperationGetResult(op, 0));
+      MlirType t = mlirValueGetType(s),
+               resultType = mlirValueGetType(mlirOperationGetResult(op, 0));
       MlirContext ctx = mlirTypeGetContext(t);
-      MlirNamedAttribute one = mlirNamedAttributeGet(
-          mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("value")),
-          mlirFloatAttrDoubleGet(ctx, t, 1.0));
+      MlirNamedAttribute one =
+          mlirNamedAttributeGet(mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("value")),
+                                mlirFloatAttrDoubleGet(ctx, t, 1.0));
       MlirValue ops[2] = {
           mlirOperationGetResult(pbcBuildOp(loop, "arith.constant", 0, NULL, t, 1, &one), 0), s};
       MlirValue r = mlirOperationGetResult(pbcBuildOp(loop, "arith.divf", 2, ops, t, 0, NULL), 0);
