@@ -23,6 +23,8 @@
  *    reductions wait on each other's results, where separate nests overlap
  *    consecutive rows (attention's 512 rows of 128: 0.063 -> 0.071 ms
  *    fused on one core);
+ *  - nests of one band throughout with flat bodies are pbc-fuse's (which
+ *    also forwards the values): left to it, --disable=fusion ablates them;
  *  - only pointwise, broadcast and reduction nests: matmul-kind nests are
  *    tiled by themselves, and a pointwise or broadcast nest that reads the
  *    matmul-kind nest right before it is that nest's epilogue (it joins its
@@ -140,6 +142,13 @@ static int joinDepth(const Group *g, const Nest *n, const State *st) {
   long long iterations = 1;
   for (int l = 0; l < depth; ++l)
     iterations *= g->trips[l];
+  /* Same band throughout, flat bodies: pbc-fuse's case (it also forwards
+   * the values), left to it, so that --disable=fusion ablates it. */
+  MlirOperation lastBand[PBC_MAX_BAND];
+  int lastDepth = pbcLoopBand(last, lastBand, PBC_MAX_BAND);
+  if (depth > 0 && depth == n->depth && depth == lastDepth &&
+      pbcLoopBodyIsFlat(n->band[depth - 1]) && pbcLoopBodyIsFlat(lastBand[depth - 1]))
+    return 0;
   return shared && iterations >= 4 * st->cores ? depth : 0;
 }
 

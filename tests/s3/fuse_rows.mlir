@@ -6,7 +6,8 @@
 // that a member's alone does not, or the memrefs the members share exceed
 // L2. It must not fuse short rows that gain neither (@short_rows), rows
 // read in another order (@reversed_rows), fewer than 4 rows per core
-// (@few_rows), nor a matmul's epilogue (@epilogue: pbc-fuse-epilogue's).
+// (@few_rows), a matmul's epilogue (@epilogue: pbc-fuse-epilogue's), nor
+// nests of one band with flat bodies (@same_band: pbc-fuse's).
 // RUN: pbc-opt %s -p 'pbc-fuse-rows{cores=2 min-work=131072 vector-bits=512 l2-bytes=1048576}' | FileCheck %s
 // CHECK-LABEL: func.func @softmax
 // CHECK: affine.for %[[I:.*]] = 0 to 64 {
@@ -260,5 +261,31 @@ func.func @epilogue(%a: memref<512x64xf32>, %b: memref<64x1024xf32>, %s: memref<
   } {pbc.kind = "reduction"}
   memref.dealloc %c : memref<512x1024xf32>
   memref.dealloc %d : memref<512x1024xf32>
+  return
+}
+
+// Same band throughout with flat bodies: pbc-fuse's case, left to it (it
+// forwards the values too), though the 2 MiB they share would pay.
+// CHECK-LABEL: func.func @same_band
+// CHECK-COUNT-2: } {pbc.kind = "pointwise"}
+// CHECK-NOT: pbc.parallel
+// CHECK: return
+func.func @same_band(%x: memref<512x1024xf32>, %y: memref<512x1024xf32>) {
+  %t = memref.alloc() : memref<512x1024xf32>
+  affine.for %i = 0 to 512 {
+    affine.for %j = 0 to 1024 {
+      %a = affine.load %x[%i, %j] : memref<512x1024xf32>
+      %e = math.exp %a : f32
+      affine.store %e, %t[%i, %j] : memref<512x1024xf32>
+    }
+  } {pbc.kind = "pointwise"}
+  affine.for %i = 0 to 512 {
+    affine.for %j = 0 to 1024 {
+      %a = affine.load %t[%i, %j] : memref<512x1024xf32>
+      %m = arith.mulf %a, %a : f32
+      affine.store %m, %y[%i, %j] : memref<512x1024xf32>
+    }
+  } {pbc.kind = "pointwise"}
+  memref.dealloc %t : memref<512x1024xf32>
   return
 }
