@@ -115,8 +115,10 @@ static bool splitAtLevel(const PbcAccess *a, MlirValue aIv, const PbcAccess *b, 
 }
 
 /* The depth at which nest n can join the group g (0: it can't), by the
- * rules above; *shared: whether it shares a memref with g's last member. */
+ * rules above; it must share a memref with g's last member. */
 static int joinDepth(const Group *g, const Nest *n, const State *st) {
+  if (g->nAcc + n->nAcc > MAX_ACC)
+    return 0; /* every access must be in the legality check */
   int depth = 0;
   for (int l = 0; l < g->depth && l < n->depth; ++l) {
     if (pbcLoopZeroBasedTrip(n->band[l]) != g->trips[l] || mlirOperationGetNumResults(n->band[l]) ||
@@ -154,7 +156,7 @@ static int joinDepth(const Group *g, const Nest *n, const State *st) {
 
 static void addMember(Group *g, MlirOperation nest, const Nest *n, const State *st) {
   g->members[g->n++] = nest;
-  for (int i = 0; i < n->nAcc && g->nAcc < MAX_ACC; ++i, ++g->nAcc) {
+  for (int i = 0; i < n->nAcc; ++i, ++g->nAcc) { /* room checked by joinDepth */
     g->acc[g->nAcc] = n->acc[i];
     for (int l = 0; l < g->depth; ++l)
       g->ivs[g->nAcc][l] = pbcLoopIv(n->band[l]);
