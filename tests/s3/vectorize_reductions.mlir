@@ -57,3 +57,40 @@ func.func @stores(%x: memref<128x768xf32>, %y: memref<128x768xf32>, %s: memref<1
   }
   return
 }
+
+// A row of one reduction over 128 vectors or more runs 4 accumulator chains
+// (one vector<64xf32>, which LLVM splits); two reductions in one loop (a
+// tile of dot products) keep one vector each.
+// CHECK-LABEL: func.func @long_row_max
+// CHECK: affine.for %{{.*}} = 0 to 2048 step 64 iter_args(%{{.*}} = %{{.*}}) -> (vector<64xf32>)
+// CHECK: vector.reduction <maxnumf>, %{{.*}} : vector<64xf32> into f32
+func.func @long_row_max(%x: memref<8x2048xf32>, %m: memref<8xf32>) {
+  affine.for %i = 0 to 8 {
+    %init = affine.load %m[%i] : memref<8xf32>
+    %r = affine.for %j = 0 to 2048 iter_args(%acc = %init) -> (f32) {
+      %a = affine.load %x[%i, %j] : memref<8x2048xf32>
+      %b = arith.maxnumf %a, %acc : f32
+      affine.yield %b : f32
+    }
+    affine.store %r, %m[%i] : memref<8xf32>
+  }
+  return
+}
+// CHECK-LABEL: func.func @two_dots
+// CHECK: affine.for %{{.*}} = 0 to 2048 step 16 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xf32>, vector<16xf32>)
+func.func @two_dots(%a: memref<2048xf32>, %b: memref<2x2048xf32>, %c: memref<2xf32>) {
+  %z = arith.constant 0.0 : f32
+  %r:2 = affine.for %k = 0 to 2048 iter_args(%s0 = %z, %s1 = %z) -> (f32, f32) {
+    %x = affine.load %a[%k] : memref<2048xf32>
+    %y0 = affine.load %b[0, %k] : memref<2x2048xf32>
+    %y1 = affine.load %b[1, %k] : memref<2x2048xf32>
+    %p0 = arith.mulf %x, %y0 : f32
+    %p1 = arith.mulf %x, %y1 : f32
+    %t0 = arith.addf %s0, %p0 : f32
+    %t1 = arith.addf %s1, %p1 : f32
+    affine.yield %t0, %t1 : f32, f32
+  }
+  affine.store %r#0, %c[0] : memref<2xf32>
+  affine.store %r#1, %c[1] : memref<2xf32>
+  return
+}
