@@ -48,7 +48,7 @@
 
 typedef struct {
   long long cores;
-  long long minWork; /* pbc-parallelize's, in vector ops */
+  long long minWork; /* pbc-parallelize's, in pbc/nest_work.h units */
   int vectorBits;
   long long l2Bytes;
 } State;
