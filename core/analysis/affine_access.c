@@ -357,6 +357,10 @@ long long pbcLoopStep(MlirOperation forOp) {
   return mlirAttributeIsNull(a) ? 1 : mlirIntegerAttrGetValueInt(a);
 }
 
+bool pbcLoopRunsAtLeastOnce(MlirOperation forOp) {
+  return pbcOpIsA(forOp, "affine.for") && pbcExtAffineConstantTripCount(forOp) >= 1;
+}
+
 long long pbcLoopZeroBasedTrip(MlirOperation forOp) {
   return pbcLoopStep(forOp) == 1 ? pbcLoopUpperFromZero(forOp) : -1;
 }

@@ -91,11 +91,6 @@ static bool invariantAfterUnroll(MlirValue v, MlirOperation L, long long *trips,
   return true;
 }
 
-/* A loop a load may leave: constant trip count of at least one. */
-static bool runsAtLeastOnce(MlirOperation loop) {
-  return pbcOpIsA(loop, "affine.for") && pbcExtAffineConstantTripCount(loop) >= 1;
-}
-
 /* L's loops below it, inner first; false if one is not short, or together
  * they make more than kMaxCopies copies of the body. */
 static int shortLoopsIn(MlirOperation L, MlirOperation *loops, int max) {
@@ -220,11 +215,11 @@ static bool holdsOtherLoops(MlirOperation loop, MlirOperation child) {
 static void hoist(MlirOperation load) {
   MlirValue memref = mlirOperationGetOperand(load, 0);
   MlirOperation loop = mlirOperationGetParentOperation(load);
-  while (runsAtLeastOnce(loop) && operandsDefinedOutside(load, loop) &&
+  while (pbcLoopRunsAtLeastOnce(loop) && operandsDefinedOutside(load, loop) &&
          !pbcMayWriteMemref(loop, memref)) {
     moveBefore(load, loop);
     MlirOperation up = mlirOperationGetParentOperation(load);
-    if (!runsAtLeastOnce(up) || holdsOtherLoops(up, loop))
+    if (!pbcLoopRunsAtLeastOnce(up) || holdsOtherLoops(up, loop))
       break;
     loop = up;
   }

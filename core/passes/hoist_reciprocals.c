@@ -7,8 +7,9 @@
  * quotient may differ from a true division by an ulp, like pbc-fp-contract's
  * fused multiply-adds. The divisor qualifies when it is defined outside the
  * innermost loop, or is an affine.load there at a subscript that does not
- * move with the loop from a memref the loop does not write (the load is
- * cloned before the loop), either one maybe through a vector.broadcast. */
+ * move with the loop from a memref the loop does not write, in a loop that
+ * runs at least once (the load is cloned before the loop), either one maybe
+ * through a vector.broadcast. */
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/affine_access.h"
@@ -38,7 +39,7 @@ static MlirValue invariantBefore(MlirValue divisor, MlirOperation loop) {
     return (MlirValue){NULL};
   MlirOperation load = mlirOpResultGetOwner(s);
   PbcAccess a;
-  if (!pbcOpIsA(load, "affine.load") || !pbcAccessGet(load, &a) ||
+  if (!pbcOpIsA(load, "affine.load") || !pbcLoopRunsAtLeastOnce(loop) || !pbcAccessGet(load, &a) ||
       pbcAccessStrideAlong(&a, loop) != PBC_STRIDE_INVARIANT || pbcMayWriteMemref(loop, a.memref))
     return (MlirValue){NULL};
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(load); ++i)

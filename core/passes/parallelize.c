@@ -7,8 +7,8 @@
  * Policy (here, in C): descend from the root along the loop that holds the
  * work (copy nests, marked pbc.copy by pbc-pack, are stepped over) until a
  * loop is parallel; skip loops with fewer iterations than `min-trip`, and
- * nests that execute fewer than `min-work` ops (parallel overhead outweighs
- * the work). A loop is parallel if MLIR's
+ * nests that do less than `min-work` (ops weighted by their cost:
+ * pbc/nest_work.h; parallel overhead outweighs the work). A loop is parallel if MLIR's
  * dependence test says so, or if the tiler marked it `pbc.parallel` (it was
  * before tiling; packing only adds buffers private to each iteration, which
  * the test can't see through). The rewrite is MLIR's. */
@@ -26,7 +26,7 @@
 
 typedef struct {
   long long minTrip;
-  long long minWork; /* nests executing fewer ops stay serial (0: off) */
+  long long minWork; /* nests doing less work stay serial (0: off) */
   long long band;    /* parallel loops per nest: 1 on CPUs, up to 3 on GPUs */
   long long hoist;   /* 1: parallel loops first in their band where legal */
 } State;
@@ -124,10 +124,6 @@ static long long copyElements(MlirOperation nest) {
   return elements * (perIteration > 0 ? perIteration : 1);
 }
 
-/* Work a nest executes once vectorized (pbc/nest_work.h: ops weighted by
- * cost, a vector op as one), or LLONG_MAX if a trip count is unknown. */
-static long long nestWork(MlirOperation loop) { return pbcNestWork(loop, 0); }
-
 /* Parallelizes up to st->band consecutive parallel loops, descending from
  * `loop` along the loop that holds the work. A sequential loop whose body
  * holds several (a nest whose first iteration pbc-absorb-fill peeled:
@@ -147,7 +143,7 @@ static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
         /* Several: each its own fork, per iteration, if it pays (min-work).
          * (The next is found first: parallelizing replaces the loop.) */
         while (!mlirOperationIsNull(inner)) {
-          if (st->minWork == 0 || nestWork(inner) >= st->minWork)
+          if (st->minWork == 0 || pbcNestWork(inner, 0) >= st->minWork)
             parallelizeFrom(inner, false, st);
           inner = next;
           next = nextWorkLoop(inner);
@@ -177,7 +173,7 @@ static void parallelizeNest(MlirOperation root, const State *st) {
    * layernorm example's 5 nests of 25-68 K ops: 0.011 ms serial against
    * 0.019 on 2 threads, and 0.42 in some benchmark runs). */
   long long copied = pbcOpHasAttr(root, "pbc.copy") ? copyElements(root) : -1;
-  if (copied < 0 && st->minWork > 0 && nestWork(root) < st->minWork)
+  if (copied < 0 && st->minWork > 0 && pbcNestWork(root, 0) < st->minWork)
     return; /* (copy nests have their own bound, kMinCopyElements) */
   if (copied >= 0 && copied < kMinCopyElements && st->band == 1)
     return; /* a small copy of its own (pbc-interleave's replicated filter) */

@@ -2,8 +2,8 @@
 // not change (a softmax's row sum, read at the row's index, scalar or
 // broadcast to a vector) into a multiplication by its reciprocal, computed
 // once before the loop; the load of the divisor is cloned there. It must
-// keep a division whose divisor varies along the loop, or is read from a
-// memref the loop writes.
+// keep a division whose divisor varies along the loop, is read from a
+// memref the loop writes, or is read in a loop that may not run.
 // RUN: pbc-opt %s -p 'pbc-hoist-reciprocals' | FileCheck %s
 
 // CHECK-LABEL: func.func @row_sum
@@ -71,6 +71,23 @@ func.func @written(%x: memref<64xf32>, %s: memref<1xf32>) {
     %b = affine.load %s[0] : memref<1xf32>
     %c = arith.divf %a, %b : f32
     affine.store %c, %s[0] : memref<1xf32>
+  }
+  return
+}
+
+// A loop that may not run (its bound a symbol): its divisor's load is not
+// read before it.
+// CHECK-LABEL: func.func @maybe_empty
+// CHECK: affine.for
+// CHECK: arith.divf
+// CHECK-NOT: arith.mulf
+// CHECK: return
+func.func @maybe_empty(%x: memref<64xf32>, %s: memref<1xf32>, %y: memref<64xf32>, %n: index) {
+  affine.for %j = 0 to %n {
+    %a = affine.load %x[%j] : memref<64xf32>
+    %b = affine.load %s[0] : memref<1xf32>
+    %c = arith.divf %a, %b : f32
+    affine.store %c, %y[%j] : memref<64xf32>
   }
   return
 }

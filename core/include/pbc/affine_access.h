@@ -83,6 +83,9 @@ long long pbcLoopStep(MlirOperation forOp);
 /* The trip count of a loop from 0 with step 1 and a constant upper bound
  * (no bound operands), else -1: what tiles indexing from the origin need. */
 long long pbcLoopZeroBasedTrip(MlirOperation forOp);
+/* True for an affine.for with a constant trip count of at least one: what
+ * an op hoisted out of it may assume ran anyway. */
+bool pbcLoopRunsAtLeastOnce(MlirOperation forOp);
 /* The constant upper bound (> 0) of a loop from 0 (no bound operands), any
  * step, else -1. */
 long long pbcLoopUpperFromZero(MlirOperation forOp);
