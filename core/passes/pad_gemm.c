@@ -287,14 +287,15 @@ static void padGemm(MlirOperation root, const State *st) {
   if (readsBAlongK(&g) &&
       pbcSkinnyDotRowTile(m, k, n * k * (bits / 8), st->vectorBits, bits, 0, st->l3))
     return; /* dot products along K: J needs no whole vectors */
-  if (n % lanes && pbcSkinnyRowTile(m, 0, false) && n > lanes) {
+  bool skinny = pbcSkinnyKnRowTile(m) > 0;
+  if (n % lanes && skinny && n > lanes) {
     padPartialColumns(root, &g, lanes, bits);
     return;
   }
   if (n % lanes)
     padded[g.jPos] = roundUp(n, lanes);
   /* register tiles 4 to 16 rows high, or one over all rows if skinny */
-  if (!pbcSkinnyRowTile(m, 0, false) && !pbcHasDivisorIn(m, 4, 16))
+  if (!skinny && !pbcHasDivisorIn(m, 4, 16))
     padded[g.iPos] = roundUp(m, 8);
   if (padded[g.iPos] == m && padded[g.jPos] == n)
     return;

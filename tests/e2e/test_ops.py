@@ -247,7 +247,7 @@ def _(ctx):
 
 
 def matmul_skinny_shapes(rng):
-    """Skinny GEMMs (pbc/skinny_gemm.h: M <= 8): one of each column kind --
+    """Skinny GEMMs (pbc/skinny_gemm.h; here M <= 8): one of each column kind --
     whole vectors (N a multiple of 16), a last partial vector run in place
     (N % 16 in 4, 8, 12: narrower vectors) and one on padded copies (odd N);
     J split between full and partial register tiles."""
@@ -264,6 +264,18 @@ def _(ctx):
     # place (tests/s3/tile_skinny.mlir, tests/s3/pad_gemm.mlir).
     for M, N, K in matmul_skinny_shapes(ctx.rng):
         matmul_fixed_case(ctx, M, N, K)
+
+
+@test("matmul_skinny_rows")
+def _(ctx):
+    # 9 to 32 rows (a divisor from 2 to 8): register tiles of up to 8 rows
+    # inside J's tiles, B in place (pbcSkinnyKnRowTile). Then rows over B
+    # rows 4 KiB apart (N = 1024) and K > 256: K blocked between J's tiles
+    # and the row tiles (tests/s3/tile_skinny.mlir @rows24_k_blocked).
+    M = int(ctx.rng.choice([9, 12, 14, 16, 20, 24, 30, 32]))
+    for _, N, K in matmul_skinny_shapes(ctx.rng):
+        matmul_fixed_case(ctx, M, N, K)
+    matmul_fixed_case(ctx, M, 1024, 64 * int(ctx.rng.integers(5, 13)))
 
 
 @test("matmul_skinny_accumulate")

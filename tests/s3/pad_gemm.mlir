@@ -245,3 +245,24 @@ func.func @skinny_dot(%a: memref<3x32xf32>, %b: memref<37x32xf32>, %c: memref<3x
   } {pbc.kind = "matmul"}
   return
 }
+// 16 rows are skinny too (pbcSkinnyKnRowTile): only the last partial vector
+// of columns is padded (C' 16 x 16, not C padded to 16 x 48).
+// CHECK-LABEL: func.func @skinny_rows16_padded
+// CHECK: memref.alloc() {{.*}} : memref<16x16xf32>
+// CHECK-NOT: memref<16x48xf32>
+// CHECK: return
+func.func @skinny_rows16_padded(%a: memref<16x29xf32>, %b: memref<29x37xf32>, %c: memref<16x37xf32>) {
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 37 {
+      affine.for %k = 0 to 29 {
+        %x = affine.load %a[%i, %k] : memref<16x29xf32>
+        %y = affine.load %b[%k, %j] : memref<29x37xf32>
+        %z = affine.load %c[%i, %j] : memref<16x37xf32>
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %m : f32
+        affine.store %s, %c[%i, %j] : memref<16x37xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}

@@ -1,6 +1,6 @@
-// pbc-tile on skinny GEMMs (M <= 8, pbc/skinny_gemm.h): one register tile
-// spans all rows and B is read in place -- no cache tiles, no pack sites, no
-// transposed copy. With a 64 KiB L2, B (2 x 256 x 112: 112 KiB) streams at
+// pbc-tile on skinny GEMMs (pbc/skinny_gemm.h): up to 8 rows, one register
+// tile spans all rows; up to 32, tiles of up to 8 rows; B is read in place --
+// no pack sites, no transposed copy. With a 64 KiB L2, B (2 x 256 x 112: 112 KiB) streams at
 // 2 cycles a vector: of 7 vectors of J, tiles of 3 (48 columns) cost the
 // busiest core 6 + 4 cycles a step; the 16 columns left run as a second
 // nest (origin 96) with a tile of one vector.
@@ -128,6 +128,74 @@ func.func @dot_rows64(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %c: memref<6
         %m = arith.mulf %x, %y : f32
         %s = arith.addf %z, %m : f32
         affine.store %s, %c[%i, %j] : memref<64x64xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+// 16 rows, B as K x N: register tiles of 8 rows, inside J's tiles, B in
+// place. 48 rows: the blocked plan (pack sites).
+// CHECK-LABEL: func.func @rows16
+// SMALLL3-LABEL: func.func @rows16
+// CHECK-NOT: memref.alloc
+// CHECK: } {pbc.kind = "matmul", pbc.register_tile = 8 : i64}
+// CHECK-NOT: pbc.pack_site
+// CHECK-LABEL: func.func @rows48
+// CHECK: pbc.pack_site
+func.func @rows16(%a: memref<16x64xf32>, %b: memref<64x112xf32>, %c: memref<16x112xf32>) {
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 112 {
+      affine.for %k = 0 to 64 {
+        %x = affine.load %a[%i, %k] : memref<16x64xf32>
+        %y = affine.load %b[%k, %j] : memref<64x112xf32>
+        %z = affine.load %c[%i, %j] : memref<16x112xf32>
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %m : f32
+        affine.store %s, %c[%i, %j] : memref<16x112xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @rows48(%a: memref<48x64xf32>, %b: memref<64x112xf32>, %c: memref<48x112xf32>) {
+  affine.for %i = 0 to 48 {
+    affine.for %j = 0 to 112 {
+      affine.for %k = 0 to 64 {
+        %x = affine.load %a[%i, %k] : memref<48x64xf32>
+        %y = affine.load %b[%k, %j] : memref<64x112xf32>
+        %z = affine.load %c[%i, %j] : memref<48x112xf32>
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %m : f32
+        affine.store %s, %c[%i, %j] : memref<48x112xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+// 24 rows over K = 768: J's 32-column panel of B and a row tile of A (768 x
+// (32 + 8) x 4 bytes, 120 KiB) outgrow half the 64 KiB L2, so K is blocked by
+// 256 between J's tiles (parallel) and the row tiles: [jT kT iT i j k].
+// CHECK-LABEL: func.func @rows24_k_blocked
+// CHECK-NOT: memref.alloc
+// CHECK: affine.for %{{.*}} = 0 to 64 step 32 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 768 step 256 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 24 step 24 {
+// CHECK-NEXT: affine.for
+// CHECK-NEXT: affine.for
+// CHECK-NEXT: affine.for
+// CHECK: } {pbc.register_tile = 32 : i64, pbc.vectorize}
+// CHECK-NEXT: } {pbc.register_tile = 8 : i64}
+// CHECK: } {pbc.kind = "matmul", pbc.parallel}
+func.func @rows24_k_blocked(%a: memref<24x768xf32>, %b: memref<768x64xf32>, %c: memref<24x64xf32>) {
+  affine.for %i = 0 to 24 {
+    affine.for %j = 0 to 64 {
+      affine.for %k = 0 to 768 {
+        %x = affine.load %a[%i, %k] : memref<24x768xf32>
+        %y = affine.load %b[%k, %j] : memref<768x64xf32>
+        %z = affine.load %c[%i, %j] : memref<24x64xf32>
+        %m = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %m : f32
+        affine.store %s, %c[%i, %j] : memref<24x64xf32>
       }
     }
   } {pbc.kind = "matmul"}

@@ -1,9 +1,9 @@
 /* skinny_gemm.h — the GEMMs pbc-tile plans as skinny: so few rows (a batch-1
  * to batch-32 linear layer, a GEMV; to batch-64 with a large weight) that B's traffic, not the
  * FMAs, is their time, or that B's copies would cost more than the GEMM. pbc-tile reads B in place,
- * unpacked, in register tiles over all rows (B as K x N) or over up to 8 of them (B as N x K, read
- * along K: dot products); pbc-pad-gemm leaves their rows unpadded (padding 1 row to 8 did 8 times
- * the work) and pads only the last partial vector of columns, or nothing for dot products.
+ * unpacked, in register tiles over up to 8 rows (all of them up to 8), B as K x N or as N x K
+ * (read along K: dot products); pbc-pad-gemm leaves their rows unpadded (padding 1 row to 8 did 8
+ * times the work) and pads only the last partial vector of columns, or nothing for dot products.
  */
 #ifndef PBC_SKINNY_GEMM_H
 #define PBC_SKINNY_GEMM_H
@@ -49,5 +49,16 @@ static inline int pbcSkinnyDotRowTile(long long rows, long long kTrip, long long
   return pbcVectorLanes(vectorBits, elemBits, kTrip) >= 2 ? pbcSkinnyRowTile(rows, dotRows, aFitsL1)
                                                           : 0;
 }
+
+/* Rows of the register tile for B as K x N, read across J: all rows up to
+ * 8; from 9 to 32 rows, the most rows (8 down to 2) that divide them. The
+ * tall tiles keep the FMA pipes busy, and each core's K x NR panel of B is
+ * read from memory once and reread from L2 by its other row tiles, where
+ * the blocked plan's packing of B costs a pass over B more and splits the
+ * few rows over the cores, each reading all of B (pbc/oneDNN time, paired:
+ * 16x1000x2048 1.84 -> 0.97, 12x1000x2048 2.1 -> 0.91, 32x3072x768 1.75
+ * -> 0.95, 20x1024x1024 1.55 -> 0.88). From 48 rows on (48x4096x1024,
+ * 64x1000x2048) the blocked plan wins. 0: not skinny. */
+static inline int pbcSkinnyKnRowTile(long long rows) { return pbcSkinnyRowTile(rows, 32, true); }
 
 #endif
