@@ -265,10 +265,10 @@ for s in "${matmuls[@]}"; do
     --func matmul "$M" "$N" "$K" "${extra[@]}"
 done
 
-# --- skinny GEMMs (batch 1-8 linear layers), B as K x N or (t) N x K; and -----
+# --- skinny GEMMs (batch 1-16 linear layers), B as K x N or (t) N x K; and ----
 # --- linear layers with PyTorch's N x K weight (t: B copied transposed) ------
 if [ $quick = 0 ]; then
-  for s in "1 1000 2048" "8 4096 1024" "1 1000 2048 t" "8 4096 1024 t" \
+  for s in "1 1000 2048" "8 4096 1024" "16 1000 2048" "1 1000 2048 t" "8 4096 1024 t" \
            "128 768 768 t" "512 3072 768 t"; do
     read -r M N K T <<< "$s"
     name=matmul_${M}x${N}x${K}${T:+_bt}
