@@ -376,19 +376,18 @@ static void tileOutputChannels(Nest *n, const State *st, int nr, bool jParallel,
   *jLoop = t[1];
 }
 
-/* Skinny GEMMs (pbc/skinny_gemm.h: a batch-1 to batch-8 linear layer, a
+/* Skinny GEMMs (pbc/skinny_gemm.h: a batch-1 to batch-32 linear layer, a
  * GEMV). Each element of B serves only M rows, so B's traffic is the time,
  * and the blocked plan's packing of B (a read and a write of B per call,
  * then B' read once per row block) costs several times the GEMM. Instead
- * one register tile spans all M rows, and B is read in place, once: each
- * core sweeps its share of J's tiles down the whole K, with the M x NV
- * accumulators in registers. NV comes from a cycle model (up to
- * kSkinnyVectors; skinnyTileVectors); J's last partial tile runs as a
- * second nest. B as N x K (a linear layer's weight, read along K) is read
- * as dot products along K, up to 32 rows in tiles of up to 8
- * (pbcSkinnyRowTile), instead of being copied transposed (16x1024x1024:
- * 0.217 ms with the copy, 0.100 as dot products).
- * Returns false if the nest is not skinny. */
+ * register tiles span all M rows up to 8 (up to 32 rows: tiles of 8 or
+ * fewer, pbcSkinnyKnRowTile), and B is read in place, from memory once:
+ * each core sweeps its share of J's tiles down K, with the tile's
+ * accumulators in registers (blockSkinnyK: K blocked where needed). NV comes from a cycle model (up
+ * to kSkinnyVectors; skinnyTileVectors); J's last partial tile runs as a second nest. B as N x K (a
+ * linear layer's weight, read along K) is read as dot products along K, up to 32 rows in tiles of
+ * up to 8 (pbcSkinnyRowTile), instead of being copied transposed (16x1024x1024: 0.217 ms with the
+ * copy, 0.100 as dot products). Returns false if the nest is not skinny. */
 enum { kSkinnyVectors = 8 };
 
 /* A GEMM's B read across J (a linear layer's N x K weight) is transposed
@@ -562,8 +561,9 @@ static int skinnyTileVectors(long long vectors, int mr, long long bBytes, bool d
  * panel of B from L2, once per row tile. Where the panel and a row tile's
  * rows of A outgrow half of L2, or B's rows are a multiple of 4 KiB apart
  * (the panel's rows then share a few cache sets and evict each other), the
- * rereads come from L3 instead: K is blocked (kKSkinnyBlock), [I J K] ->
- * [jT kT iT i j k], so the panel's kc rows stay in L2 across the row tiles
+ * rereads come from L3 instead: K is blocked by a divisor of it from
+ * kSkinnyKBlock / 4 to kSkinnyKBlock, [I J K] -> [jT kT iT i j k], so the
+ * panel's kc rows stay in L2 across the row tiles
  * (pbc/oneDNN time, paired: 32x1024x1024 1.55 -> 1.06, 16x768x3072 1.27 ->
  * 0.97, 32x768x3072 1.15 -> 0.98; 16x1000x2048, whose panel fits, 0.97 ->
  * 1.05 when blocked). C's tile is then loaded and stored once per block.
@@ -573,6 +573,9 @@ enum { kSkinnyKBlock = 256, kSetGroupBytes = 4096 };
 static bool blockSkinnyK(MlirOperation root, const Nest *n, int mr, long long nr, const State *st) {
   int I = n->I, J = n->J, K = n->n - 1;
   long long eb = n->elemBytes, kTrip = n->trip[K];
+  long long kc = divisorTile(kTrip, 1, kSkinnyKBlock);
+  if (I != 0 || J != 1 || K != 2 || kTrip <= kSkinnyKBlock || kc < kSkinnyKBlock / 4)
+    return false;
   long long pitch = 0; /* bytes between B's rows: B is read along J */
   Accs a;
   pbcGatherAccesses(n->band[K], a.acc, 64, &a.n);
@@ -586,14 +589,13 @@ static bool blockSkinnyK(MlirOperation root, const Nest *n, int mr, long long nr
       pitch = mlirShapedTypeGetDimSize(t, x->rank - 1) * eb;
   }
   bool crowded = kTrip * (nr + mr) * eb > st->l2 / 2 || (pitch > 0 && pitch % kSetGroupBytes == 0);
-  if (I != 0 || J != 1 || K != 2 || !crowded || kTrip <= kSkinnyKBlock)
+  if (!crowded)
     return false;
-  long long kc = divisorTile(kTrip, 1, kSkinnyKBlock);
   unsigned sizes[3] = {(unsigned)n->trip[I], (unsigned)nr, (unsigned)kc};
   MlirAttribute kind = mlirOperationGetAttributeByName(root, str("pbc.kind"));
   MlirType i64 = mlirIntegerTypeGet(mlirOperationGetContext(root), 64); /* root is replaced */
-  MlirOperation t[6];
-  if (kc < kSkinnyKBlock / 4 || !pbcExtAffineTile((MlirOperation *)n->band, 3, sizes, t))
+  MlirOperation band[3] = {n->band[I], n->band[J], n->band[K]}, t[6];
+  if (!pbcExtAffineTile(band, 3, sizes, t))
     return false;
   unsigned perm[3] = {2, 0, 1}; /* [iT jT kT] -> [jT kT iT] */
   pbcExtAffinePermute(t, 3, perm);
