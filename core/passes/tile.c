@@ -567,6 +567,11 @@ static int skinnyTileVectors(long long vectors, int mr, long long bBytes, bool d
  * (pbc/oneDNN time, paired: 32x1024x1024 1.55 -> 1.06, 16x768x3072 1.27 ->
  * 0.97, 32x768x3072 1.15 -> 0.98; 16x1000x2048, whose panel fits, 0.97 ->
  * 1.05 when blocked). C's tile is then loaded and stored once per block.
+ * (Not pbcRowsCrowdCacheSets: that is L1's test, any multiple of 256 bytes.
+ * The panel must stay in L2, whose sets 3 KiB rows still spread over (a
+ * 768-wide B keeps its unblocked plan); 4 KiB multiples leave it 16 sets
+ * per line, 256 rows. Rows 2 KiB apart crowd it only past 512 rows, which
+ * this approximation does not block.)
  * False (the nest untouched) if it does not apply. */
 enum { kSkinnyKBlock = 256, kSetGroupBytes = 4096 };
 
