@@ -5,11 +5,16 @@
  * the vertical pass reads it). Peers in the same process: the same two
  * passes in C with a preallocated intermediate (the unfused traffic without
  * any allocation), and a copy of x into y (the traffic floor of any fused
- * blur: read x once, write y once). The rate column is GB/s of that floor. */
+ * blur: read x once, write y once), with plain and with non-temporal stores
+ * (pbc's blur streams y past the caches, so the second is its floor). The
+ * rate column is GB/s of that floor. */
 #include "bench_common.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__AVX512F__) || defined(__SSE__)
+#include <immintrin.h>
+#endif
 
 static const char *kUsage =
     "usage: bench_blur --lib FUSED.so --unfused UNFUSED.so --func NAME H W\n"
@@ -75,6 +80,36 @@ static void runCopy(void *p) {
     memcpy(c->ref + i * row, c->x + (i + 2) * xw + 2 * kChannels, (size_t)row * sizeof(float));
 }
 
+/* dst[0, n) = src[0, n), storing dst's 64-byte-aligned middle with
+ * non-temporal stores (the rest, and without SSE all of it, plainly). */
+static void copyStreaming(float *restrict dst, const float *restrict src, int64_t n) {
+  int64_t i = 0;
+#if defined(__AVX512F__) || defined(__SSE__)
+  for (; i < n && ((uintptr_t)(dst + i) & 63); ++i)
+    dst[i] = src[i];
+#if defined(__AVX512F__)
+  for (; i + 16 <= n; i += 16)
+    _mm512_stream_ps(dst + i, _mm512_loadu_ps(src + i));
+#else
+  for (; i + 4 <= n; i += 4)
+    _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
+#endif
+#endif
+  for (; i < n; ++i)
+    dst[i] = src[i];
+}
+
+static void runCopyStreaming(void *p) {
+  Ctx *c = p;
+  const int64_t xw = (c->w + 4) * kChannels, row = c->w * kChannels;
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < c->h; ++i)
+    copyStreaming(c->ref + i * row, c->x + (i + 2) * xw + 2 * kChannels, row);
+#if defined(__SSE__)
+  _mm_sfence();
+#endif
+}
+
 int main(int argc, char **argv) {
   const char *unfusedLib = NULL;
   for (int i = 1; i + 1 < argc; ++i)
@@ -132,14 +167,16 @@ int main(int argc, char **argv) {
   benchFree(scale);
 
   /* Rows: pbc unfused = --disable=slice-fusion; C 2 passes = the same two
-   * passes with the intermediate preallocated; copy = the floor. */
+   * passes with the intermediate preallocated; the copies = the floor. */
   BenchImpl impls[] = {{"pbc", runFused, &c},
                        {"pbc unfused", runUnfused, &c},
                        {"C 2 passes (omp)", runC, &c},
-                       {"copy x->y (omp)", runCopy, &c}};
-  BenchResult r[4];
-  benchRunInterleaved(impls, 4, o.timing, r);
-  benchPrintTable(impls, r, 4, o.timing.rounds, (double)(nx + ny) * sizeof(float), "GB/s");
-  benchResultsFree(r, 4);
+                       {"copy x->y (omp)", runCopy, &c},
+                       {"copy x->y (omp, NT stores)", runCopyStreaming, &c}};
+  enum { kImpls = sizeof impls / sizeof impls[0] };
+  BenchResult r[kImpls];
+  benchRunInterleaved(impls, kImpls, o.timing, r);
+  benchPrintTable(impls, r, kImpls, o.timing.rounds, (double)(nx + ny) * sizeof(float), "GB/s");
+  benchResultsFree(r, kImpls);
   return err <= BENCH_TOL ? 0 : 1;
 }
