@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__AVX512F__) || defined(__SSE__)
+#ifdef __SSE__
 #include <immintrin.h>
 #endif
 
@@ -72,43 +72,43 @@ static void runC(void *p) {
   blurC(c, c->ref);
 }
 
-static void runCopy(void *p) {
-  Ctx *c = p;
-  const int64_t xw = (c->w + 4) * kChannels, row = c->w * kChannels;
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < c->h; ++i)
-    memcpy(c->ref + i * row, c->x + (i + 2) * xw + 2 * kChannels, (size_t)row * sizeof(float));
+typedef void (*CopyRowFn)(float *restrict dst, const float *restrict src, int64_t n);
+
+static void copyPlain(float *restrict dst, const float *restrict src, int64_t n) {
+  memcpy(dst, src, (size_t)n * sizeof(float));
 }
 
 /* dst[0, n) = src[0, n), storing dst's 64-byte-aligned middle with
  * non-temporal stores (the rest, and without SSE all of it, plainly). */
 static void copyStreaming(float *restrict dst, const float *restrict src, int64_t n) {
   int64_t i = 0;
-#if defined(__AVX512F__) || defined(__SSE__)
+#ifdef __SSE__
   for (; i < n && ((uintptr_t)(dst + i) & 63); ++i)
     dst[i] = src[i];
-#if defined(__AVX512F__)
+#ifdef __AVX512F__
   for (; i + 16 <= n; i += 16)
     _mm512_stream_ps(dst + i, _mm512_loadu_ps(src + i));
 #else
   for (; i + 4 <= n; i += 4)
     _mm_stream_ps(dst + i, _mm_loadu_ps(src + i));
 #endif
+  _mm_sfence(); /* the streamed lines reach memory before the next call */
 #endif
   for (; i < n; ++i)
     dst[i] = src[i];
 }
 
-static void runCopyStreaming(void *p) {
-  Ctx *c = p;
+/* y's interior pixels of x into ref, row by row: the traffic floor. */
+static void copyRows(const Ctx *c, CopyRowFn copy) {
   const int64_t xw = (c->w + 4) * kChannels, row = c->w * kChannels;
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < c->h; ++i)
-    copyStreaming(c->ref + i * row, c->x + (i + 2) * xw + 2 * kChannels, row);
-#if defined(__SSE__)
-  _mm_sfence();
-#endif
+    copy(c->ref + i * row, c->x + (i + 2) * xw + 2 * kChannels, row);
 }
+
+static void runCopy(void *p) { copyRows(p, copyPlain); }
+
+static void runCopyStreaming(void *p) { copyRows(p, copyStreaming); }
 
 int main(int argc, char **argv) {
   const char *unfusedLib = NULL;
