@@ -356,12 +356,7 @@ static void rewrite(Plan *p) {
   MlirValue ivB = pbcLoopIv(p->bandB[p->w]);
   MlirValue row =
       pbcBuildAffineApply(first, mlirAffineMapGet(ctx, 1, 0, 1, &shifted), &ivB, 1, loc);
-  MlirBlock bodyA = pbcLoopBody(p->bandA[p->depth - 1]);
-  for (MlirOperation op = mlirBlockGetFirstOperation(bodyA), next; !pbcOpIsA(op, "affine.yield");
-       op = next) {
-    next = mlirOperationGetNextInBlock(op);
-    mlirOperationMoveBefore(op, first);
-  }
+  pbcMoveBodyBefore(pbcLoopBody(p->bandA[p->depth - 1]), first);
   for (int l = 0; l < p->depth; ++l)
     mlirValueReplaceAllUsesOfWith(pbcLoopIv(p->bandA[l]), l == p->w ? row : pbcLoopIv(p->bandB[l]));
   mlirOperationDestroy(p->a);
