@@ -10,17 +10,19 @@
  * that is a multiple of the lanes (vector-bits / widest element, halved
  * until they divide the trip count: see pbcVectorLanes); an innermost loop
  * from 0 longer than the full lanes that they do not divide runs them up
- * to their last multiple and its tail in a copy (tryVectorize). */
+ * to their last multiple and its tail in a copy (tryVectorize); where the
+ * innermost loop can't be widened, an enclosing one that can
+ * (vectorizeEnclosing). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/passes.h"
-#include "pbc-ext/affine.h"
 
 typedef struct {
   int vectorBits;
@@ -222,8 +224,7 @@ static MlirType vectorOf(MlirType elem, int lanes) {
 }
 
 static MlirOperation create(const char *name, MlirLocation loc, int nOperands,
-                            const MlirValue *operands, MlirType *result,
-                            MlirAttribute mapAttr) {
+                            const MlirValue *operands, MlirType *result, MlirAttribute mapAttr) {
   MlirOperationState st = mlirOperationStateGet(str(name), loc);
   mlirOperationStateAddOperands(&st, nOperands, operands);
   if (result)
@@ -255,8 +256,8 @@ static MlirValue vectorOperand(ValueMap *m, MlirValue v, int lanes, MlirOperatio
   if (!mlirValueIsNull(mapped))
     return mapped;
   MlirType vt = vectorOf(mlirValueGetType(v), lanes);
-  MlirOperation b = create("vector.broadcast", mlirOperationGetLocation(at), 1, &v, &vt,
-                           (MlirAttribute){NULL});
+  MlirOperation b =
+      create("vector.broadcast", mlirOperationGetLocation(at), 1, &v, &vt, (MlirAttribute){NULL});
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(at), at, b);
   return mlirOperationGetResult(b, 0);
 }
@@ -288,8 +289,8 @@ static void widen(Plan *p, int lanes) {
     } else {
       repl = mlirOperationClone(op);
       for (intptr_t k = 0; k < mlirOperationGetNumOperands(op); ++k)
-        mlirOperationSetOperand(
-            repl, k, vectorOperand(m, mlirOperationGetOperand(op, k), lanes, op));
+        mlirOperationSetOperand(repl, k,
+                                vectorOperand(m, mlirOperationGetOperand(op, k), lanes, op));
       MlirValue r = mlirOperationGetResult(repl, 0);
       mlirValueSetType(r, vectorOf(mlirValueGetType(r), lanes));
     }
@@ -342,12 +343,28 @@ static bool tryVectorize(MlirOperation loop, bool splitTail, const State *st) {
 }
 
 static bool hasLoopInside(MlirOperation forOp) {
-  for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(forOp));
-       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
-    if (pbcOpIsA(op, "affine.for") || pbcOpIsA(op, "affine.if") ||
-        pbcOpIsA(op, "affine.parallel"))
+  for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(forOp)); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    if (pbcOpIsA(op, "affine.for") || pbcOpIsA(op, "affine.if") || pbcOpIsA(op, "affine.parallel"))
       return true;
   return false;
+}
+
+/* Outer-loop vectorization where the innermost loop can't be widened:
+ * the nearest enclosing affine.for (up to kMaxOuterLevels out) that can,
+ * its inner loops kept. A pooling window's loops (kh, kw: stride along the
+ * rows) inside the channel loop (contiguous): 16 channels per vector.
+ * (Max pooling 3x3/2 of 1x114x114x64: 0.07 ms either way; LLVM had
+ * vectorized the scalar loop, which pbc no longer leaves to it.) */
+enum { kMaxOuterLevels = 3 };
+
+static void vectorizeEnclosing(MlirOperation loop, const State *st) {
+  for (int level = 0; level < kMaxOuterLevels; ++level) {
+    loop = mlirOperationGetParentOperation(loop);
+    if (mlirOperationIsNull(loop) || !pbcOpIsA(loop, "affine.for") ||
+        mlirOperationGetNumResults(loop) || tryVectorize(loop, false, st))
+      return;
+  }
 }
 
 typedef struct {
@@ -377,7 +394,8 @@ static bool run(MlirOperation func, void *state) {
     mlirOperationRemoveAttributeByName(c->marked[i], str("pbc.vectorize"));
   }
   for (int i = 0; i < c->nInner; ++i)
-    tryVectorize(c->innermost[i], true, state);
+    if (!tryVectorize(c->innermost[i], true, state))
+      vectorizeEnclosing(c->innermost[i], state);
   free(c);
   return true;
 }

@@ -123,3 +123,49 @@ func.func @modulo_index(%x: memref<3xf32>, %y: memref<48xf32>) {
   }
   return
 }
+
+// Where the innermost loop can't be widened (a pooling window: kh, kw move
+// along rows), the nearest enclosing loop that can is: 8 channels per vector,
+// the window loops kept inside.
+// CHECK-LABEL: func.func @pool_window
+// CHECK: affine.for %[[C:.*]] = 0 to 16 step 8 {
+// CHECK: affine.for
+// CHECK-NEXT: affine.for
+// CHECK-NEXT: affine.vector_load %arg1[%{{.*}}, %[[C]]] : memref<4x16xf32>, vector<8xf32>
+// CHECK-NEXT: affine.vector_load %arg0[%{{.*}}, %{{.*}}, %[[C]]] : memref<5x5x16xf32>, vector<8xf32>
+// CHECK-NEXT: arith.maximumf %{{.*}} : vector<8xf32>
+// CHECK-NEXT: affine.vector_store %{{.*}}, %arg1[%{{.*}}, %[[C]]] : memref<4x16xf32>, vector<8xf32>
+func.func @pool_window(%x: memref<5x5x16xf32>, %y: memref<4x16xf32>) {
+  affine.for %o = 0 to 4 {
+    affine.for %c = 0 to 16 {
+      affine.for %kh = 0 to 2 {
+        affine.for %kw = 0 to 2 {
+          %a = affine.load %y[%o, %c] : memref<4x16xf32>
+          %b = affine.load %x[%o + %kh, %o + %kw, %c] : memref<5x5x16xf32>
+          %m = arith.maximumf %a, %b : f32
+          affine.store %m, %y[%o, %c] : memref<4x16xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// Must not: an enclosing loop along which the reads stride (a matrix-vector
+// product's rows: y[i] += A[i][k] x[k]).
+// CHECK-LABEL: func.func @matvec_rows
+// CHECK-NOT: vector
+// CHECK: return
+func.func @matvec_rows(%a: memref<16x16xf32>, %x: memref<16xf32>, %y: memref<16xf32>) {
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 16 {
+      %s = affine.load %y[%i] : memref<16xf32>
+      %v = affine.load %a[%i, %k] : memref<16x16xf32>
+      %w = affine.load %x[%k] : memref<16xf32>
+      %p = arith.mulf %v, %w : f32
+      %q = arith.addf %s, %p : f32
+      affine.store %q, %y[%i] : memref<16xf32>
+    }
+  }
+  return
+}
