@@ -15,7 +15,15 @@
  * that is done with pbc's code for a while calls pbc_cpu_release_buffers()
  * (pbc_cpu_runtime.h) to give the kept memory back; $PBC_BUFFER_CACHE_MB
  * (read at the first free: a whole number of MiB) sets the limit, default
- * 1024, 0 keeps nothing; another value is reported and the default used. */
+ * 1024, 0 keeps nothing; another value is reported and the default used.
+ *
+ * Blocks of at least kHugePageBytes are 2 MiB aligned and advised to the
+ * kernel as transparent-huge-page candidates (madvise; a hint, ignored where
+ * THP is off). Tiled nests walk short row segments of large buffers, which
+ * costs more on 4 KiB pages (TLB reach; hardware prefetch stops at page
+ * boundaries): the fused blur ran 6-15% faster with its buffers on 2 MiB
+ * pages (tools/bench/README.md). */
+#define _DEFAULT_SOURCE /* madvise */
 #include "pbc_cpu_runtime.h"
 
 #include <pthread.h>
@@ -23,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define PBC_EXPORT __attribute__((visibility("default")))
 
@@ -31,6 +40,7 @@ enum {
   kSlots = 64,
 };
 static const size_t kMinCachedBytes = 256 << 10;
+static const size_t kHugePageBytes = 2 << 20;
 static const size_t kDefaultLimitBytes = (size_t)1 << 30;
 
 static struct {
@@ -109,9 +119,21 @@ static int keep(void *block, size_t size) {
   return 1;
 }
 
+/* A new block of kHeader + size bytes; a large one on huge pages if the
+ * kernel grants them. */
+static void *allocBlock(size_t size) {
+  int huge = size >= kHugePageBytes;
+  void *block = NULL;
+  if (posix_memalign(&block, huge ? kHugePageBytes : kHeader, kHeader + size))
+    return NULL;
+  if (huge) /* whole huge pages only: the tail's page may hold other blocks */
+    madvise(block, (kHeader + size) & ~(kHugePageBytes - 1), MADV_HUGEPAGE);
+  return block;
+}
+
 PBC_EXPORT void *_mlir_memref_to_llvm_alloc(uint64_t size) {
   void *block = size >= kMinCachedBytes ? takeCached(size) : NULL;
-  if (!block && posix_memalign(&block, kHeader, kHeader + size))
+  if (!block && !(block = allocBlock(size)))
     return NULL;
   *(size_t *)block = size;
   return (char *)block + kHeader;

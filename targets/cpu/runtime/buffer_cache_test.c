@@ -2,7 +2,8 @@
  * large freed block comes back for the next allocation of its size (and only
  * of its size); small blocks are not kept; a full cache (64 slots) frees its
  * oldest block; concurrent use from threads gets distinct blocks;
- * pbc_cpu_release_buffers() empties the cache. Run with
+ * pbc_cpu_release_buffers() empties the cache; a large block is 2 MiB
+ * aligned and advised as huge pages (its mapping's VmFlags). Run with
  * PBC_BUFFER_CACHE_MB=0 nothing is kept; =1 a block that needs the room
  * evicts the older one; a value that is not a whole number (=-1) leaves the
  * default limit. */
@@ -25,6 +26,27 @@ static int failures;
       ++failures;                                                                                  \
     }                                                                                              \
   } while (0)
+
+/* Whether the mapping that holds p carries the huge-page advice ("hg" in
+ * its VmFlags; /proc/self/smaps). */
+static int adviseHuge(const void *p) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (!f)
+    return 0;
+  char line[512];
+  int inside = 0, huge = 0;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+      inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+    else if (inside && !strncmp(line, "VmFlags:", 8)) {
+      huge = strstr(line, " hg") != NULL;
+      break;
+    }
+  }
+  fclose(f);
+  return huge;
+}
 
 static void *worker(void *arg) {
   (void)arg;
@@ -88,6 +110,14 @@ int main(void) {
   void *newest = _mlir_memref_to_llvm_alloc(big + 64 * 64);
   CHECK(newest == blocks[64]); /* the newest stays */
   _mlir_memref_to_llvm_free(newest);
+  pbc_cpu_release_buffers();
+
+  /* Large blocks: 2 MiB aligned (behind the 64-byte header) and advised as
+   * huge pages; small ones are left to malloc. */
+  void *h = _mlir_memref_to_llvm_alloc(8 << 20);
+  CHECK(h && ((uintptr_t)h - 64) % (2 << 20) == 0);
+  CHECK(adviseHuge(h));
+  _mlir_memref_to_llvm_free(h);
   pbc_cpu_release_buffers();
 
   void *s = _mlir_memref_to_llvm_alloc(small);
