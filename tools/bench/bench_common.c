@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 #include "bench_common.h"
 
 #include <dlfcn.h>
@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 BenchMemref benchMemrefCreate(float *data, int rank, const int64_t *sizes) {
@@ -33,13 +34,26 @@ int64_t benchMemrefNumElements(const BenchMemref *m, int rank) {
   return n;
 }
 
+/* Whether buffers of 2 MiB and more go on huge pages: yes unless
+ * PBC_BENCH_PAGES=4k. */
+static int hugePages(void) {
+  const char *pages = getenv("PBC_BENCH_PAGES");
+  return !pages || strcmp(pages, "4k") != 0;
+}
+
 float *benchAlloc(size_t n) {
+  const size_t huge = 2 << 20;
   size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
-  float *p = aligned_alloc(64, bytes ? bytes : 64);
+  int advise = bytes >= huge && hugePages();
+  if (advise) /* aligned_alloc wants a multiple of the alignment */
+    bytes = (bytes + huge - 1) & ~(huge - 1);
+  float *p = aligned_alloc(advise ? huge : 64, bytes ? bytes : 64);
   if (!p) {
     fprintf(stderr, "bench: out of memory (%zu bytes)\n", bytes);
     exit(2);
   }
+  if (advise)
+    madvise(p, bytes, MADV_HUGEPAGE);
   return p;
 }
 

@@ -26,7 +26,8 @@
 #                    AVX-512 CPUs, else OpenBLAS's own choice; see README.md)
 # Environment: CC (default clang-22, else cc), OMP_NUM_THREADS and
 # OPENBLAS_NUM_THREADS (default: number of CPUs), PBC_FLAGS (extra pbc
-# flags), BENCH_OPENBLAS_CORETYPE (as --openblas-coretype).
+# flags), BENCH_OPENBLAS_CORETYPE (as --openblas-coretype), PBC_BENCH_PAGES
+# (4k: the C harnesses' buffers on 4 KiB pages; default: 2 MiB pages, madvise).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -135,6 +136,11 @@ echo "threads: OMP_NUM_THREADS=$OMP_NUM_THREADS" \
 echo "compiler: $compiler"
 [ -n "$baseline" ] && echo "baseline: $baseline ${PBC_FLAGS:-} --emit=lib -o OUT.so IN.mlir ($pairs alternating runs per case)"
 echo "harness: $CC ${cflags[*]}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ "${PBC_BENCH_PAGES:-}" = 4k ]; then
+  echo "pages: 4 KiB (PBC_BENCH_PAGES=4k)"
+else
+  echo "pages: buffers >= 2 MiB advised as huge pages (THP: $(grep -o '\[[a-z]*\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)); PBC_BENCH_PAGES=4k for 4 KiB"
+fi
 echo "ratios: pbc/peer = pbc's time over the peer's (paired per round);" \
      ">1 means pbc is slower"
 echo
