@@ -2,11 +2,13 @@
  * large freed block comes back for the next allocation of its size (and only
  * of its size); small blocks are not kept; a full cache (64 slots) frees its
  * oldest block; concurrent use from threads gets distinct blocks;
- * pbc_cpu_release_buffers() empties the cache; a large block is 2 MiB
+ * pbc_cpu_release_buffers() empties the cache; a thread gets back the block
+ * it freed before a newer one of the same size; a large block is 2 MiB
  * aligned and advised as huge pages (its mapping's VmFlags). Run with
  * PBC_BUFFER_CACHE_MB=0 nothing is kept; =1 a block that needs the room
  * evicts the older one; a value that is not a whole number (=-1) leaves the
  * default limit. */
+#define _POSIX_C_SOURCE 200809L /* pthread_barrier */
 #include "pbc_cpu_runtime.h"
 
 #include <pthread.h>
@@ -46,6 +48,37 @@ static int adviseHuge(const void *p) {
   }
   fclose(f);
   return huge;
+}
+
+/* The other thread of ownTest: frees its block, then (after the main thread
+ * has freed a newer one of the same size) allocates again. */
+static pthread_barrier_t ownBarrier;
+static void *ownWorker(void *arg) {
+  size_t size = *(size_t *)arg;
+  void *mine = _mlir_memref_to_llvm_alloc(size);
+  _mlir_memref_to_llvm_free(mine);
+  pthread_barrier_wait(&ownBarrier); /* main frees its block: the newest */
+  pthread_barrier_wait(&ownBarrier);
+  void *again = _mlir_memref_to_llvm_alloc(size);
+  CHECK(again == mine);
+  _mlir_memref_to_llvm_free(again);
+  return NULL;
+}
+
+static void ownTest(size_t size) {
+  void *mine = _mlir_memref_to_llvm_alloc(size);
+  pthread_t t;
+  pthread_barrier_init(&ownBarrier, NULL, 2);
+  pthread_create(&t, NULL, ownWorker, &size);
+  pthread_barrier_wait(&ownBarrier);
+  _mlir_memref_to_llvm_free(mine);
+  pthread_barrier_wait(&ownBarrier);
+  pthread_join(t, NULL);
+  pthread_barrier_destroy(&ownBarrier);
+  void *again = _mlir_memref_to_llvm_alloc(size);
+  CHECK(again == mine);
+  _mlir_memref_to_llvm_free(again);
+  pbc_cpu_release_buffers();
 }
 
 static void *worker(void *arg) {
@@ -111,6 +144,8 @@ int main(void) {
   CHECK(newest == blocks[64]); /* the newest stays */
   _mlir_memref_to_llvm_free(newest);
   pbc_cpu_release_buffers();
+
+  ownTest(big);
 
   /* Large blocks: 2 MiB aligned (behind the 64-byte header) and advised as
    * huge pages; small ones are left to malloc. */
