@@ -38,7 +38,7 @@
 #include "pbc/ir_build.h"
 #include "pbc/passes.h"
 
-enum { kMaxAccesses = 512, kMaxViews = 64, kMaxProloguePct = 4, kMinTilesPerCore = 4 };
+enum { kMaxAccesses = 512, kMaxViews = 64, kMaxProloguePct = 1 };
 
 typedef struct {
   MlirOperation a, b; /* producer and consumer nests */
@@ -411,12 +411,20 @@ static bool rowUseStays(MlirOperation user, const Plan *p, MlirValue t, MlirValu
  * chose the smallest height whose K-1 recomputed rows were within 10%):
  * the tile loop L around the pair (from 0, step T = B's rows) takes the
  * smallest power-of-two multiple of T whose prologue is within
- * kMaxProloguePct of its rows, as long as L keeps kMinTilesPerCore tiles
- * per core. Legal when t, L's index, is used only by the prologue (rows
- * from the tile's start, any height) and in B as rowUseStays allows: B's
- * rows r then run on into the next tile's, whose rows the window already
- * holds. Blur 4096^2 (bench_blur, quiet spells, paired): 64 -> 128 rows,
- * 1-4% faster. */
+ * kMaxProloguePct of its rows, as long as every core keeps a tile. A
+ * tile's start costs more than its K-1 rows' share (figures below), likely
+ * because they run before the window's loop, without the prefetch that
+ * the loop's loads get two rows ahead. More tiles per core buy no
+ * balance: L becomes an OpenMP loop with the static schedule, one
+ * contiguous chunk per thread however many tiles it holds.
+ * Legal when t, L's index, is used only by the prologue (rows from the
+ * tile's start, any height) and in B as rowUseStays allows: B's rows r then
+ * run on into the next tile's, whose rows the window already holds.
+ * Blur, pbc's libraries with 512-row tiles against 128-row ones (bench_blur
+ * with one as --unfused, the time ratio paired over 10 rounds, each order
+ * in turn): 4096^2, 3-6% faster on 4 KiB pages and 0-7% on 2 MiB; 1024^2,
+ * 1-2%. Hand-set heights of 512, 1024 and 2048 rows were within 1% of each
+ * other. (The earlier bounds, 4% and 4 tiles per core, stopped at 128.) */
 static void growTile(const Plan *p, long long cores) {
   MlirOperation rowLoop = p->bandB[p->w];
   long long rows = pbcLoopUpperFromZero(rowLoop);
@@ -430,7 +438,7 @@ static void growTile(const Plan *p, long long cores) {
     return;
   long long n = pbcLoopUpperFromZero(tile), height = rows;
   while ((p->window - 1) * 100 > kMaxProloguePct * height && n % (2 * height) == 0 &&
-         n / (2 * height) >= kMinTilesPerCore * cores)
+         n / (2 * height) >= cores)
     height *= 2;
   if (height == rows)
     return;

@@ -6,7 +6,7 @@
 // consumer, a consumer that writes the producer's input, and a newest row
 // read at other columns than the producer writes at the same point.
 // Inside a tile loop, the tile grows taller (K-1 = 2 recomputed rows within
-// 4% of it) while each core keeps 4 tiles; not if the tile's index is used
+// 1% of it) while each core keeps a tile; not if the tile's index is used
 // other than with the row's.
 // RUN: pbc-opt %s -p 'pbc-sliding-window' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-sliding-window{cores=2}' | FileCheck %s --check-prefix=CORES2
@@ -136,16 +136,17 @@ func.func @other_columns(%x: memref<10x80xf32>, %y: memref<8x64xf32>) {
   return
 }
 
+// One core: one tile of all 256 rows. Two: a tile each.
 // CHECK-LABEL: func.func @taller_tiles
-// CHECK: affine.for %[[T:.*]] = 0 to 256 step 64 {
+// CHECK: affine.for %[[T:.*]] = 0 to 256 step 256 {
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<3x80xf32>
 // CHECK: affine.for %{{.*}} = 0 to 2 {
-// CHECK: affine.for %[[R:.*]] = 0 to 64 {
+// CHECK: affine.for %[[R:.*]] = 0 to 256 {
 // CHECK: affine.vector_load %arg0[%[[T]] + %[[R]] + 2, %{{.*}}]
 // CHECK: affine.vector_store %{{.*}}, %arg1[%[[T]] + %[[R]], %{{.*}}]
 // CORES2-LABEL: func.func @taller_tiles
-// CORES2: affine.for %{{.*}} = 0 to 256 step 32 {
-// CORES2: affine.for %{{.*}} = 0 to 32 {
+// CORES2: affine.for %{{.*}} = 0 to 256 step 128 {
+// CORES2: affine.for %{{.*}} = 0 to 128 {
 func.func @taller_tiles(%x: memref<258x80xf32>, %y: memref<256x64xf32>) {
   affine.for %t = 0 to 256 step 8 {
     %buf = memref.alloc() {alignment = 64 : i64} : memref<10x80xf32>
@@ -165,6 +166,37 @@ func.func @taller_tiles(%x: memref<258x80xf32>, %y: memref<256x64xf32>) {
         %s = arith.addf %a, %b : vector<16xf32>
         %u = arith.addf %s, %c : vector<16xf32>
         affine.vector_store %u, %y[%t + %r, %i] : memref<256x64xf32>, vector<16xf32>
+      }
+    }
+    memref.dealloc %buf : memref<10x80xf32>
+  }
+  return
+}
+
+// 1024 rows: the tile stops at 256 rows, the first whose 2-row prologue is
+// within 1% of it (one tile of 1024 would be the core's whole share).
+// CHECK-LABEL: func.func @prologue_bound
+// CHECK: affine.for %{{.*}} = 0 to 1024 step 256 {
+// CHECK: affine.for %{{.*}} = 0 to 256 {
+func.func @prologue_bound(%x: memref<1026x80xf32>, %y: memref<1024x64xf32>) {
+  affine.for %t = 0 to 1024 step 8 {
+    %buf = memref.alloc() {alignment = 64 : i64} : memref<10x80xf32>
+    affine.for %r = 0 to 10 {
+      affine.for %i = 0 to 64 step 16 {
+        %a = affine.vector_load %x[%t + %r, %i] : memref<1026x80xf32>, vector<16xf32>
+        %b = affine.vector_load %x[%t + %r, %i + 1] : memref<1026x80xf32>, vector<16xf32>
+        %s = arith.addf %a, %b : vector<16xf32>
+        affine.vector_store %s, %buf[%r, %i] : memref<10x80xf32>, vector<16xf32>
+      }
+    }
+    affine.for %r = 0 to 8 {
+      affine.for %i = 0 to 64 step 16 {
+        %a = affine.vector_load %buf[%r, %i] : memref<10x80xf32>, vector<16xf32>
+        %b = affine.vector_load %buf[%r + 1, %i] : memref<10x80xf32>, vector<16xf32>
+        %c = affine.vector_load %buf[%r + 2, %i] : memref<10x80xf32>, vector<16xf32>
+        %s = arith.addf %a, %b : vector<16xf32>
+        %u = arith.addf %s, %c : vector<16xf32>
+        affine.vector_store %u, %y[%t + %r, %i] : memref<1024x64xf32>, vector<16xf32>
       }
     }
     memref.dealloc %buf : memref<10x80xf32>
