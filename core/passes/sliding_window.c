@@ -414,9 +414,10 @@ static bool rowUseStays(MlirOperation user, const Plan *p, MlirValue t, MlirValu
  * kMaxProloguePct of its rows, as long as every core keeps a tile. A
  * tile's start costs more than its K-1 rows' share (figures below), likely
  * because they run before the window's loop, without the prefetch that
- * the loop's loads get two rows ahead. More tiles per core buy no
- * balance: L becomes an OpenMP loop with the static schedule, one
- * contiguous chunk per thread however many tiles it holds.
+ * the loop's loads get two rows ahead. Where L is the loop that runs in
+ * parallel, more tiles per core buy no balance: it becomes an OpenMP loop
+ * with the static schedule, one contiguous chunk per thread however many
+ * tiles that holds.
  * Legal when t, L's index, is used only by the prologue (rows from the
  * tile's start, any height) and in B as rowUseStays allows: B's rows r then
  * run on into the next tile's, whose rows the window already holds.
