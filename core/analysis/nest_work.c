@@ -13,11 +13,11 @@ long long pbcOpWork(MlirOperation op) {
   static const char *const cheapMath[] = {"math.absf",      "math.fma",   "math.copysign",
                                           "math.floor",     "math.ceil",  "math.round",
                                           "math.roundeven", "math.trunc", NULL};
-  for (int i = 0; slow[i]; ++i)
-    if (pbcOpIsA(op, slow[i]))
-      return 4;
   char name[64];
   pbcOpName(op, name, sizeof(name));
+  for (int i = 0; slow[i]; ++i)
+    if (!strcmp(name, slow[i]))
+      return 4;
   if (strncmp(name, "math.", 5))
     return 1;
   for (int i = 0; cheapMath[i]; ++i)

@@ -383,11 +383,13 @@ static void tileOutputChannels(Nest *n, const State *st, int nr, bool jParallel,
  * register tiles span all M rows up to 8 (up to 32 rows: tiles of 8 or
  * fewer, pbcSkinnyKnRowTile), and B is read in place, from memory once:
  * each core sweeps its share of J's tiles down K, with the tile's
- * accumulators in registers (blockSkinnyK: K blocked where needed). NV comes from a cycle model (up
- * to kSkinnyVectors; skinnyTileVectors); J's last partial tile runs as a second nest. B as N x K (a
- * linear layer's weight, read along K) is read as dot products along K, up to 32 rows in tiles of
- * up to 8 (pbcSkinnyRowTile), instead of being copied transposed (16x1024x1024: 0.217 ms with the
- * copy, 0.100 as dot products). Returns false if the nest is not skinny. */
+ * accumulators in registers (blockSkinnyK: K blocked where needed). NV
+ * comes from a cycle model (up to kSkinnyVectors; skinnyTileVectors); J's
+ * last partial tile runs as a second nest. B as N x K (a linear layer's
+ * weight, read along K) is read as dot products along K, up to 32 rows in
+ * tiles of up to 8 (pbcSkinnyRowTile), instead of being copied transposed
+ * (16x1024x1024: 0.217 ms with the copy, 0.100 as dot products).
+ * Returns false if the nest is not skinny. */
 enum { kSkinnyVectors = 8 };
 
 /* A GEMM's B read across J (a linear layer's N x K weight) is transposed

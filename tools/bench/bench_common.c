@@ -34,11 +34,17 @@ int64_t benchMemrefNumElements(const BenchMemref *m, int rank) {
   return n;
 }
 
-/* Whether buffers of 2 MiB and more go on huge pages: yes unless
- * PBC_BENCH_PAGES=4k. */
+/* Whether buffers of 2 MiB and more go on huge pages: PBC_BENCH_PAGES
+ * unset or 2m, yes; 4k, no; anything else is an error (a typo must not
+ * measure the other setting). */
 static int hugePages(void) {
   const char *pages = getenv("PBC_BENCH_PAGES");
-  return !pages || strcmp(pages, "4k") != 0;
+  if (!pages || !*pages || !strcmp(pages, "2m"))
+    return 1;
+  if (!strcmp(pages, "4k"))
+    return 0;
+  fprintf(stderr, "bench: PBC_BENCH_PAGES=%s: expected 4k or 2m\n", pages);
+  exit(2);
 }
 
 float *benchAlloc(size_t n) {

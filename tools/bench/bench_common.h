@@ -26,7 +26,8 @@ int64_t benchMemrefNumElements(const BenchMemref *m, int rank);
 /* 64-byte aligned, exits on failure. Free with benchFree. Buffers of 2 MiB
  * and more are 2 MiB aligned and advised as transparent huge pages (as a
  * host's allocator does for large tensors; the runtime does the same for
- * pbc's own buffers), unless PBC_BENCH_PAGES=4k. */
+ * pbc's own buffers), unless PBC_BENCH_PAGES=4k (2m or unset: huge pages;
+ * another value exits with an error). */
 float *benchAlloc(size_t n);
 void benchFree(float *p);
 

@@ -27,7 +27,7 @@
 # Environment: CC (default clang-22, else cc), OMP_NUM_THREADS and
 # OPENBLAS_NUM_THREADS (default: number of CPUs), PBC_FLAGS (extra pbc
 # flags), BENCH_OPENBLAS_CORETYPE (as --openblas-coretype), PBC_BENCH_PAGES
-# (4k: the C harnesses' buffers on 4 KiB pages; default: 2 MiB pages, madvise).
+# (4k: the C harnesses' buffers on 4 KiB pages; 2m or unset: 2 MiB pages, madvise).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -55,6 +55,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+case "${PBC_BENCH_PAGES:-}" in
+  ""|2m|4k) ;;
+  *) echo "run.sh: PBC_BENCH_PAGES=$PBC_BENCH_PAGES: expected 4k or 2m" >&2; exit 2 ;;
+esac
 
 if [ -n "$standin" ]; then
   compiler="stand-in: $standin IN.mlir OUT.so"

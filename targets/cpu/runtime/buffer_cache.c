@@ -22,9 +22,10 @@
  * kernel as transparent-huge-page candidates (madvise; a hint, ignored where
  * THP is off). Tiled nests walk short row segments of large buffers, which
  * costs more on 4 KiB pages (likely TLB reach and page-bounded hardware
- * prefetch; this VM has no counters to tell): the fused blur ran 6-15%
- * faster with its x and y on 2 MiB pages, the unfused one 0-4% faster with
- * its intermediate (allocated here) on them (tools/bench/README.md). */
+ * prefetch; this VM has no counters to tell): the fused blur (then in
+ * 128-row tiles) ran 6-15% faster with its x and y on 2 MiB pages, the
+ * unfused one 0-4% faster with its intermediate (allocated here) on them
+ * (tools/bench/README.md). */
 #define _DEFAULT_SOURCE /* madvise */
 #include "pbc_cpu_runtime.h"
 
