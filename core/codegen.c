@@ -92,6 +92,27 @@ static void useInitArray(LLVMModuleRef mod, const char *listName, const char *se
   free(fns);
 }
 
+/* An entry point F is called through its C interface _mlir_ciface_F; F
+ * itself becomes internal, so that its name (`main`, say, or one a host
+ * library also defines) is not exported and cannot capture the host's own
+ * calls to a function of that name. */
+static void internalizeEntryBodies(LLVMModuleRef mod) {
+  static const char kPrefix[] = "_mlir_ciface_";
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+    size_t len = 0;
+    const char *name = LLVMGetValueName2(f, &len);
+    if (LLVMIsDeclaration(f) || len == 0 || strncmp(name, kPrefix, sizeof(kPrefix) - 1) == 0)
+      continue;
+    char *iface = malloc(len + sizeof(kPrefix));
+    memcpy(iface, kPrefix, sizeof(kPrefix) - 1);
+    memcpy(iface + sizeof(kPrefix) - 1, name, len);
+    iface[len + sizeof(kPrefix) - 1] = 0;
+    if (LLVMGetNamedFunction(mod, iface))
+      LLVMSetLinkage(f, LLVMInternalLinkage);
+    free(iface);
+  }
+}
+
 bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
                 int optLevel, PbcCodegenKind kind, PbcStrBuf *out) {
   pbcCrashContextSetPhase("translation to LLVM IR");
@@ -102,6 +123,7 @@ bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip
     LLVMContextDispose(llctx);
     return false;
   }
+  internalizeEntryBodies(llmod);
   useInitArray(llmod, "llvm.global_ctors", ".init_array");
   useInitArray(llmod, "llvm.global_dtors", ".fini_array");
   char *triple = NULL;

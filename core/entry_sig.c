@@ -75,12 +75,26 @@ bool pbcTensorTypeFrom(MlirType t, PbcTensorType *out, char *why, size_t whyLen)
   return true;
 }
 
-static bool isPublicFunc(MlirOperation op) {
+bool pbcFuncIsPublic(MlirOperation op) {
   if (!pbcOpIsA(op, "func.func"))
     return false;
   MlirAttribute vis = mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString("sym_visibility"));
-  return mlirAttributeIsNull(vis) ||
-         strncmp(mlirStringAttrGetValue(vis).data, "public", 6) == 0;
+  if (mlirAttributeIsNull(vis))
+    return true;
+  MlirStringRef v = mlirStringAttrGetValue(vis);
+  return v.length == 6 && strncmp(v.data, "public", 6) == 0;
+}
+
+/* Entry names become C symbols (_mlir_ciface_NAME) and header declarations. */
+static bool isCIdentifier(MlirStringRef s) {
+  if (s.length == 0 || (s.data[0] >= '0' && s.data[0] <= '9'))
+    return false;
+  for (size_t i = 0; i < s.length; ++i) {
+    char c = s.data[i];
+    if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+      return false;
+  }
+  return true;
 }
 
 int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max) {
@@ -88,7 +102,7 @@ int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max) {
   MlirBlock body = mlirModuleGetBody(m);
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
-    if (!isPublicFunc(op))
+    if (!pbcFuncIsPublic(op))
       continue;
     if (n == max) {
       mlirEmitError(mlirOperationGetLocation(op), "too many public functions");
@@ -98,6 +112,15 @@ int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max) {
     memset(s, 0, sizeof(*s));
     MlirStringRef name = mlirStringAttrGetValue(mlirOperationGetAttributeByName(
         op, mlirStringRefCreateFromCString("sym_name")));
+    if (name.length >= sizeof(s->name) || !isCIdentifier(name)) {
+      char msg[160];
+      snprintf(msg, sizeof(msg),
+               "entry point name must be a C identifier of at most %d characters "
+               "(it names the C interface _mlir_ciface_NAME)",
+               (int)sizeof(s->name) - 1);
+      mlirEmitError(mlirOperationGetLocation(op), msg);
+      return -1;
+    }
     snprintf(s->name, sizeof(s->name), "%.*s", (int)name.length, name.data);
     MlirType ft = mlirTypeAttrGetValue(mlirOperationGetAttributeByName(
         op, mlirStringRefCreateFromCString("function_type")));
@@ -110,7 +133,7 @@ int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max) {
       mlirEmitError(mlirOperationGetLocation(op), msg);
       return -1;
     }
-    char why[256], msg[512];
+    char why[256], msg[1536];
     for (int i = 0; i < s->numInputs; ++i)
       if (!pbcTensorTypeFrom(mlirFunctionTypeGetInput(ft, i), &s->inputs[i], why, sizeof(why))) {
         snprintf(msg, sizeof(msg), "argument %d of @%s: %s", i, s->name, why);

@@ -101,9 +101,7 @@ bool pbcSessionCheckInput(PbcSession *s, MlirModule m) {
        !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
     if (!pbcOpIsA(op, "func.func"))
       continue;
-    MlirAttribute vis = mlirOperationGetAttributeByName(
-        op, mlirStringRefCreateFromCString("sym_visibility"));
-    if (!mlirAttributeIsNull(vis))
+    if (!pbcFuncIsPublic(op))
       continue;
     mlirOperationSetAttributeByName(
         op, mlirStringRefCreateFromCString("llvm.emit_c_interface"),

@@ -138,38 +138,54 @@ static bool isSentinel(const void *buf, PbcElemKind k, int64_t i) {
 static void *allocBuffer(const PbcTensorType *t) {
   size_t bytes = (size_t)pbcTensorNumElements(t) * pbcElemSize(t->elem);
   void *p = NULL;
-  if (posix_memalign(&p, 64, bytes ? bytes : 64))
-    abort();
+  if (posix_memalign(&p, 64, bytes ? bytes : 64)) {
+    fprintf(stderr, "pbc: error: cannot allocate %zu bytes for a buffer of the run\n", bytes);
+    return NULL;
+  }
   return p;
 }
 
-void pbcBuffersCreate(const PbcEntrySig *sig, uint64_t seed, PbcBuffers *b) {
+bool pbcBuffersCreate(const PbcEntrySig *sig, uint64_t seed, PbcBuffers *b) {
   memset(b, 0, sizeof(*b));
   uint64_t s = seed;
   b->numInputs = sig->numInputs;
   for (int i = 0; i < sig->numInputs; ++i) {
     b->inputs[i] = allocBuffer(&sig->inputs[i]);
+    if (!b->inputs[i]) {
+      pbcBuffersDestroy(b, true);
+      return false;
+    }
     fillRandom(b->inputs[i], sig->inputs[i].elem,
                pbcTensorNumElements(&sig->inputs[i]), &s);
   }
   PbcBuffers tmp;
-  pbcBuffersCloneInputs(sig, b, &tmp);
+  if (!pbcBuffersCloneInputs(sig, b, &tmp)) {
+    pbcBuffersDestroy(b, true);
+    return false;
+  }
   *b = tmp;
+  return true;
 }
 
-void pbcBuffersCloneInputs(const PbcEntrySig *sig, const PbcBuffers *from,
+bool pbcBuffersCloneInputs(const PbcEntrySig *sig, const PbcBuffers *from,
                            PbcBuffers *b) {
   PbcBuffers r;
   memset(&r, 0, sizeof(r));
   r.numInputs = from->numInputs;
   memcpy(r.inputs, from->inputs, sizeof(r.inputs));
-  r.numOutputs = sig->numOutputs;
   for (int i = 0; i < sig->numOutputs; ++i) {
     r.outputs[i] = allocBuffer(&sig->outputs[i]);
+    if (!r.outputs[i]) {
+      pbcBuffersDestroy(&r, false);
+      memset(b, 0, sizeof(*b));
+      return false;
+    }
+    r.numOutputs = i + 1;
     fillSentinel(r.outputs[i], sig->outputs[i].elem,
                  pbcTensorNumElements(&sig->outputs[i]));
   }
   *b = r;
+  return true;
 }
 
 void pbcBuffersDestroy(PbcBuffers *b, bool ownInputs) {
@@ -270,9 +286,9 @@ void pbcCompareOutputs(const PbcEntrySig *sig, const PbcBuffers *got,
       double b = pbcElemLoad(want->outputs[o], k, i);
       if (isnan(a) && isnan(b))
         continue;
-      double d = fabs(a - b);
-      if (isnan(d))
-        d = INFINITY;
+      /* Non-finite values match only exactly (the same infinity): the
+       * tolerance rtol * |b| would accept anything where b is infinite. */
+      double d = (!isfinite(a) || !isfinite(b)) ? (a == b ? 0 : INFINITY) : fabs(a - b);
       double rel = d / fmax(fabs(b), 1e-30);
       if (d > out->maxAbsErr)
         out->maxAbsErr = d;

@@ -250,22 +250,42 @@ static MlirValue lookup(const ValueMap *m, MlirValue v) {
   return (MlirValue){NULL};
 }
 
-/* The vector form of operand v for an op inserted before `at`. */
-static MlirValue vectorOperand(ValueMap *m, MlirValue v, int lanes, MlirOperation at) {
+/* The vector form of operand v for an op inserted before `at`. The loop's
+ * iv used as a value (a mask's `j > i`) is the vector of its lanes' own
+ * ivs, iv + [0, 1, ..., lanes-1]; any other operand not in `m` is
+ * invariant and broadcast. */
+static MlirValue vectorOperand(ValueMap *m, MlirValue iv, MlirValue v, int lanes,
+                               MlirOperation at) {
   MlirValue mapped = lookup(m, v);
   if (!mlirValueIsNull(mapped))
     return mapped;
+  MlirLocation loc = mlirOperationGetLocation(at);
   MlirType vt = vectorOf(mlirValueGetType(v), lanes);
-  MlirOperation b =
-      create("vector.broadcast", mlirOperationGetLocation(at), 1, &v, &vt, (MlirAttribute){NULL});
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(at), at, b);
-  return mlirOperationGetResult(b, 0);
+  MlirOperation b = create("vector.broadcast", loc, 1, &v, &vt, (MlirAttribute){NULL});
+  if (!mlirValueEqual(v, iv)) {
+    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(at), at, b);
+    return mlirOperationGetResult(b, 0);
+  }
+  /* At the top of the loop's body, so that it dominates every later use. */
+  MlirBlock body = mlirBlockArgumentGetOwner(iv);
+  MlirOperation step = create("vector.step", loc, 0, NULL, &vt, (MlirAttribute){NULL});
+  MlirValue sum[2] = {mlirOperationGetResult(b, 0), mlirOperationGetResult(step, 0)};
+  MlirOperation add = create("arith.addi", loc, 2, sum, &vt, (MlirAttribute){NULL});
+  mlirBlockInsertOwnedOperation(body, 0, add);
+  mlirBlockInsertOwnedOperation(body, 0, step);
+  mlirBlockInsertOwnedOperation(body, 0, b);
+  if (m->n < MAX_OPS) {
+    m->from[m->n] = v;
+    m->to[m->n++] = mlirOperationGetResult(add, 0);
+  }
+  return mlirOperationGetResult(add, 0);
 }
 
 static void widen(Plan *p, int lanes) {
   /* The iv itself is not widened: subscripts keep it scalar (the vector
    * access starts at it). Ops are visited in program order. */
   ValueMap *m = calloc(1, sizeof(ValueMap));
+  MlirValue iv = pbcLoopIv(p->loop);
   for (int i = 0; i < p->nOps; ++i) {
     MlirOperation op = p->ops[i];
     MlirLocation loc = mlirOperationGetLocation(op);
@@ -284,13 +304,13 @@ static void widen(Plan *p, int lanes) {
       MlirValue operands[PBC_MAX_TERMS * 2 + 2];
       for (intptr_t k = 0; k < n; ++k)
         operands[k] = mlirOperationGetOperand(op, k);
-      operands[0] = vectorOperand(m, operands[0], lanes, op);
+      operands[0] = vectorOperand(m, iv, operands[0], lanes, op);
       repl = create("affine.vector_store", loc, (int)n, operands, NULL, mapAttr);
     } else {
       repl = mlirOperationClone(op);
       for (intptr_t k = 0; k < mlirOperationGetNumOperands(op); ++k)
         mlirOperationSetOperand(repl, k,
-                                vectorOperand(m, mlirOperationGetOperand(op, k), lanes, op));
+                                vectorOperand(m, iv, mlirOperationGetOperand(op, k), lanes, op));
       MlirValue r = mlirOperationGetResult(repl, 0);
       mlirValueSetType(r, vectorOf(mlirValueGetType(r), lanes));
     }

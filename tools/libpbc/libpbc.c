@@ -256,7 +256,7 @@ static PbcProgram *load(const char *libPath, const char *sigPath, char **error) 
   p->packed = calloc((size_t)(n ? n : 1), sizeof(*p->packed));
   snprintf(p->libPath, sizeof(p->libPath), "%s", libPath);
   for (int i = 0; i < n; ++i) {
-    char sym[300];
+    char sym[sizeof(sigs[0].name) + 16];
     snprintf(sym, sizeof(sym), "_mlir_ciface_%s", sigs[i].name);
     p->ciface[i] = dlsym(h, sym);
     snprintf(sym, sizeof(sym), "_pbc_packed_%s", sigs[i].name);

@@ -295,7 +295,8 @@ static int runEntry(Job *j, MlirExecutionEngine jit, MlirExecutionEngine ref,
                     const PbcEntrySig *sig) {
   Options *o = j->o;
   PbcBuffers b;
-  pbcBuffersCreate(sig, o->seed, &b);
+  if (!pbcBuffersCreate(sig, o->seed, &b))
+    return PBC_EXIT_ERROR;
   pbcCrashContextSetPhase("running @%s", sig->name);
   if (!pbcInvoke(jit, sig, &b)) {
     pbcBuffersDestroy(&b, true);
@@ -321,9 +322,9 @@ static int runEntry(Job *j, MlirExecutionEngine jit, MlirExecutionEngine ref,
   free(times);
   if (ref.ptr) {
     PbcBuffers want;
-    pbcBuffersCloneInputs(sig, &b, &want);
+    bool allocated = pbcBuffersCloneInputs(sig, &b, &want);
     pbcCrashContextSetPhase("running the reference of @%s", sig->name);
-    if (!pbcInvoke(ref, sig, &want)) {
+    if (!allocated || !pbcInvoke(ref, sig, &want)) {
       rc = PBC_EXIT_ERROR;
     } else {
       PbcCompare c;

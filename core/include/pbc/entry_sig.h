@@ -28,7 +28,7 @@ typedef struct PbcTensorType {
 } PbcTensorType;
 
 typedef struct PbcEntrySig {
-  char name[256];
+  char name[1024];
   int numInputs, numOutputs;
   PbcTensorType inputs[PBC_MAX_ARGS], outputs[PBC_MAX_ARGS];
 } PbcEntrySig;
@@ -36,6 +36,8 @@ typedef struct PbcEntrySig {
 /* Converts a ranked, statically shaped tensor type; false (with a reason) for
  * anything pbc cannot pass across its C interface. */
 bool pbcTensorTypeFrom(MlirType t, PbcTensorType *out, char *why, size_t whyLen);
+/* Whether op is a func.func with no visibility or `public` (an entry). */
+bool pbcFuncIsPublic(MlirOperation op);
 /* Collects the public functions of m. Returns the count, or -1 after
  * emitting a located error for an unsupported signature. */
 int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max);

@@ -22,10 +22,12 @@ typedef struct PbcBuffers {
 bool pbcJitCreate(MlirModule m, int optLevel, const PbcTargetPlugin *plugin,
                   MlirExecutionEngine *out);
 /* Allocates buffers for sig: inputs random non-zero (seeded), outputs filled
- * with a NaN/sentinel pattern so unwritten elements can be found. */
-void pbcBuffersCreate(const PbcEntrySig *sig, uint64_t seed, PbcBuffers *b);
-/* Fresh output buffers (sentinel-filled) sharing `from`'s inputs. */
-void pbcBuffersCloneInputs(const PbcEntrySig *sig, const PbcBuffers *from,
+ * with a NaN/sentinel pattern so unwritten elements can be found. False
+ * (after a message) where memory runs out; nothing is left allocated. */
+bool pbcBuffersCreate(const PbcEntrySig *sig, uint64_t seed, PbcBuffers *b);
+/* Fresh output buffers (sentinel-filled) sharing `from`'s inputs; false
+ * where memory runs out. */
+bool pbcBuffersCloneInputs(const PbcEntrySig *sig, const PbcBuffers *from,
                            PbcBuffers *b);
 void pbcBuffersDestroy(PbcBuffers *b, bool ownInputs);
 /* Calls _mlir_ciface_<name>. */
