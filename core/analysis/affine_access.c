@@ -471,6 +471,15 @@ long long pbcMemrefElements(MlirType t) {
 
 long long pbcMemrefBytes(MlirType t) { return pbcMemrefElements(t) * (pbcElementBits(t) / 8); }
 
+bool pbcMemrefLastDimContiguous(MlirType memrefType) {
+  MlirAttribute layout = mlirMemRefTypeGetLayout(memrefType);
+  if (mlirAttributeIsAStridedLayout(layout)) {
+    intptr_t n = mlirStridedLayoutAttrGetNumStrides(layout);
+    return n > 0 && mlirStridedLayoutAttrGetStride(layout, n - 1) == 1;
+  }
+  return mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(memrefType));
+}
+
 int pbcElementBits(MlirType t) {
   if (mlirTypeIsAShaped(t))
     t = mlirShapedTypeGetElementType(t);

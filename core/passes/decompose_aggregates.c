@@ -30,6 +30,16 @@ static const char kScript[] =
     ": (!transform.any_op) -> !transform.any_op\n"
     "    %t = transform.structured.transpose_conv2d %cv : "
     "(!transform.any_op) -> !transform.any_op\n"
+    "    %pk = transform.structured.match ops{[\"linalg.pack\"]} in %root "
+    ": (!transform.any_op) -> !transform.op<\"linalg.pack\">\n"
+    "    %lp:3 = transform.structured.lower_pack %pk : (!transform.op<\"linalg.pack\">) -> "
+    "(!transform.op<\"tensor.pad\">, !transform.op<\"tensor.expand_shape\">, "
+    "!transform.op<\"linalg.transpose\">)\n"
+    "    %up = transform.structured.match ops{[\"linalg.unpack\"]} in %root "
+    ": (!transform.any_op) -> !transform.op<\"linalg.unpack\">\n"
+    "    %lu:4 = transform.structured.lower_unpack %up : (!transform.op<\"linalg.unpack\">) -> "
+    "(!transform.op<\"tensor.empty\">, !transform.op<\"linalg.transpose\">, "
+    "!transform.op<\"tensor.collapse_shape\">, !transform.op<\"tensor.extract_slice\">)\n"
     "    transform.yield\n"
     "  }\n"
     "}\n";
@@ -66,4 +76,4 @@ static bool run(MlirOperation module, void *state) {
 
 PBC_C_PASS_WITHOUT_OPTIONS(
     pbcDecomposeAggregatesPass, "pbc-decompose-aggregates", "builtin.module",
-    "Decompose linalg.softmax into loop-lowerable linalg ops; fhwc convolutions to hwcf", run);
+    "Decompose linalg.softmax and pack/unpack into loop-lowerable ops; fhwc convolutions to hwcf", run);

@@ -84,16 +84,6 @@ static bool onlyLinearSubscriptsUse(MlirValue v) {
   return true;
 }
 
-/* Identity layout, or strided with unit innermost stride (a subview). */
-static bool lastDimContiguous(MlirType memrefType) {
-  MlirAttribute layout = mlirMemRefTypeGetLayout(memrefType);
-  if (mlirAttributeIsAStridedLayout(layout)) {
-    intptr_t n = mlirStridedLayoutAttrGetNumStrides(layout);
-    return n > 0 && mlirStridedLayoutAttrGetStride(layout, n - 1) == 1;
-  }
-  return mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(memrefType));
-}
-
 static void analyzeOp(Plan *p, MlirOperation op) {
   if (!p->ok)
     return;
@@ -129,7 +119,7 @@ static void analyzeOp(Plan *p, MlirOperation op) {
     }
     /* Only memrefs whose last dimension is contiguous. */
     MlirType mt = mlirValueGetType(acc.memref);
-    if (!lastDimContiguous(mt))
+    if (!pbcMemrefLastDimContiguous(mt))
       p->ok = false;
     if (p->nAccesses == 256)
       p->ok = false;

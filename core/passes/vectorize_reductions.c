@@ -59,8 +59,11 @@ static int candidateLanes(MlirOperation loop, const State *st) {
       return 0; /* not innermost */
     PbcAccess a;
     if (pbcAccessGet(op, &a)) {
-      if (a.isWrite || a.lanes || pbcAccessStrideAlong(&a, loop) == PBC_STRIDE_OTHER)
-        return 0;
+      PbcStride stride = pbcAccessStrideAlong(&a, loop);
+      if (a.isWrite || a.lanes || stride == PBC_STRIDE_OTHER ||
+          (stride == PBC_STRIDE_CONTIGUOUS &&
+           !pbcMemrefLastDimContiguous(mlirValueGetType(a.memref))))
+        return 0; /* a vector load needs unit stride in memory, too */
     } else if (pbcOpIsA(op, "affine.load") || pbcOpIsA(op, "memref.load") ||
                pbcOpIsA(op, "memref.store") || pbcOpIsA(op, "func.call")) {
       return 0;
@@ -139,6 +142,25 @@ static void makeReadsAffine(MlirOperation scope) {
   free(r.reads);
 }
 
+/* MLIR's vectorizer replaces the loop by a new one without its attributes;
+ * a root loop (a reduction of a whole 1-D tensor) keeps its nest kind, which
+ * the stage contract requires of every root nest. */
+static bool vectorizeKeepingKind(MlirOperation loop, int lanes) {
+  MlirAttribute kind = mlirOperationGetAttributeByName(loop, str("pbc.kind"));
+  MlirBlock block = mlirOperationGetBlock(loop);
+  if (!pbcExtAffineVectorizeReduction(loop, lanes))
+    return false;
+  if (mlirAttributeIsNull(kind))
+    return true;
+  /* Every other root loop of the block has its kind: the new one has not. */
+  for (MlirOperation op = mlirBlockGetFirstOperation(block); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    if (pbcOpIsA(op, "affine.for") &&
+        mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str("pbc.kind"))))
+      mlirOperationSetAttributeByName(op, str("pbc.kind"), kind);
+  return true;
+}
+
 static bool run(MlirOperation func, void *state) {
   MlirOperation *loops = calloc(kMaxLoops, sizeof(MlirOperation));
   int n = pbcLoopsInnerFirst(func, loops, kMaxLoops);
@@ -146,7 +168,7 @@ static bool run(MlirOperation func, void *state) {
   for (int i = 0; i < n; ++i) {
     int lanes = candidateLanes(loops[i], state);
     if (lanes)
-      any |= pbcExtAffineVectorizeReduction(loops[i], lanes);
+      any |= vectorizeKeepingKind(loops[i], lanes);
   }
   free(loops);
   /* pbc-vectorize makes affine.vector_load: every transfer_read is ours. */

@@ -179,6 +179,9 @@ int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max);
 long long pbcMemrefElements(MlirType t);
 /* Bytes of a statically shaped memref type, or a negative value. */
 long long pbcMemrefBytes(MlirType t);
+/* Identity layout, or strided with unit innermost stride (a subview): the
+ * memref's last dimension can be read and written as vectors. */
+bool pbcMemrefLastDimContiguous(MlirType memrefType);
 /* Element bit width of a memref or vector/scalar type (0 if unknown). */
 int pbcElementBits(MlirType t);
 /* True if rows `rowBytes` apart crowd into a few cache sets: a multiple of
