@@ -161,7 +161,7 @@ class Library:
         inputs: numpy arrays (bf16 as np.uint16 bit patterns).
         output_shapes_dtypes: [(shape, dtype)], dtype np.float32/np.float16/
         BF16/an integer type. Float outputs are pre-filled with NaN (bf16:
-        0xFFFF); with check_written, a NaN left in any output raises CallError.
+        0xFFFF), integer ones with 0x5A bytes; with check_written, a NaN left in any output raises CallError.
         With check_inputs, an input buffer modified by the call raises CallError
         (tensor semantics: a kernel never writes its inputs).
         out_offset: place each output `out_offset` bytes past a 64-byte
@@ -183,8 +183,9 @@ class Library:
                 buf = np.full(shape, 0xFFFF, dtype=np.uint16)
             elif nd.kind == "f":
                 buf = np.full(shape, np.nan, dtype=nd)
-            else:
-                buf = np.zeros(shape, dtype=nd)
+            else:  # a byte pattern no computation here produces
+                buf = np.empty(shape, dtype=nd)
+                buf.reshape(-1).view(np.uint8)[:] = 0x5A
             if out_offset is not None:
                 buf = _placed(buf, out_offset)
             outs.append(buf)
