@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Diagnostics.h"
 #include "pbc/c_pass.h"
 #include "pbc/entry_sig.h"
@@ -28,6 +29,100 @@ typedef struct {
   bool ok;
 } WalkState;
 
+/* The largest buffer pbc compiles for: 2^47 bytes, the user address space
+ * of x86-64 and AArch64 Linux. A larger (or overflowing) byte count would
+ * wrap in the generated allocation and sizes. */
+static const int64_t kMaxBufferBytes = (int64_t)1 << 47;
+
+/* Bytes of a statically shaped tensor or memref type; -1 when they exceed
+ * kMaxBufferBytes (computed without overflow); 0 for other types. */
+static int64_t shapedBytes(MlirType t) {
+  if (!mlirTypeIsARankedTensor(t) && !mlirTypeIsAMemRef(t))
+    return 0;
+  MlirType e = mlirShapedTypeGetElementType(t);
+  int64_t bytes = mlirTypeIsAFloat(e)     ? (mlirFloatTypeGetWidth(e) + 7) / 8
+                  : mlirTypeIsAInteger(e) ? (mlirIntegerTypeGetWidth(e) + 7) / 8
+                                          : 8;
+  if (bytes <= 0)
+    bytes = 1;
+  for (intptr_t d = 0; d < mlirShapedTypeGetRank(t); ++d) {
+    int64_t n = mlirShapedTypeGetDimSize(t, d);
+    if (mlirShapedTypeIsDynamicSize(n))
+      return 0; /* reported by the signature check, or by a stage */
+    if (n != 0 && bytes > kMaxBufferBytes / n)
+      return -1;
+    bytes *= n;
+  }
+  return bytes;
+}
+
+static bool checkSizes(MlirOperation op) {
+  char name[128];
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i)
+    if (shapedBytes(mlirValueGetType(mlirOperationGetResult(op, i))) < 0) {
+      pbcEmitOpError(op, "result %ld of '%s' is larger than the 2^47 bytes pbc can address",
+                     (long)i, pbcOpName(op, name, sizeof(name)));
+      return false;
+    }
+  for (intptr_t r = 0; r < mlirOperationGetNumRegions(op); ++r)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r)); !mlirBlockIsNull(b);
+         b = mlirBlockGetNextInRegion(b))
+      for (intptr_t i = 0; i < mlirBlockGetNumArguments(b); ++i)
+        if (shapedBytes(mlirValueGetType(mlirBlockGetArgument(b, i))) < 0) {
+          pbcEmitOpError(op, "argument %ld of '%s' is larger than the 2^47 bytes pbc can address",
+                         (long)i, pbcOpName(op, name, sizeof(name)));
+          return false;
+        }
+  return true;
+}
+
+/* Every element of a dense integer attribute (elements or i64 array) is at
+ * least `min`; true for an absent attribute. */
+static bool allAtLeast(MlirAttribute a, int64_t min) {
+  if (mlirAttributeIsNull(a))
+    return true;
+  if (mlirAttributeIsADenseI64Array(a)) {
+    for (intptr_t i = 0; i < mlirDenseArrayGetNumElements(a); ++i)
+      if (mlirDenseI64ArrayGetElement(a, i) < min)
+        return false;
+    return true;
+  }
+  if (mlirAttributeIsADenseIntElements(a)) {
+    for (intptr_t i = 0; i < mlirElementsAttrGetNumElements(a); ++i)
+      if (mlirDenseElementsAttrGetInt64Value(a, i) < min)
+        return false;
+  }
+  return true;
+}
+
+/* What MLIR's verifiers let through and the stages cannot lower: negative
+ * padding (bufferization crashed on it), and convolution or pooling strides
+ * and dilations below 1 (they read outside the input). */
+static bool checkAttributes(MlirOperation op) {
+  char name[128];
+  pbcOpName(op, name, sizeof(name));
+  if (pbcOpIsA(op, "tensor.pad")) {
+    static const char *const pads[] = {"static_low", "static_high"};
+    for (int k = 0; k < 2; ++k)
+      if (!allAtLeast(mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(pads[k])),
+                      0)) {
+        pbcEmitOpError(op, "'tensor.pad' with a negative padding is not supported");
+        return false;
+      }
+  }
+  if (strncmp(name, "linalg.conv", 11) == 0 || strncmp(name, "linalg.depthwise", 16) == 0 ||
+      strncmp(name, "linalg.pooling", 14) == 0) {
+    static const char *const keys[] = {"strides", "dilations"};
+    for (int k = 0; k < 2; ++k)
+      if (!allAtLeast(mlirOperationGetAttributeByName(op, mlirStringRefCreateFromCString(keys[k])),
+                      1)) {
+        pbcEmitOpError(op, "'%s' %s must be at least 1", name, keys[k]);
+        return false;
+      }
+  }
+  return true;
+}
+
 static MlirWalkResult checkOp(MlirOperation op, void *ud) {
   WalkState *st = ud;
   if (!accepted(op)) {
@@ -42,6 +137,10 @@ static MlirWalkResult checkOp(MlirOperation op, void *ud) {
   if (pbcOpIsA(op, "func.func") &&
       mlirBlockIsNull(mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0)))) {
     pbcEmitOpError(op, "external function declarations are not supported");
+    st->ok = false;
+    return MlirWalkResultInterrupt;
+  }
+  if (!checkSizes(op) || !checkAttributes(op)) {
     st->ok = false;
     return MlirWalkResultInterrupt;
   }

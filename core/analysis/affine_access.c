@@ -133,6 +133,34 @@ bool pbcLoopBoundForm(MlirOperation forOp, bool upper, PbcLinearForm *f) {
   return flatten(e, 1, operands, (int)mlirAffineMapGetNumDims(map), f);
 }
 
+int pbcLinearRange(const PbcLinearForm *f, long long *lo, long long *hi) {
+  if (!f->linear)
+    return -1;
+  __int128 l = f->constant, h = f->constant;
+  for (int t = 0; t < f->nTerms; ++t) {
+    MlirValue v = f->values[t];
+    if (!mlirValueIsABlockArgument(v))
+      return -1;
+    MlirOperation loop = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+    PbcLinearForm lb, ub;
+    if (!pbcOpIsA(loop, "affine.for") || !pbcLoopBoundForm(loop, false, &lb) ||
+        !pbcLoopBoundForm(loop, true, &ub) || lb.nTerms || ub.nTerms)
+      return -1;
+    long long step = pbcLoopStep(loop);
+    if (ub.constant <= lb.constant)
+      return 0; /* the loop never runs */
+    long long last = lb.constant + (ub.constant - 1 - lb.constant) / step * step;
+    __int128 a = (__int128)f->coeffs[t] * lb.constant, b = (__int128)f->coeffs[t] * last;
+    l += a < b ? a : b;
+    h += a < b ? b : a;
+  }
+  if (l < -((__int128)1 << 62) || h > ((__int128)1 << 62))
+    return -1;
+  *lo = (long long)l;
+  *hi = (long long)h;
+  return 1;
+}
+
 long long pbcGcd(long long a, long long b) {
   a = a < 0 ? -a : a;
   b = b < 0 ? -b : b;

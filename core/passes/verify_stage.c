@@ -4,7 +4,11 @@
 |* error points at the outermost culprit:                                     *|
 |*   s1  no value of tensor type (op results, block arguments incl. function  *|
 |*       arguments, func signatures) except results of arith.constant.        *|
-|*   s2  s1 + no linalg.* op + every root affine.for has pbc.kind.            *|
+|*   s2  s1 + no linalg.* op + every root affine.for has pbc.kind + every    *|
+|*       affine load/store whose subscripts range over constant-bounded      *|
+|*       loops stays inside its memref (else the input's shapes disagree     *|
+|*       with its ops, e.g. a convolution's output larger than its input    *|
+|*       allows, a case MLIR's verifiers let through).                       *|
 |*   s3  s1 + no linalg.* op + every root affine.for/affine.parallel has      *|
 |*       pbc.kind (S3 passes must keep or propagate it).                      *|
 |*   s4  no affine.* op.                                                      *|
@@ -21,6 +25,7 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/IR.h"
+#include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 
 typedef struct VerifyState {
@@ -180,9 +185,44 @@ static bool checkRootLoop(Checker *c, MlirOperation op) {
   return true;
 }
 
+/* s2: the access's subscripts stay within the memref's static shape. */
+static bool checkInBounds(Checker *c, MlirOperation op) {
+  PbcAccess acc;
+  if (!pbcAccessGet(op, &acc))
+    return true;
+  MlirType t = mlirValueGetType(acc.memref);
+  if (!mlirTypeIsAMemRef(t) || mlirShapedTypeGetRank(t) != acc.rank)
+    return true;
+  for (int d = 0; d < acc.rank; ++d) {
+    int64_t size = mlirShapedTypeGetDimSize(t, d);
+    long long lo, hi;
+    int known = pbcLinearRange(&acc.subscripts[d], &lo, &hi);
+    if (known == 0)
+      return true; /* never executed */
+    if (known < 0 || mlirShapedTypeIsDynamicSize(size))
+      continue;
+    if (d == acc.rank - 1 && acc.lanes)
+      hi += acc.lanes - 1;
+    if (lo < 0 || hi >= size) {
+      char name[128], type[256];
+      typeStr(t, type, sizeof(type));
+      pbcEmitOpError(op,
+                     "'%s' %s %s out of bounds: its index %d ranges over [%lld, %lld], the size "
+                     "is %lld (the op's operand shapes, strides or offsets disagree)",
+                     pbcOpName(op, name, sizeof(name)), acc.isWrite ? "writes" : "reads", type, d,
+                     lo, hi, (long long)size);
+      c->failed = true;
+      return false;
+    }
+  }
+  return true;
+}
+
 static MlirWalkResult visit(MlirOperation op, void *userData) {
   Checker *c = userData;
   if (!checkOp(c, op))
+    return MlirWalkResultInterrupt;
+  if (c->stage == 2 && !checkInBounds(c, op))
     return MlirWalkResultInterrupt;
   if ((c->stage == 2 || c->stage == 3) && !checkRootLoop(c, op))
     return MlirWalkResultInterrupt;

@@ -1122,7 +1122,10 @@ class Gen:
             b = ("const", self.choice([float("-inf"), -1e4 if self.dt == "f32" else -60.0, 0.0]))
         else:
             b, _ = grow(d - 1)
-        if r and (self.chance(0.75) or not is_float(self.dt)):
+        if not is_float(self.dt) and not r:
+            x, xv = grow(d - 1)
+            cond = ("cmpi", self.choice(("slt", "sgt", "eq", "ne")), x, int(self.rng.integers(-3, 4)))
+        elif r and (self.chance(0.75) or not is_float(self.dt)):
             pred = self.choice(list(IPRED))
             da = self.r(r)
             if r > 1 and self.chance(0.7):

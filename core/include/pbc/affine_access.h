@@ -51,6 +51,10 @@ long long pbcLinearTermsGcd(const PbcLinearForm *f, long long scale);
 bool pbcLinearIsIvPlusConstant(const PbcLinearForm *f, MlirValue iv, long long *k);
 /* The difference a - b of two linear forms, if it is a constant. */
 bool pbcLinearConstantDifference(const PbcLinearForm *a, const PbcLinearForm *b, long long *diff);
+/* The values a linear form takes, [*lo, *hi], where each of its terms is
+ * the iv of an affine.for with constant bounds: 1; 0 if one of the loops
+ * never runs; -1 if a term is something else (unknown). */
+int pbcLinearRange(const PbcLinearForm *f, long long *lo, long long *hi);
 /* Greatest common divisor of |a| and |b| (0 if both are 0). */
 long long pbcGcd(long long a, long long b);
 /* True if some d in [lo, hi] divides n. */
