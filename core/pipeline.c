@@ -97,6 +97,10 @@ bool pbcPipelineParse(const char *text, const char *source, const char *stage,
       group = dupRange(b + 1, close);
       for (b = close + 1; b < e && isspace((unsigned char)*b); ++b)
         ;
+      if (env && env->seenGroups && !groupDisabled(pbcStrBufGet(env->seenGroups), group)) {
+        pbcStrBufPuts(env->seenGroups, ",");
+        pbcStrBufPuts(env->seenGroups, group);
+      }
       if (env && (groupDisabled(env->disabledGroups, group) ||
                   groupDisabled(env->replacedGroups, group))) {
         free(group);

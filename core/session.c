@@ -11,6 +11,7 @@
 #include "mlir-c/Dialect/Func.h"
 #include "mlir-c/RegisterEverything.h"
 #include "pbc/diag.h"
+#include "pbc/parse_guard.h"
 
 static void registerEverything(PbcSession *s) {
   MlirDialectRegistry registry = mlirDialectRegistryCreate();
@@ -28,6 +29,29 @@ static void registerEverything(PbcSession *s) {
     s->opts.plugin->register_passes(pbcHostApi(), &s->registry);
 }
 
+/* Every name in the comma list `disabled` is a group of the pipelines
+ * (`seen`: ",g1,g2..."); else an error listing them. */
+static bool knownGroups(const char *disabled, const char *seen) {
+  for (const char *p = disabled; *p;) {
+    const char *c = strchr(p, ',');
+    size_t len = c ? (size_t)(c - p) : strlen(p);
+    bool found = false;
+    for (const char *q = seen; q && *q && !found;) {
+      const char *qe = strchr(q + 1, ',');
+      size_t ql = qe ? (size_t)(qe - q - 1) : strlen(q + 1);
+      found = ql == len && strncmp(q + 1, p, len) == 0;
+      q = qe ? qe : q + 1 + ql;
+    }
+    if (!found) {
+      fprintf(stderr, "pbc: error: --disable: unknown optimization group '%.*s' (groups: %s)\n",
+              (int)len, p, seen && *seen ? seen + 1 : "none");
+      return false;
+    }
+    p = c ? c + 1 : p + len;
+  }
+  return true;
+}
+
 PbcSession *pbcSessionCreate(const PbcSessionOptions *opts) {
   PbcSession *s = calloc(1, sizeof(PbcSession));
   s->opts = *opts;
@@ -40,7 +64,8 @@ PbcSession *pbcSessionCreate(const PbcSessionOptions *opts) {
   snprintf(disabled, sizeof(disabled), "%s",
            opts->optLevel == 0 ? "*" : (opts->disabledGroups ? opts->disabledGroups : ""));
   const char *replaced = opts->chip ? pbcChipGet(opts->chip, "s3-replaced-groups") : NULL;
-  PbcPipelineEnv env = {&s->registry, opts->chip, opts->plugin, disabled, replaced};
+  PbcStrBuf groups = {0};
+  PbcPipelineEnv env = {&s->registry, opts->chip, opts->plugin, disabled, replaced, &groups};
   const char *texts[PBC_NUM_STAGES] = {
       pbc_pipeline_s1, opts->reference ? pbc_pipeline_reference : pbc_pipeline_s2,
       opts->reference ? "" : pbc_pipeline_s3,
@@ -61,6 +86,9 @@ PbcSession *pbcSessionCreate(const PbcSessionOptions *opts) {
     ok = pbcPipelineParse(texts[i] ? texts[i] : "", sources[i], stage, &env,
                           &s->stages[i]) && ok;
   }
+  if (ok && opts->optLevel != 0 && opts->disabledGroups)
+    ok = knownGroups(opts->disabledGroups, pbcStrBufGet(&groups));
+  pbcStrBufDestroy(&groups);
   for (int i = 0; ok && i < PBC_NUM_STAGES; ++i)
     ok = pbcPipelineBuild(s->ctx, &s->stages[i]);
   if (!ok) {
@@ -125,6 +153,8 @@ static const char *firstOp(const char *t) {
 }
 
 MlirModule pbcSessionParseText(PbcSession *s, const char *text, const char *sourceName) {
+  if (!pbcParseGuard(s->ctx, text, sourceName))
+    return (MlirModule){NULL};
   /* MLIR parses one named top-level op from a string; a program of several
    * ops is wrapped into a module that opens on the line of its first op
    * (after the alias definitions), so lines stay right. */
@@ -147,8 +177,11 @@ MlirModule pbcSessionParseText(PbcSession *s, const char *text, const char *sour
 
 MlirModule pbcSessionParse(PbcSession *s, const char *text, const char *filename) {
   /* Diagnostics must say file:line:col: a file is parsed by name. */
-  if (strcmp(filename, "<stdin>") != 0)
+  if (strcmp(filename, "<stdin>") != 0) {
+    if (!pbcParseGuard(s->ctx, text, filename))
+      return (MlirModule){NULL};
     return mlirModuleCreateParseFromFile(s->ctx, mlirStringRefCreateFromCString(filename));
+  }
   return pbcSessionParseText(s, text, filename);
 }
 

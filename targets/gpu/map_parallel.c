@@ -37,9 +37,11 @@ static MlirAttribute mappingAttr(MlirOperation op, const char *const *procs, int
   return mlirArrayAttrGet(mlirOperationGetContext(op), n, elems);
 }
 
+/* The least power of two >= v, capped at 2^62 (a trip count near 2^63
+ * would overflow the doubling and loop forever). */
 static long long ceilPow2(long long v) {
   long long p = 1;
-  while (p < v)
+  while (p < v && p < (1LL << 62))
     p *= 2;
   return p;
 }

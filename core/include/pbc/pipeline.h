@@ -23,6 +23,7 @@
 #include "pbc/chip.h"
 #include "pbc/pass_registry.h"
 #include "pbc/plugin.h"
+#include "pbc/strbuf.h"
 
 typedef struct PbcPipelineEntry {
   char *text;   /* the entry after ${} substitution, without [group] */
@@ -49,6 +50,8 @@ typedef struct PbcPipelineEnv {
   const char *replacedGroups;      /* comma list: groups whose entries the
                                       target replaces (its own extension-point
                                       entries are kept); may be NULL */
+  PbcStrBuf *seenGroups;           /* if set: ",group" appended for every
+                                      [group] parsed, disabled or not */
 } PbcPipelineEnv;
 
 /* Parses text into entries, skipping disabled groups. Errors are printed as
