@@ -68,7 +68,7 @@ def _subexprs(e):
     if e[0] in ("arg", "const"):
         return []
     kids = {"un": [e[2]] if len(e) > 2 else [], "bin": [e[2], e[3]], "divp": [e[1], e[2]],
-            "sel": [e[2], e[3]]}.get(e[0], [])
+            "divp0": [e[1]], "sel": [e[2], e[3]]}.get(e[0], [])
     return kids
 
 
@@ -130,9 +130,9 @@ def save_repro(out_dir, name, prog, args, outcome, origin):
         arrays["in%d" % k] = a
     for k, (v, al, dt) in enumerate(zip(ref.outputs, ref.allowed, ref.dts)):
         arrays["out%d" % k] = v
-        arrays["allowed%d" % k] = al
+        arrays["allowed%d" % k] = al.astype(np.float32)
         arrays["dt%d" % k] = np.array(dt)
-    np.savez(os.path.join(out_dir, name + ".npz"), **arrays)
+    np.savez_compressed(os.path.join(out_dir, name + ".npz"), **arrays)
     with open(os.path.join(out_dir, name + ".json"), "w") as f:
         json.dump({"program": prog.to_json(), "args": args, "origin": origin}, f)
     return os.path.join(out_dir, name + ".mlir")
@@ -158,6 +158,8 @@ def main():
     ap.add_argument("--seed", type=int, default=None, help="default: from the clock (printed)")
     ap.add_argument("--first", type=int, default=0, help="index of the first program")
     ap.add_argument("--count", type=int, default=50)
+    ap.add_argument("--long", action="store_true",
+                    help="a campaign: 2,000 programs under every variant (unless given)")
     ap.add_argument("--batch", type=int, default=8, help="programs per compiled module")
     ap.add_argument("--variants", default="o3")
     ap.add_argument("--dtypes", default="f32,f16,bf16,i32")
@@ -171,6 +173,10 @@ def main():
     ap.add_argument("--replay", default=None, help="a saved NAME.json program")
     ap.add_argument("--print", action="store_true", help="print the programs' MLIR and exit")
     args = ap.parse_args()
+    if args.long:
+        args.count = max(args.count, 2000)
+        if args.variants == "o3":
+            args.variants = "all"
 
     pbc = os.path.abspath(args.pbc)
     if not os.access(pbc, os.X_OK):

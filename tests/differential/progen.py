@@ -29,6 +29,12 @@ EDGE_DIMS = (1, 1, 2, 3, 4, 5, 7, 8, 9, 13, 15, 16, 17, 24, 31, 32, 33, 48, 63, 
 BIG_DIMS = (192, 255, 256, 257, 384, 512, 1000, 1024)
 MAX_ELEMS = 1 << 17          # per tensor
 MAX_MACS = 1 << 22           # per contraction (numpy in float64 stays fast)
+# One program in BIG_SHARE is big: tensors past the caches (packing, prefetch
+# and non-temporal stores only start there), drawn from these dims.
+BIG_SHARE = 0.08
+HUGE_DIMS = (1024, 1536, 2048, 2049, 4096)
+BIG_MAX_ELEMS = 1 << 22
+BIG_MAX_MACS = 1 << 27
 
 # Values the generator keeps each element type's tensors under (by scaling),
 # so that no overflow or near-overflow rounding separates pbc from numpy.
@@ -178,7 +184,8 @@ class Emitter:
 # The body of an elementwise linalg.generic: a small tree over its operands'
 # scalars, linalg.index values and constants. Trees are tuples:
 #   ("arg", i) ("const", v) ("un", op, t) ("bin", op, a, b)
-#   ("divp", a, b): a / (1 + |b|)      ("sel", cond, a, b)
+#   ("divp", a, b): a / (1 + |b|)      ("divp0", a, b): a / b, b > 0
+#   ("sel", cond, a, b)
 # conditions: ("cmpf", pred, a, const) ("imask", pred, dim_a, dim_b_or_None, k)
 #             ("cmpi", pred, a, const) for integer types
 
@@ -231,6 +238,11 @@ def _expr_eval(e, args, idx, dt):
         with np.errstate(all="ignore"):
             d = round_to(1.0 + round_to(np.abs(b), dt), dt)
             return _noisy(round_to(a / d, dt), dt)
+    if k == "divp0":  # a / b, b known positive (a softmax's sum)
+        a = _expr_eval(e[1], args, idx, dt)
+        b = _expr_eval(e[2], args, idx, dt)
+        with np.errstate(all="ignore"):
+            return _noisy(round_to(a / b, dt), dt)
     if k == "sel":
         c = _cond_eval(e[1], args, idx, dt)
         a = _expr_eval(e[2], args, idx, dt)
@@ -288,6 +300,12 @@ def _expr_emit(em, e, argnames, dt, idxnames):
         em.line("%s = arith.addf %s, %s : %s" % (d, one, ab, dt))
         em.line("%s = arith.divf %s, %s : %s" % (r, a, d, dt))
         return r
+    if k == "divp0":
+        a = _expr_emit(em, e[1], argnames, dt, idxnames)
+        b = _expr_emit(em, e[2], argnames, dt, idxnames)
+        r = em.fresh()
+        em.line("%s = arith.divf %s, %s : %s" % (r, a, b, dt))
+        return r
     if k == "sel":
         c = _cond_emit(em, e[1], argnames, dt, idxnames)
         a = _expr_emit(em, e[2], argnames, dt, idxnames)
@@ -319,20 +337,6 @@ def _cond_emit(em, c, argnames, dt, idxnames):
         em.line("%s = arith.addi %s, %s : index" % (rhs, idxnames(db), kk))
     em.line("%s = arith.cmpi %s, %s, %s : index" % (r, pred, lhs, rhs))
     return r
-
-
-def expr_size(e):
-    if e[0] in ("arg", "const"):
-        return 1
-    if e[0] == "un":
-        return 1 + expr_size(e[2])
-    if e[0] in ("bin",):
-        return 1 + expr_size(e[2]) + expr_size(e[3])
-    if e[0] == "divp":
-        return 1 + expr_size(e[1]) + expr_size(e[2])
-    if e[0] == "sel":
-        return 1 + expr_size(e[2]) + expr_size(e[3])
-    return 1
 
 
 # ---------------------------------------------------------------- nodes
@@ -958,7 +962,7 @@ class Gen:
 
     FAMILIES = ("ewise", "elementwise", "matmul", "conv", "pool", "reduce", "softmax",
                 "transpose", "broadcast", "reshape", "slice", "insert", "concat", "pad",
-                "cast", "mask")
+                "cast", "mask", "mask", "attention")
 
     def __init__(self, rng, dt, families=None, max_ops=10):
         self.rng = rng
@@ -968,6 +972,9 @@ class Gen:
         self.inputs = {}
         self.families = families or self.FAMILIES
         self.max_ops = max_ops
+        self.big = rng.random() < BIG_SHARE
+        self.max_elems = BIG_MAX_ELEMS if self.big else MAX_ELEMS
+        self.max_macs = BIG_MAX_MACS if self.big else MAX_MACS
 
     # ---- random helpers
     def r(self, n):
@@ -980,11 +987,14 @@ class Gen:
         return seq[self.r(len(seq))]
 
     def dim(self, big=0.08):
+        if self.big and self.chance(0.4):
+            return self.choice(HUGE_DIMS)
         if self.chance(big):
             return self.choice(BIG_DIMS)
         return self.choice(EDGE_DIMS)
 
-    def shape(self, rank, limit=MAX_ELEMS):
+    def shape(self, rank, limit=None):
+        limit = limit or self.max_elems
         for _ in range(20):
             s = tuple(self.dim() for _ in range(rank))
             if int(np.prod(s)) <= limit:
@@ -1157,6 +1167,7 @@ class Gen:
 
     # ---- op families
     def g_ewise(self, mask=False):
+        mask = mask or self.chance(0.25)
         out = self.any_value(0, 4)
         shape = self.nodes[out].shape
         r = len(shape)
@@ -1182,6 +1193,47 @@ class Gen:
     def g_mask(self):
         return self.g_ewise(mask=True)
 
+    def g_attention(self):
+        """Scaled dot-product attention, causal or padding-masked or not, in
+        one of the forms frontends write: K transposed by linalg.transpose
+        or read transposed, softmax as linalg.softmax or decomposed into
+        max / exp / sum / divide."""
+        if not is_float(self.dt):
+            return None
+        b = self.choice((1, 2, 4, 12))
+        sq = self.choice((1, 7, 16, 17, 64, 100, 128))
+        sk = sq if self.chance(0.7) else self.choice((8, 33, 128))
+        d = self.choice((8, 16, 32, 64))
+        if b * sq * sk * d > self.max_macs:
+            return None
+        q = self.new_input((b, sq, d))
+        k = self.new_input((b, sk, d))
+        v = self.new_input((b, sk, d))
+        kt = self.add("transpose", [k], {"perm": [0, 2, 1]}, (b, d, sk), self.dt)
+        s = self.add("matmul", [q, kt], {"form": "batch_matmul", "init": 0.0}, (b, sq, sk), self.dt)
+        scale = const_value(1.0 / math.sqrt(d), self.dt)
+        fill = self.choice((float("-inf"), -1e4 if self.dt == "f32" else -60.0))
+        da, db = (2, 1) if self.chance(0.8) else (1, 2)
+        pred = self.choice(("ugt", "uge", "ult"))
+        masked = ("bin", "mulf", ("arg", 0), ("const", scale))
+        if self.chance(0.8):  # a row masked whole is NaN (-inf fill), in numpy too
+            masked = ("sel", ("imask", pred, da, db, 0), ("const", fill), masked)
+        m = self.add("ewise", [s], {"maps": [[0, 1, 2]], "expr": masked}, (b, sq, sk), self.dt)
+        if self.chance(0.5):
+            p = self.add("softmax", [m], {"dim": 2}, (b, sq, sk), self.dt)
+        else:
+            mx = self.add("reduce", [m], {"dims": [2], "op": "maximumf", "form": "generic",
+                                          "init": float("-inf")}, (b, sq), self.dt)
+            e = self.add("ewise", [m, mx], {"maps": [[0, 1, 2], [0, 1]],
+                                            "expr": ("un", "exp", ("bin", "subf", ("arg", 0), ("arg", 1)))},
+                         (b, sq, sk), self.dt)
+            sm = self.add("reduce", [e], {"dims": [2], "op": "addf", "form": "generic", "init": 0.0},
+                          (b, sq), self.dt)
+            p = self.add("ewise", [e, sm], {"maps": [[0, 1, 2], [0, 1]],
+                                            "expr": ("divp0", ("arg", 0), ("arg", 1))},
+                         (b, sq, sk), self.dt)
+        return self.add("matmul", [p, v], {"form": "batch_matmul", "init": 0.0}, (b, sq, d), self.dt)
+
     def g_elementwise(self):
         if not is_float(self.dt):
             return None
@@ -1202,7 +1254,7 @@ class Gen:
             n, k = self.dim(), self.dim()
             if self.dt in ("f16", "bf16"):
                 k = min(k, 64)
-            if m * n * k <= MAX_MACS and m * n <= MAX_ELEMS:
+            if m * n * k <= self.max_macs and m * n <= self.max_elems:
                 return m, n, k
         return 8, 16, 16
 
@@ -1235,7 +1287,7 @@ class Gen:
             attrs["tb"] = True
         if form == "batch_matmul":
             b = self.choice((1, 2, 3, 4, 12))
-            while b * m * n * k > MAX_MACS and m > 1:
+            while b * m * n * k > self.max_macs and m > 1:
                 m = max(1, m // 2)
             sa, sb, sc = (b, m, k), (b, k, n), (b, m, n)
         elif form == "matvec":
@@ -1267,7 +1319,7 @@ class Gen:
             ph, pw = h + pad[0] + pad[1], w + pad[2] + pad[3]
             oh = (ph - dl[0] * (kh - 1) - 1) // st[0] + 1
             ow = (pw - dl[1] * (kw - 1) - 1) // st[1] + 1
-            if oh >= 1 and ow >= 1 and nb * oh * ow * f * kh * kw * c <= MAX_MACS:
+            if oh >= 1 and ow >= 1 and nb * oh * ow * f * kh * kw * c <= self.max_macs:
                 break
         else:
             return None
@@ -1367,7 +1419,7 @@ class Gen:
         shape, it = [], iter(s)
         for d in range(r):
             shape.append(self.choice((1, 2, 3, 8, 16, 17)) if d in dims else next(it))
-        if np.prod(shape) > MAX_ELEMS:
+        if np.prod(shape) > self.max_elems:
             return None
         return self.add("broadcast", [x], {"dims": dims}, tuple(shape), self.dt)
 
@@ -1428,7 +1480,7 @@ class Gen:
             ops.append(self.value_of_shape(tuple(t), fresh=0.8))
         shape = list(s)
         shape[d] = sum(self.nodes[o].shape[d] for o in ops)
-        if np.prod(shape) > MAX_ELEMS:
+        if np.prod(shape) > self.max_elems:
             return None
         return self.add("concat", ops, {"dim": d}, tuple(shape), self.dt)
 
@@ -1438,7 +1490,7 @@ class Gen:
         lo = [self.choice((0, 0, 1, 2, 3)) for _ in s]
         hi = [self.choice((0, 0, 1, 2, 5)) for _ in s]
         shape = tuple(a + b + c for a, b, c in zip(s, lo, hi))
-        if np.prod(shape) > MAX_ELEMS:
+        if np.prod(shape) > self.max_elems:
             return None
         v = const_value(self.choice((0.0, 1.5, -2.0)), self.dt) if is_float(self.dt) else self.choice((0, 7))
         return self.add("pad", [x], {"lo": lo, "hi": hi, "value": v}, shape, self.dt)

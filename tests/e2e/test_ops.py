@@ -11,6 +11,7 @@ with a reference written directly in numpy. Prints `PASS name` /
 The run seed is printed; `--seed S --only NAME` reproduces one test exactly.
 """
 
+import ctypes
 import math
 import os
 import sys
@@ -1542,6 +1543,234 @@ def _(ctx):
     a, _ = ctx.rand(shape)
     (r,) = ctx.run(text, [a])
     assert_close(r, a.astype(np.float64).sum(axis=axis, keepdims=True), k=shape[axis])
+
+
+# ---------------------------------------------------------------- found by tests/differential
+
+@test("index_mask_vectorized")
+def _(ctx):
+    """An elementwise select on linalg.index values, `j PRED i + k ? fill :
+    x`: vectorized along j, the mask needs each lane's own j (pbc-vectorize
+    once broadcast j itself: row 0 kept x in columns 1-15)."""
+    R, C = int(ctx.rng.integers(1, 40)), int(ctx.rng.integers(1, 80))
+    pred = pick(ctx.rng, ["ugt", "uge", "ult", "ule", "eq", "ne"])
+    k = int(ctx.rng.integers(0, 3))
+    fill = pick(ctx.rng, ["0xFF800000", "-1.0e+30", "0.0"])
+    body = ("  %%e = tensor.empty() : %s\n  %%f = arith.constant %s : f32\n"
+            "  %%k = arith.constant %d : index\n" % (T((R, C)), fill, k))
+    body += ("  %%r = linalg.generic {indexing_maps = [%s, %s], iterator_types = %s}\n"
+             "      ins(%%a : %s) outs(%%e : %s) {\n"
+             "    ^bb0(%%x: f32, %%o: f32):\n"
+             "      %%i = linalg.index 0 : index\n      %%j = linalg.index 1 : index\n"
+             "      %%ik = arith.addi %%i, %%k : index\n"
+             "      %%c = arith.cmpi %s, %%j, %%ik : index\n"
+             "      %%s = arith.select %%c, %%f, %%x : f32\n      linalg.yield %%s : f32\n"
+             "  } -> %s\n" % (ident(2), ident(2), iters(["parallel"] * 2), T((R, C)), T((R, C)),
+                              pred, T((R, C))))
+    text = func("mask", [("a", T((R, C)))], [("r", T((R, C)))], body)
+    a, _ = ctx.rand((R, C))
+    (r,) = ctx.run(text, [a])
+    i, j = np.indices((R, C))
+    cmp = {"ugt": np.greater, "uge": np.greater_equal, "ult": np.less, "ule": np.less_equal,
+           "eq": np.equal, "ne": np.not_equal}[pred]
+    fv = {"0xFF800000": -np.inf, "-1.0e+30": np.float32(-1e30), "0.0": 0.0}[fill]
+    assert_close(r, np.where(cmp(j, i + k), fv, a))
+
+
+@test("causal_attention")
+def _(ctx):
+    """Attention with K transposed by linalg.transpose, a causal mask from
+    linalg.index (key > query: -inf) and the softmax written out as max, exp,
+    sum and divide: the program the issue reported miscompiled at -O1..-O3."""
+    H = int(ctx.rng.integers(1, 5))
+    S = pick(ctx.rng, [7, 16, 33, 100, 128])
+    D = pick(ctx.rng, [16, 64])
+    q3 = (H, S, D)
+    s3 = (H, S, S)
+    m3 = amap(3, ["d0", "d1", "d2"])
+    r3 = amap(3, ["d0", "d1"])
+    body = ("  %%z = arith.constant 0.0 : f32\n  %%ninf = arith.constant 0xFF800000 : f32\n"
+            "  %%sc = arith.constant %r : f32\n" % (1.0 / math.sqrt(D)))
+    body += "  %%kt0 = tensor.empty() : %s\n" % T((H, D, S))
+    body += ("  %%kt = linalg.transpose ins(%%k : %s) outs(%%kt0 : %s) permutation = [0, 2, 1]\n"
+             % (T(q3), T((H, D, S))))
+    body += "  %%s0 = tensor.empty() : %s\n" % T(s3)
+    body += "  %%sz = linalg.fill ins(%%z : f32) outs(%%s0 : %s) -> %s\n" % (T(s3), T(s3))
+    body += ("  %%s = linalg.batch_matmul ins(%%q, %%kt : %s, %s) outs(%%sz : %s) -> %s\n"
+             % (T(q3), T((H, D, S)), T(s3), T(s3)))
+    body += ("  %%m = linalg.generic {indexing_maps = [%s, %s], iterator_types = %s}\n"
+             "      ins(%%s : %s) outs(%%s0 : %s) {\n"
+             "    ^bb0(%%a: f32, %%o: f32):\n"
+             "      %%i = linalg.index 1 : index\n      %%j = linalg.index 2 : index\n"
+             "      %%c = arith.cmpi ugt, %%j, %%i : index\n"
+             "      %%x = arith.mulf %%a, %%sc : f32\n"
+             "      %%y = arith.select %%c, %%ninf, %%x : f32\n      linalg.yield %%y : f32\n"
+             "  } -> %s\n" % (m3, m3, iters(["parallel"] * 3), T(s3), T(s3), T(s3)))
+    body += "  %%r0 = tensor.empty() : %s\n" % T((H, S))
+    body += "  %%mi = linalg.fill ins(%%ninf : f32) outs(%%r0 : %s) -> %s\n" % (T((H, S)), T((H, S)))
+    body += ("  %%mx = linalg.generic {indexing_maps = [%s, %s], iterator_types = %s}\n"
+             "      ins(%%m : %s) outs(%%mi : %s) {\n"
+             "    ^bb0(%%a: f32, %%o: f32):\n      %%y = arith.maximumf %%a, %%o : f32\n"
+             "      linalg.yield %%y : f32\n  } -> %s\n"
+             % (m3, r3, iters(["parallel", "parallel", "reduction"]), T(s3), T((H, S)), T((H, S))))
+    body += ("  %%e = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = %s}\n"
+             "      ins(%%m, %%mx : %s, %s) outs(%%s0 : %s) {\n"
+             "    ^bb0(%%a: f32, %%b: f32, %%o: f32):\n      %%d = arith.subf %%a, %%b : f32\n"
+             "      %%y = math.exp %%d : f32\n      linalg.yield %%y : f32\n  } -> %s\n"
+             % (m3, r3, m3, iters(["parallel"] * 3), T(s3), T((H, S)), T(s3), T(s3)))
+    body += "  %%zi = linalg.fill ins(%%z : f32) outs(%%r0 : %s) -> %s\n" % (T((H, S)), T((H, S)))
+    body += ("  %%sm = linalg.generic {indexing_maps = [%s, %s], iterator_types = %s}\n"
+             "      ins(%%e : %s) outs(%%zi : %s) {\n"
+             "    ^bb0(%%a: f32, %%o: f32):\n      %%y = arith.addf %%a, %%o : f32\n"
+             "      linalg.yield %%y : f32\n  } -> %s\n"
+             % (m3, r3, iters(["parallel", "parallel", "reduction"]), T(s3), T((H, S)), T((H, S))))
+    body += ("  %%p = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = %s}\n"
+             "      ins(%%e, %%sm : %s, %s) outs(%%s0 : %s) {\n"
+             "    ^bb0(%%a: f32, %%b: f32, %%o: f32):\n      %%y = arith.divf %%a, %%b : f32\n"
+             "      linalg.yield %%y : f32\n  } -> %s\n"
+             % (m3, r3, m3, iters(["parallel"] * 3), T(s3), T((H, S)), T(s3), T(s3)))
+    body += "  %%o0 = tensor.empty() : %s\n" % T(q3)
+    body += "  %%oz = linalg.fill ins(%%z : f32) outs(%%o0 : %s) -> %s\n" % (T(q3), T(q3))
+    body += ("  %%out = linalg.batch_matmul ins(%%p, %%v : %s, %s) outs(%%oz : %s) -> %s\n"
+             % (T(s3), T(q3), T(q3), T(q3)))
+    text = func("causal", [("q", T(q3)), ("k", T(q3)), ("v", T(q3))], [("out", T(q3))], body)
+    q, _ = ctx.rand(q3)
+    k, _ = ctx.rand(q3)
+    v, _ = ctx.rand(q3)
+    (r,) = ctx.run(text, [q, k, v])
+    s = np.einsum("hid,hjd->hij", q.astype(np.float64), k.astype(np.float64)) / math.sqrt(D)
+    s = np.where(np.triu(np.ones((S, S), bool), 1), -np.inf, s)
+    p = np.exp(s - s.max(axis=2, keepdims=True))
+    p /= p.sum(axis=2, keepdims=True)
+    assert_close(r, np.einsum("hij,hjd->hid", p, v.astype(np.float64)), k=S)
+
+
+@test("exp_of_nan_constant")
+def _(ctx):
+    """exp(x * NaN): every element NaN. The polynomial exp's float-to-int
+    step folded a constant NaN to poison and LLVM dropped the stores."""
+    n = int(ctx.rng.integers(1, 100))
+    body = "  %%e = tensor.empty() : %s\n  %%nan = arith.constant 0x7FC00000 : f32\n" % T((n,))
+    body += ("  %%r = linalg.generic {indexing_maps = [%s, %s], iterator_types = %s}\n"
+             "      ins(%%a : %s) outs(%%e : %s) {\n"
+             "    ^bb0(%%x: f32, %%o: f32):\n      %%m = arith.mulf %%x, %%nan : f32\n"
+             "      %%y = math.exp %%m : f32\n      linalg.yield %%y : f32\n  } -> %s\n"
+             % (ident(1), ident(1), iters(["parallel"]), T((n,)), T((n,)), T((n,))))
+    text = func("f", [("a", T((n,)))], [("r", T((n,)))], body)
+    a, _ = ctx.rand((n,))
+    # The output starts finite (not pbc_lib's NaN sentinel): a NaN in every
+    # element shows every store happened.
+    lib = pbc_lib.compile(text, pbc=ctx.pbc)
+    try:
+        fn = getattr(lib._dll, "_mlir_ciface_f")
+        out = np.full((n,), 7.0, np.float32)
+        descs = [pbc_lib.make_descriptor(a), pbc_lib.make_descriptor(out)]
+        fn(*[ctypes.byref(d) for d in descs])
+    finally:
+        lib.close()
+    assert np.isnan(out).all(), "outputs left unwritten: %d of %d" % (int((~np.isnan(out)).sum()), n)
+
+
+@test("softmax_1d")
+def _(ctx):
+    n = int(ctx.rng.integers(1, 300))
+    body = "  %%o = tensor.empty() : %s\n" % T((n,))
+    body += ("  %%r = linalg.softmax dimension(0) ins(%%a : %s) outs(%%o : %s) -> %s\n"
+             % (T((n,)), T((n,)), T((n,))))
+    text = func("sm", [("a", T((n,)))], [("r", T((n,)))], body)
+    a, _ = ctx.rand((n,), lo=0.1, hi=4.0)
+    (r,) = ctx.run(text, [a])
+    ex = np.exp(a.astype(np.float64) - a.max())
+    assert_close(r, ex / ex.sum(), atol=1e-7)
+
+
+@test("softmax_of_strided_slice")
+def _(ctx):
+    """A softmax over every second column: its row reductions read a memref
+    whose last dimension is strided (no vector loads there)."""
+    R, s = int(ctx.rng.integers(1, 20)), int(ctx.rng.integers(2, 4))
+    Cs = 16 * int(ctx.rng.integers(1, 5))  # whole vectors: the vector reduction's case
+    C = Cs * s
+    body = ("  %%s = tensor.extract_slice %%a[0, 0] [%d, %d] [1, %d] : %s to %s\n"
+            % (R, Cs, s, T((R, C)), T((R, Cs))))
+    body += "  %%o = tensor.empty() : %s\n" % T((R, Cs))
+    body += ("  %%r = linalg.softmax dimension(1) ins(%%s : %s) outs(%%o : %s) -> %s\n"
+             % (T((R, Cs)), T((R, Cs)), T((R, Cs))))
+    text = func("sm", [("a", T((R, C)))], [("r", T((R, Cs)))], body)
+    a, _ = ctx.rand((R, C), lo=0.1, hi=4.0)
+    (r,) = ctx.run(text, [a])
+    x = a[:, ::s].astype(np.float64)
+    ex = np.exp(x - x.max(axis=1, keepdims=True))
+    assert_close(r, ex / ex.sum(axis=1, keepdims=True), atol=1e-7)
+
+
+@test("pack_mmt4d_unpack")
+def _(ctx):
+    """linalg.pack of A and B into tiles, linalg.mmt4d, linalg.unpack: the
+    data-tiled matmul upstream MLIR's CPU tests write (pack and unpack are
+    lowered to pad / transpose / reshapes in S1)."""
+    M, N, K = (int(ctx.rng.integers(1, 40)) for _ in range(3))
+    m0, n0, k0 = pick(ctx.rng, [4, 8]), pick(ctx.rng, [4, 8, 16]), pick(ctx.rng, [1, 2, 4])
+    Mt, Nt, Kt = -(-M // m0), -(-N // n0), -(-K // k0)
+    body = "  %z = arith.constant 0.0 : f32\n"
+    body += "  %%pa0 = tensor.empty() : %s\n" % T((Mt, Kt, m0, k0))
+    body += ("  %%pa = linalg.pack %%a padding_value(%%z : f32) inner_dims_pos = [0, 1] "
+             "inner_tiles = [%d, %d] into %%pa0 : %s -> %s\n" % (m0, k0, T((M, K)), T((Mt, Kt, m0, k0))))
+    body += "  %%pb0 = tensor.empty() : %s\n" % T((Nt, Kt, n0, k0))
+    body += ("  %%pb = linalg.pack %%b padding_value(%%z : f32) outer_dims_perm = [1, 0] "
+             "inner_dims_pos = [1, 0] inner_tiles = [%d, %d] into %%pb0 : %s -> %s\n"
+             % (n0, k0, T((K, N)), T((Nt, Kt, n0, k0))))
+    body += "  %%c0 = tensor.empty() : %s\n" % T((Mt, Nt, m0, n0))
+    body += "  %%cz = linalg.fill ins(%%z : f32) outs(%%c0 : %s) -> %s\n" % ((T((Mt, Nt, m0, n0)),) * 2)
+    body += ("  %%c = linalg.mmt4d ins(%%pa, %%pb : %s, %s) outs(%%cz : %s) -> %s\n"
+             % (T((Mt, Kt, m0, k0)), T((Nt, Kt, n0, k0)), T((Mt, Nt, m0, n0)), T((Mt, Nt, m0, n0))))
+    body += "  %%u0 = tensor.empty() : %s\n" % T((M, N))
+    body += ("  %%r = linalg.unpack %%c inner_dims_pos = [0, 1] inner_tiles = [%d, %d] into %%u0 "
+             ": %s -> %s\n" % (m0, n0, T((Mt, Nt, m0, n0)), T((M, N))))
+    text = func("mm", [("a", T((M, K))), ("b", T((K, N)))], [("r", T((M, N)))], body)
+    a, _ = ctx.rand((M, K))
+    b, _ = ctx.rand((K, N))
+    (r,) = ctx.run(text, [a, b])
+    assert_close(r, a.astype(np.float64) @ b.astype(np.float64), k=K)
+
+
+@test("linalg_elementwise_named")
+def _(ctx):
+    shape = rshape(ctx.rng, 2, 1, 40)
+    kind = pick(ctx.rng, ["add", "sub", "mul", "max_signed"])
+    body = "  %%e = tensor.empty() : %s\n" % T(shape)
+    body += ("  %%r = linalg.elementwise kind=#linalg.elementwise_kind<%s> ins(%%a, %%b : %s, %s) "
+             "outs(%%e : %s) -> %s\n" % (kind, T(shape), T(shape), T(shape), T(shape)))
+    text = func("ew", [("a", T(shape)), ("b", T(shape))], [("r", T(shape))], body)
+    a, _ = ctx.rand(shape)
+    b, _ = ctx.rand(shape)
+    (r,) = ctx.run(text, [a, b])
+    f = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "max_signed": np.maximum}[kind]
+    assert_close(r, f(a.astype(np.float64), b.astype(np.float64)))
+
+
+@test("entry_public_and_main")
+def _(ctx):
+    """`func.func public @f` (as JAX writes entries) gets its C interface; an
+    entry named @main keeps `_mlir_ciface_main` but exports no `main`."""
+    n = int(ctx.rng.integers(1, 50))
+    for name, vis in (("f", "public "), ("main", "")):
+        text = ("func.func %s@%s(%%a: %s) -> %s {\n  %%e = tensor.empty() : %s\n"
+                "  %%r = linalg.generic {indexing_maps = [%s, %s], iterator_types = %s}\n"
+                "      ins(%%a : %s) outs(%%e : %s) {\n"
+                "    ^bb0(%%x: f32, %%o: f32):\n      %%y = arith.addf %%x, %%x : f32\n"
+                "      linalg.yield %%y : f32\n  } -> %s\n  return %%r : %s\n}\n"
+                % (vis, name, T((n,)), T((n,)), T((n,)), ident(1), ident(1), iters(["parallel"]),
+                   T((n,)), T((n,)), T((n,)), T((n,))))
+        a, _ = ctx.rand((n,))
+        lib = pbc_lib.compile(text, pbc=ctx.pbc)
+        try:
+            (r,) = lib.call(name, [a], [((n,), np.float32)])
+            if name == "main":
+                assert not hasattr(lib._dll, "main"), "the library exports `main`"
+        finally:
+            lib.close()
+        assert_close(r, 2.0 * a.astype(np.float64))
 
 
 if __name__ == "__main__":

@@ -104,6 +104,19 @@ def m_dim(r, t):
     return t[:m.start(2)] + "x".join(dims) + "x" + t[m.end(2):]
 
 
+def m_dim_all(r, t):
+    """One extent changed wherever it appears in a shape: the program often
+    stays valid, at an odd or huge size."""
+    dims = sorted({d for m in SHAPE_RE.finditer(t) for d in m.group(2).split("x")[:-1]})
+    if not dims:
+        return None
+    old = r.choice(dims)
+    new = r.choice(("1", "2", "3", "5", "7", "13", "17", "31", "33", "127", "129", "1000", "4099",
+                    "65536", "1048576", "2147483648"))
+    return SHAPE_RE.sub(lambda m: m.group(1) + "x".join(
+        new if d == old else d for d in m.group(2).split("x")[:-1]) + "x", t)
+
+
 def m_type(r, t):
     ms = list(TYPE_RE.finditer(t))
     if not ms:
@@ -222,7 +235,7 @@ def m_visibility(r, t):
 # Weighted towards mutations that keep the text parseable (numbers, shapes,
 # lists, maps, names), which reach the stages; raw bytes and truncation
 # mostly test the parser.
-MUTATORS = (m_number,) * 6 + (m_dim,) * 6 + (m_perm,) * 3 + (m_map,) * 3 + (
+MUTATORS = (m_number,) * 6 + (m_dim,) * 4 + (m_dim_all,) * 6 + (m_perm,) * 3 + (m_map,) * 3 + (
     m_type, m_type_all, m_op, m_delete_line, m_dup_line, m_swap_lines, m_bytes, m_truncate,
     m_nest, m_name, m_name, m_visibility)
 
@@ -231,6 +244,8 @@ def mutate(r, text):
     t = text
     for _ in range(r.choice((1, 1, 1, 2, 3))):
         for _ in range(10):
+            if len(t) < 2:
+                return t
             u = r.choice(MUTATORS)(r, t)
             if u is not None and u != t:
                 t = u
@@ -306,6 +321,7 @@ def main():
     ap.add_argument("--pbc-opt", default=None)
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--count", type=int, default=500)
+    ap.add_argument("--long", action="store_true", help="a campaign: 20,000 mutants")
     ap.add_argument("--targets", default="cpu,nvgpu,amdgpu")
     ap.add_argument("--run-share", type=float, default=0.1,
                     help="share of cpu mutants run with --run=1 --check")
@@ -315,6 +331,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=None, help="save failing mutants here")
     args = ap.parse_args()
+    if args.long:
+        args.count = max(args.count, 20000)
     pbc = os.path.abspath(args.pbc)
     pbc_opt = os.path.abspath(args.pbc_opt or os.path.join(os.path.dirname(pbc), "pbc-opt"))
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
