@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pbc/isolate.h"
 
@@ -145,8 +146,36 @@ static void *allocBuffer(const PbcTensorType *t) {
   return p;
 }
 
+/* Buffers a run of sig takes: its inputs, and its outputs twice (the
+ * reference run's too). Saturates instead of overflowing. */
+static uint64_t runBytes(const PbcEntrySig *sig) {
+  uint64_t total = 0;
+  for (int k = 0; k < sig->numInputs + 2 * sig->numOutputs; ++k) {
+    const PbcTensorType *t = k < sig->numInputs ? &sig->inputs[k]
+                                                : &sig->outputs[(k - sig->numInputs) / 2];
+    uint64_t n = pbcElemSize(t->elem);
+    for (int d = 0; d < t->rank; ++d)
+      n = t->shape[d] && n > UINT64_MAX / (uint64_t)t->shape[d] ? UINT64_MAX
+                                                                : n * (uint64_t)t->shape[d];
+    total = total > UINT64_MAX - n ? UINT64_MAX : total + n;
+  }
+  return total;
+}
+
 bool pbcBuffersCreate(const PbcEntrySig *sig, uint64_t seed, PbcBuffers *b) {
   memset(b, 0, sizeof(*b));
+  /* Past half the machine's memory the run would end in the OOM killer's
+   * SIGKILL (after minutes of filling inputs), not in a message. */
+  uint64_t need = runBytes(sig);
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  uint64_t have = pages > 0 && pageSize > 0 ? (uint64_t)pages * (uint64_t)pageSize : 0;
+  if (have && need > have / 2) {
+    fprintf(stderr,
+            "pbc: error: cannot run @%s: its inputs and outputs take %.3g GiB, more than half "
+            "of this machine's %.3g GiB\n",
+            sig->name, (double)need / (1 << 30), (double)have / (1 << 30));
+    return false;
+  }
   uint64_t s = seed;
   b->numInputs = sig->numInputs;
   for (int i = 0; i < sig->numInputs; ++i) {

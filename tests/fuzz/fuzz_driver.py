@@ -272,7 +272,7 @@ def classify(pbc, pbc_opt, path, args, timeout, workdir):
     if rc == 2:
         return "error", err[-200:]
     if rc == 1:
-        if LOCATED.search(err) or "pbc: error: cannot allocate" in err:
+        if LOCATED.search(err) or "pbc: error: cannot allocate" in err or "pbc: error: cannot run" in err:
             return "error", err[-200:]
         return "unlocated", err[-400:]
     if rc == 3:

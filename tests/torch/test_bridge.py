@@ -183,6 +183,40 @@ def test_torch_compile_backend():
     assert len(plans) == 1 and plans[0].mlir and not plans[0].fallbacks, plans
 
 
+def test_as_strided_after_a_segment():
+    """An eager as_strided reads the storage of a view that a compiled
+    segment would produce as a fresh tensor: the view chain back to the
+    storage's owner runs eagerly, so the strides and offset mean what they
+    meant when traced."""
+    def f(x):
+        y = torch.relu(x * 2.0)[:, 1:]
+        return y.as_strided((3, 2), (1, 3), 1) + 1.0
+
+    x = torch.randn(4, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = pbc.jit(f)(x)
+    close(got, f(x), "as_strided after a compiled segment")
+
+
+def test_segment_signature_checked():
+    """A compiled result whose element type is not the traced tensor's
+    would be written into a buffer of the wrong element size: such a
+    segment runs eagerly (warned), the values stay right."""
+    def f(x):
+        return (x > 0).to(torch.float32) * 3.0 + torch.relu(x)
+
+    x = torch.randn(6, 7)
+    plan = pbc.runtime.Plan(lambda x: torch.relu(x) * 2.0, [x])
+    seg = next(s for s in plan.steps if isinstance(s, pbc.runtime._Segment))
+    shape, _ = seg.out_types[0]
+    seg.out_types[0] = (shape, torch.float64)  # what a wrong lowering would record
+    assert "result 0" in (plan._signature_mismatch(seg) or ""), "mismatch not detected"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        close(pbc.jit(f)(x), f(x), "bool to float32")
+
+
 if __name__ == "__main__":
     seed()
     for name, fn in list(globals().items()):

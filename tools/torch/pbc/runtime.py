@@ -17,7 +17,7 @@ import torch.fx
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from . import aten, emit
-from .libpbc import Program, descriptor
+from .libpbc import CompileError, Program, descriptor
 
 
 class _Recorder(torch.fx.Interpreter):
@@ -62,6 +62,12 @@ def capture(fn, example_inputs):
     with torch.no_grad():
         rec.run(*example_inputs)
     return gm, rec.values
+
+
+# ATen ops whose result is a view of their first operand's storage.
+_VIEW_OPS = {"slice", "select", "view", "_unsafe_view", "expand", "permute", "transpose", "t",
+             "unsqueeze", "squeeze", "alias", "detach", "as_strided", "diagonal", "narrow",
+             "unfold", "split", "split_with_sizes", "chunk", "unbind", "view_as_real"}
 
 
 class _Segment:
@@ -245,8 +251,38 @@ class Plan:
             raise aten.Unsupported("tensor of type %s" % v.dtype)
         return f.arg(tuple(v.shape), elem)
 
+    def _layout_bound(self):
+        """Nodes that must run eagerly because an eager op reads their
+        storage, not just their values: as_strided takes sizes, strides and
+        a storage offset relative to the storage the traced tensor had. A
+        compiled segment's outputs are fresh contiguous tensors, so the
+        views between such an op and the tensor that owned the storage are
+        recomputed eagerly from it, and that owner must be one whose traced
+        layout a fresh tensor reproduces (contiguous, offset 0, its whole
+        storage); else it runs eagerly too, and so on upwards."""
+        eager = set()
+        todo = [n for n in self.gm.graph.nodes if n.op == "call_function" and
+                (aten.op_name(n.target) or "").startswith("as_strided")]
+        while todo:
+            n = todo.pop()
+            for a in n.all_input_nodes:
+                if a in eager or a in self.consts or a.op != "call_function":
+                    continue
+                v = self.values.get(a)
+                owns = isinstance(v, torch.Tensor) and v.is_contiguous() and \
+                    v.storage_offset() == 0 and v.untyped_storage().nbytes() == v.numel() * v.element_size() \
+                    if hasattr(v, "untyped_storage") else \
+                    isinstance(v, torch.Tensor) and v.is_contiguous() and v.storage_offset() == 0 and \
+                    v.storage().size() == v.numel()
+                name = (aten.op_name(a.target) or "").split(".")[0]
+                if name in _VIEW_OPS or not owns:
+                    eager.add(a)
+                    todo.append(a)
+        return eager
+
     def _partition(self):
         steps, seg = [], None
+        layout_bound = self._layout_bound()
         for n in self.gm.graph.nodes:
             if n.op != "call_function" or n in self.consts:
                 continue
@@ -259,7 +295,7 @@ class Plan:
                     steps.append(n)
                     seg = None
                 continue
-            why = self._supported(n)
+            why = "an eager as_strided reads its storage" if n in layout_bound else self._supported(n)
             if why is None:
                 if seg is None or self.per_op:
                     seg = _Segment(len([s for s in steps if isinstance(s, _Segment)]))
@@ -301,18 +337,61 @@ class Plan:
     def _compile(self, target, chip, opt_level, disable):
         segs = [s for s in self.steps if isinstance(s, _Segment)]
         self.programs, self.mlir = [], []
-        # One module per 64 segments: pbc takes at most 64 entry points.
+        texts = {s.name: self._emit_segment(s) for s in segs}
+        failed = []
+        # One module per 64 segments: pbc takes at most 64 entry points. A
+        # module that does not compile is compiled a segment at a time; a
+        # segment that still fails runs eagerly, with a warning.
         for i in range(0, len(segs), 64):
             group = segs[i:i + 64]
-            text = emit.module([self._emit_segment(s) for s in group])
-            self.mlir.append(text)
-            program = Program(text, "<torch graph>", target, chip, opt_level, disable)
-            self.programs.append(program)
-            for s in group:
-                s.entry = program.entries[s.name]
-                for j, (kind, t) in enumerate(s.inputs):
-                    if kind == "fixed":
-                        s.fixed_descriptors[j] = descriptor(t.data_ptr(), tuple(t.shape))
+            try:
+                self._compile_group(group, texts, target, chip, opt_level, disable)
+            except CompileError:
+                for s in group:
+                    try:
+                        self._compile_group([s], texts, target, chip, opt_level, disable)
+                    except CompileError as e:
+                        failed.append((s, str(e).splitlines()[0]))
+        for s in segs:
+            if s.entry is not None:
+                why = self._signature_mismatch(s)
+                if why:
+                    failed.append((s, why))
+        for s, why in failed:
+            warnings.warn("pbc: a segment (%s) runs eagerly: %s" % (
+                ", ".join(aten.op_name(n.target) or "getitem" for n in s.nodes), why), stacklevel=4)
+            s.entry = None
+            k = self.steps.index(s)
+            self.steps[k:k + 1] = list(s.nodes)
+
+    def _compile_group(self, group, texts, target, chip, opt_level, disable):
+        text = emit.module([texts[s.name] for s in group])
+        program = Program(text, "<torch graph>", target, chip, opt_level, disable)
+        self.mlir.append(text)
+        self.programs.append(program)
+        for s in group:
+            s.entry = program.entries[s.name]
+            for j, (kind, t) in enumerate(s.inputs):
+                if kind == "fixed":
+                    s.fixed_descriptors[j] = descriptor(t.data_ptr(), tuple(t.shape))
+
+    def _signature_mismatch(self, seg):
+        """Why the compiled entry's arguments disagree with the traced
+        tensors the segment is called with (element type or shape), or
+        None. A mismatch would have the code read or write past a buffer."""
+        e = seg.entry
+        for j, (kind, x) in enumerate(seg.inputs):
+            t = x if kind == "fixed" else (self.values or {}).get(x)
+            elem, shape = e.args[j]
+            if isinstance(t, torch.Tensor) and (emit.elem_of(t.dtype) != elem or tuple(t.shape) != shape):
+                return "input %d is %s%s, the compiled code takes %s%s" % (
+                    j, t.dtype, list(t.shape), elem, list(shape))
+        for j, (n, (shape, dtype)) in enumerate(zip(seg.outputs, seg.out_types)):
+            elem, cshape = e.args[e.num_inputs + j]
+            if emit.elem_of(dtype) != elem or tuple(shape) != cshape:
+                return "result %d is %s%s where the traced tensor is %s%s" % (
+                    j, elem, list(cshape), dtype, list(shape))
+        return None
 
     # ------------------------------------------------------------ running
 
