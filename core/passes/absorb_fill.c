@@ -45,7 +45,7 @@ static bool isFill(MlirOperation f, PbcAccess *store, MlirOperation *constant) {
   if (!pbcLoopStoresOnlyConstant(band[depth - 1], store, constant))
     return false;
   for (int l = 0; l < depth; ++l)
-    if (!pbcExtAffineIsLoopParallel(band[l]))
+    if (!pbcLoopIsParallel(band[l]))
       return false;
   long long n = pbcBandIterations(f);
   return n > 0 && n * lanesOf(store) == pbcMemrefElements(mlirValueGetType(store->memref));
@@ -135,7 +135,7 @@ static long long initCoverage(const PbcAccess *init, MlirOperation n, MlirOperat
     long long trip = pbcExtAffineConstantTripCount(p);
     if (trip <= 0)
       return -1;
-    if (trip > 1 && !(pbcOpHasAttr(p, "pbc.parallel") || pbcExtAffineIsLoopParallel(p))) {
+    if (trip > 1 && !(pbcOpHasAttr(p, "pbc.parallel") || pbcLoopIsParallel(p))) {
       if (!seq || !mlirOperationIsNull(*seq))
         return -1; /* one iteration visits nothing twice */
       *seq = p;

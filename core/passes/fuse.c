@@ -86,7 +86,7 @@ static bool canFuse(MlirOperation P, MlirOperation C, NestInfo *np, NestInfo *nc
    * parallel): a reduction's result is final only after its row, and a
    * consumer fused into it would read partial values. */
   for (int l = 0; l < np->depth; ++l)
-    if (!pbcExtAffineIsLoopParallel(np->band[l]))
+    if (!pbcLoopIsParallel(np->band[l]))
       return false;
   for (int l = 0; l < np->depth; ++l)
     if (pbcExtAffineConstantTripCount(np->band[l]) != pbcExtAffineConstantTripCount(nc->band[l]))

@@ -122,7 +122,7 @@ static int joinDepth(const Group *g, const Nest *n, const State *st) {
   int depth = 0;
   for (int l = 0; l < g->depth && l < n->depth; ++l) {
     if (pbcLoopZeroBasedTrip(n->band[l]) != g->trips[l] || mlirOperationGetNumResults(n->band[l]) ||
-        !pbcExtAffineIsLoopParallel(n->band[l]))
+        !pbcLoopIsParallel(n->band[l]))
       break;
     depth = l + 1;
   }
@@ -175,7 +175,7 @@ static void startGroup(Group *g, MlirOperation nest, const Nest *n, const State 
   for (int l = 0; l < n->depth; ++l) {
     g->trips[l] = pbcLoopZeroBasedTrip(n->band[l]);
     if (g->trips[l] <= 0 || mlirOperationGetNumResults(n->band[l]) ||
-        !pbcExtAffineIsLoopParallel(n->band[l]))
+        !pbcLoopIsParallel(n->band[l]))
       break;
     g->depth = l + 1;
   }

@@ -370,7 +370,7 @@ static bool chooseTiling(const Stencil *s, MlirOperation band[], const long long
   int d = -1;
   for (int e = 0; e < s->rank; ++e)
     if (s->lc[e] >= 0 && s->halo[e] > 0 && (d < 0 || s->lc[e] < s->lc[d]) &&
-        pbcExtAffineIsLoopParallel(band[s->lc[e]]))
+        pbcLoopIsParallel(band[s->lc[e]]))
       d = e;
   if (d < 0)
     return false;
@@ -387,7 +387,7 @@ static bool chooseTiling(const Stencil *s, MlirOperation band[], const long long
   for (int e = 0; e < s->rank; ++e)
     if (e != d && s->lc[e] >= 0 && trip[s->lc[e]] > 1 &&
         (d2 < 0 || mlirShapedTypeGetDimSize(xt, e) > mlirShapedTypeGetDimSize(xt, d2)) &&
-        pbcExtAffineIsLoopParallel(band[s->lc[e]]))
+        pbcLoopIsParallel(band[s->lc[e]]))
       d2 = e;
   if (d2 < 0)
     return false;

@@ -132,8 +132,8 @@ static bool plan(Plan *p, MlirOperation w, int lanesBits) {
     return false;
   long long wTrip = pbcLoopZeroBasedTrip(w);
   p->cn = pbcLoopZeroBasedTrip(p->c);
-  if (wTrip <= 0 || p->cn < 1 || !pbcExtAffineIsLoopParallel(w) ||
-      !pbcExtAffineIsLoopParallel(p->c))
+  if (wTrip <= 0 || p->cn < 1 || !pbcLoopIsParallel(w) ||
+      !pbcLoopIsParallel(p->c))
     return false;
   p->ok = true;
   mlirOperationWalk(p->c, gather, p, MlirWalkPreOrder);

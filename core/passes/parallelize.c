@@ -70,7 +70,7 @@ static MlirOperation hoistParallelLoops(MlirOperation root) {
   int n = pbcLoopBand(root, band, PBC_MAX_BAND);
   bool parallel[PBC_MAX_BAND], needed = false;
   for (int i = 0; i < n; ++i) {
-    parallel[i] = pbcOpHasAttr(band[i], "pbc.parallel") || pbcExtAffineIsLoopParallel(band[i]);
+    parallel[i] = pbcOpHasAttr(band[i], "pbc.parallel") || pbcLoopIsParallel(band[i]);
     for (int j = 0; j < i; ++j)
       needed |= parallel[i] && !parallel[j];
   }
@@ -133,7 +133,7 @@ static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
   bool copy = pbcOpHasAttr(loop, "pbc.copy");
   long long done = 0;
   while (!mlirOperationIsNull(loop) && done < st->band) {
-    bool parallel = pbcOpHasAttr(loop, "pbc.parallel") || pbcExtAffineIsLoopParallel(loop);
+    bool parallel = pbcOpHasAttr(loop, "pbc.parallel") || pbcLoopIsParallel(loop);
     long long trip = pbcExtAffineConstantTripCount(loop);
     if (!parallel || (trip >= 0 && trip < st->minTrip)) {
       if (done)
@@ -232,7 +232,7 @@ static bool copyIsParallel(MlirOperation nest) {
     for (int r = 0; parallel && r < c->nReads; ++r)
       parallel = !pbcMemrefsMayAlias(c->writes[w], c->reads[r]);
   free(c);
-  return parallel || pbcExtAffineIsLoopParallel(nest);
+  return parallel || pbcLoopIsParallel(nest);
 }
 
 static void parallelizeCopy(MlirOperation nest, const State *st) {

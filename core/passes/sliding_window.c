@@ -257,7 +257,7 @@ static bool plan(Plan *p) {
       !matchConsumer(p) || !bufferIsPrivate(p) || !movesPastBetween(p))
     return false;
   for (int l = 0; l < p->depth; ++l)
-    if (!pbcExtAffineIsLoopParallel(p->bandA[l]))
+    if (!pbcLoopIsParallel(p->bandA[l]))
       return false;
   return true;
 }

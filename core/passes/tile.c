@@ -135,7 +135,7 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
     n->trip[l] = pbcExtAffineConstantTripCount(n->band[l]);
     if (n->trip[l] <= 0 || pbcLoopStep(n->band[l]) != 1)
       return false;
-    n->parallel[l] = pbcExtAffineIsLoopParallel(n->band[l]);
+    n->parallel[l] = pbcLoopIsParallel(n->band[l]);
   }
   Accs a;
   bool complete = pbcGatherAccesses(n->band[n->n - 1], a.acc, 64, &a.n);

@@ -35,6 +35,10 @@ BIG_SHARE = 0.08
 HUGE_DIMS = (1024, 1536, 2048, 2049, 4096)
 BIG_MAX_ELEMS = 1 << 22
 BIG_MAX_MACS = 1 << 27
+# Longest sum of a low-precision type the generator draws: a sum of positive
+# values (a softmax's) in f16 or bf16 loses the small terms once the running
+# sum outgrows them, by up to K units of roundoff however it is ordered.
+LOW_PRECISION_SUM = {"f16": 512, "bf16": 128}
 
 # Values the generator keeps each element type's tensors under (by scaling),
 # so that no overflow or near-overflow rounding separates pbc from numpy.
@@ -450,11 +454,14 @@ class Program:
                 with np.errstate(all="ignore"):
                     scale = np.abs(v)
                     k = CONTRACTED.get(n.kind, lambda n, ops: 0)(n, ops)
+                    # Sums in f16/bf16 are off by up to K roundoffs (the
+                    # running sum swallows small terms); f32 by sqrt(K).
+                    kf = k if n.dt in LOW_PRECISION_SUM else math.sqrt(k)
                     if n.kind == "softmax":
-                        scale = scale * (2 + math.sqrt(k))
+                        scale = scale * (2 + kf)
                     elif k:
                         absum = EVAL[n.kind](n, [np.abs(x) for x in ops])
-                        scale = scale + math.sqrt(k) * np.abs(absum)
+                        scale = scale + kf * np.abs(absum)
                     v = v + NOISE_ULPS * 2 * EPS[n.dt] * scale * noise.uniform(-1, 1, size=v.shape)
             vals[i] = v
         return vals
@@ -1374,6 +1381,8 @@ class Gen:
             if len(dims) == r and self.chance(0.5):
                 dims = dims[:-1] or dims
         out = tuple(s for d, s in enumerate(shape) if d not in dims)
+        if int(np.prod([shape[d] for d in dims])) > LOW_PRECISION_SUM.get(self.dt, 1 << 62):
+            return None
         fl = is_float(self.dt)
         op = self.choice(("addf", "addf", "maximumf", "minimumf") if fl else ("addi", "maxsi", "minsi"))
         attrs = {"dims": dims, "op": op, "form": self.choice(("reduce", "generic"))}
@@ -1398,6 +1407,8 @@ class Gen:
             return None
         x = self.any_value(1, 4)
         d = self.r(len(self.nodes[x].shape))
+        if self.nodes[x].shape[d] > LOW_PRECISION_SUM.get(self.dt, 1 << 62):
+            return None
         return self.add("softmax", [x], {"dim": d}, self.nodes[x].shape, self.dt)
 
     def g_transpose(self):

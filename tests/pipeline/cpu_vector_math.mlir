@@ -2,7 +2,7 @@
 // whole vector (pbc-approximate-math in targets/cpu/s5.pipeline): LLVM has
 // no vector expf on x86 and would call libm once per lane.
 // RUN: pbc --emit=llvm %s | FileCheck %s
-// CHECK-LABEL: define {{.*}} @softmax_like
+// CHECK-LABEL: define {{.*}} @_mlir_ciface_softmax_like
 // CHECK-NOT: call {{.*}} @expf
 // CHECK-NOT: call {{.*}} @tanhf
 // CHECK-NOT: call {{.*}} @logf

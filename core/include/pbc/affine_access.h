@@ -79,6 +79,10 @@ bool pbcAccessesSame(const PbcAccess *a, const PbcAccess *b);
 bool pbcAccessDependsOnLoop(const PbcAccess *acc, MlirOperation loop);
 
 /* Loop helpers. */
+/* MLIR's dependence test (no loop-carried dependence through memory), or
+ * false without asking it where the loop holds too many accesses for its
+ * pairwise integer programs to finish in reasonable time. */
+bool pbcLoopIsParallel(MlirOperation loop);
 MlirValue pbcLoopIv(MlirOperation forOp);
 /* Position in loops[0 .. n) of the loop whose induction variable v is, or -1. */
 int pbcLoopIndexOf(MlirValue v, const MlirOperation loops[], int n);
