@@ -6,6 +6,7 @@
 void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   static const PbcCPassSpec *const kPasses[] = {
       &pbcDecomposeAggregatesPass,
+      &pbcDistinctResultsPass,
       &pbcClassifyNestsPass,
       &pbcParallelizePass,
       &pbcCopyToLoopsPass,

@@ -833,25 +833,21 @@ kind("softmax")((_softmax_emit, _softmax_eval))
 
 
 # -- layout: transpose, broadcast, reshape, slices, concat
-def _transpose_emit(em, n, names, ops):
-    e = em.empty(n.shape, n.dt)
-    out = em.fresh()
-    em.line("%s = linalg.transpose ins(%s : %s) outs(%s : %s) permutation = [%s]"
-            % (out, names[0], ttype(ops[0].shape, ops[0].dt), e, ttype(n.shape, n.dt),
-               ", ".join(map(str, n.attrs["perm"]))))
-    return out
+def _layout_emit(op, listed, key):
+    """linalg.transpose / linalg.broadcast: one input, an empty init, and a
+    list attribute (`permutation` / `dimensions`) from attrs[key]."""
+    def emit_(em, n, names, ops):
+        e = em.empty(n.shape, n.dt)
+        out = em.fresh()
+        em.line("%s = linalg.%s ins(%s : %s) outs(%s : %s) %s = [%s]"
+                % (out, op, names[0], ttype(ops[0].shape, ops[0].dt), e, ttype(n.shape, n.dt),
+                   listed, ", ".join(map(str, n.attrs[key]))))
+        return out
+    return emit_
 
 
-kind("transpose")((_transpose_emit, lambda n, v: np.transpose(v[0], n.attrs["perm"]).copy()))
-
-
-def _bcast_emit(em, n, names, ops):
-    e = em.empty(n.shape, n.dt)
-    out = em.fresh()
-    em.line("%s = linalg.broadcast ins(%s : %s) outs(%s : %s) dimensions = [%s]"
-            % (out, names[0], ttype(ops[0].shape, ops[0].dt), e, ttype(n.shape, n.dt),
-               ", ".join(map(str, n.attrs["dims"]))))
-    return out
+kind("transpose")((_layout_emit("transpose", "permutation", "perm"),
+                   lambda n, v: np.transpose(v[0], n.attrs["perm"]).copy()))
 
 
 def _bcast_eval(n, vals):
@@ -859,7 +855,7 @@ def _bcast_eval(n, vals):
     return _broadcast_to(vals[0], keep, n.shape).copy()
 
 
-kind("broadcast")((_bcast_emit, _bcast_eval))
+kind("broadcast")((_layout_emit("broadcast", "dimensions", "dims"), _bcast_eval))
 
 
 def _reassoc_str(groups):

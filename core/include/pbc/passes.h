@@ -8,6 +8,7 @@
 #include "pbc/c_pass.h"
 
 extern const PbcCPassSpec pbcDecomposeAggregatesPass;
+extern const PbcCPassSpec pbcDistinctResultsPass;
 extern const PbcCPassSpec pbcClassifyNestsPass;
 extern const PbcCPassSpec pbcParallelizePass;
 extern const PbcCPassSpec pbcCopyToLoopsPass;
