@@ -18,6 +18,8 @@ Classes:
   mismatch       with --run --check: pbc's code and its naive reference
                  disagree (exit 3)
   hang           no exit within the timeout
+  slow-run       --run of a program with tensors of over 2^24 elements that
+                 did not finish within the timeout (not a failure)
 The bar: no uncontained, run-crash, hang or no-replay. Mutants of those
 classes are saved under --out (with the command that reproduces them).
 Ends with "N passed, N failed" and exits 1 on a failure.
@@ -258,12 +260,34 @@ def mutate(r, text):
 LOCATED = re.compile(r"(^|\n)[^\n:]+:\d+:\d+: error:")
 
 
+# A mutant run (--run --check) with tensors this large may take longer than
+# the timeout legitimately: random inputs, the code, and the naive -O0
+# reference over hundreds of millions of elements. Such a timeout is
+# `slow-run`, not a hang (a compile that times out always is one).
+BIG_RUN_ELEMENTS = 1 << 24
+
+
+def largest_tensor(path):
+    with open(path, errors="replace") as f:
+        text = f.read()
+    best = 0
+    for m in re.finditer(r"tensor<((?:\d+x)+)", text):
+        n = 1
+        for d in m.group(1).split("x")[:-1]:
+            n *= int(d)
+        best = max(best, n)
+    return best
+
+
 def classify(pbc, pbc_opt, path, args, timeout, workdir):
     cmd = [pbc] + args + [path]
     try:
         p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
+        if "--run=1" in args and largest_tensor(path) > BIG_RUN_ELEMENTS:
+            return "slow-run", "timeout %ds running a program of %d-element tensors" % (
+                timeout, largest_tensor(path))
         return "hang", "timeout %ds" % timeout
     err = p.stderr.decode(errors="replace")
     rc = p.returncode
