@@ -18,7 +18,7 @@ Classes:
   mismatch       with --run --check: pbc's code and its naive reference
                  disagree (exit 3)
   hang           no exit within the timeout
-  slow-run       --run of a program with tensors of over 2^24 elements that
+  slow-run       --run of a program with tensors of over 2^22 elements that
                  did not finish within the timeout (not a failure)
 The bar: no uncontained, run-crash, hang or no-replay. Mutants of those
 classes are saved under --out (with the command that reproduces them).
@@ -264,7 +264,7 @@ LOCATED = re.compile(r"(^|\n)[^\n:]+:\d+:\d+: error:")
 # the timeout legitimately: random inputs, the code, and the naive -O0
 # reference over hundreds of millions of elements. Such a timeout is
 # `slow-run`, not a hang (a compile that times out always is one).
-BIG_RUN_ELEMENTS = 1 << 24
+BIG_RUN_ELEMENTS = 1 << 22
 
 
 def largest_tensor(path):
