@@ -97,6 +97,30 @@ static bool isCIdentifier(MlirStringRef s) {
   return true;
 }
 
+/* Rank of float kinds by precision: lower is coarser. */
+static int floatRank(PbcElemKind k) {
+  return k == PBC_ELEM_BF16 ? 0 : k == PBC_ELEM_F16 ? 1 : k == PBC_ELEM_F32 ? 2 : 3;
+}
+
+static void noteFloat(MlirType t, PbcElemKind *narrowest) {
+  if (mlirTypeIsAShaped(t))
+    t = mlirShapedTypeGetElementType(t);
+  PbcElemKind k;
+  if (mlirTypeIsAFloat(t) && elemKindOf(t, &k) && floatRank(k) < floatRank(*narrowest))
+    *narrowest = k;
+}
+
+static MlirWalkResult findNarrowest(MlirOperation op, void *data) {
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i)
+    noteFloat(mlirValueGetType(mlirOperationGetResult(op, i)), data);
+  for (intptr_t r = 0; r < mlirOperationGetNumRegions(op); ++r)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r)); !mlirBlockIsNull(b);
+         b = mlirBlockGetNextInRegion(b))
+      for (intptr_t i = 0; i < mlirBlockGetNumArguments(b); ++i)
+        noteFloat(mlirValueGetType(mlirBlockGetArgument(b, i)), data);
+  return MlirWalkResultAdvance;
+}
+
 int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max) {
   int n = 0;
   MlirBlock body = mlirModuleGetBody(m);
@@ -146,6 +170,8 @@ int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max) {
         mlirEmitError(mlirOperationGetLocation(op), msg);
         return -1;
       }
+    s->narrowestFloat = PBC_ELEM_F32;
+    mlirOperationWalk(op, findNarrowest, &s->narrowestFloat, MlirWalkPreOrder);
     if (s->numOutputs == 0) {
       snprintf(msg, sizeof(msg), "@%s returns nothing: an entry point must return at least one tensor", s->name);
       mlirEmitError(mlirOperationGetLocation(op), msg);

@@ -309,6 +309,12 @@ void pbcCompareOutputs(const PbcEntrySig *sig, const PbcBuffers *got,
     }
     double rtol, atolScale;
     tolerances(k, &rtol, &atolScale);
+    if (rtol > 0) { /* a float output: as exact as the coarsest float it went through */
+      double r2, a2;
+      tolerances(sig->narrowestFloat, &r2, &a2);
+      rtol = rtol > r2 ? rtol : r2;
+      atolScale = atolScale > a2 ? atolScale : a2;
+    }
     double atol = atolScale * (scale > 1 ? scale : 1);
     for (int64_t i = 0; i < n; ++i) {
       double a = pbcElemLoad(got->outputs[o], k, i);

@@ -30,6 +30,10 @@ typedef struct PbcTensorType {
 typedef struct PbcEntrySig {
   char name[1024];
   int numInputs, numOutputs;
+  /* The narrowest float type any value of the function has (F32 if none
+   * narrower): an f32 result computed through bf16 is only as exact as
+   * bf16, which --check's tolerance must allow. */
+  PbcElemKind narrowestFloat;
   PbcTensorType inputs[PBC_MAX_ARGS], outputs[PBC_MAX_ARGS];
 } PbcEntrySig;
 
