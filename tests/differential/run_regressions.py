@@ -15,7 +15,9 @@ Ends with "N passed, N failed".
 import argparse
 import glob
 import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 
@@ -49,8 +51,6 @@ def check(pbc, path, timeout):
     outs = [(o.shape, progen.c_dtype(dt)) for o, dt in zip(ref.outputs, ref.dts)]
     fails = []
     for variant in ([args, []] if args else [[]]):
-        import tempfile
-        import shutil
         wd = tempfile.mkdtemp(prefix="pbc_regr_")
         try:
             lib, bad = oracle.compile_module(pbc, text, variant, wd, timeout)
