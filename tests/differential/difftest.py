@@ -68,7 +68,7 @@ def _subexprs(e):
     if e[0] in ("arg", "const"):
         return []
     kids = {"un": [e[2]] if len(e) > 2 else [], "bin": [e[2], e[3]], "divp": [e[1], e[2]],
-            "divp0": [e[1]], "sel": [e[2], e[3]]}.get(e[0], [])
+            "sel": [e[2], e[3]]}.get(e[0], [])
     return kids
 
 

@@ -188,7 +188,7 @@ class Emitter:
 # The body of an elementwise linalg.generic: a small tree over its operands'
 # scalars, linalg.index values and constants. Trees are tuples:
 #   ("arg", i) ("const", v) ("un", op, t) ("bin", op, a, b)
-#   ("divp", a, b): a / (1 + |b|)      ("divp0", a, b): a / b, b > 0
+#   ("divp", a, b): a / (1 + |b|)      ("bin", "divf", ...) only where b > 0
 #   ("sel", cond, a, b)
 # conditions: ("cmpf", pred, a, const) ("imask", pred, dim_a, dim_b_or_None, k)
 #             ("cmpi", pred, a, const) for integer types
@@ -232,7 +232,7 @@ def _expr_eval(e, args, idx, dt):
         b = _expr_eval(e[3], args, idx, dt)
         with np.errstate(all="ignore"):
             r = {"addf": np.add, "subf": np.subtract, "mulf": np.multiply,
-                 "maximumf": np.maximum, "minimumf": np.minimum,
+                 "maximumf": np.maximum, "minimumf": np.minimum, "divf": np.divide,
                  "addi": np.add, "subi": np.subtract, "muli": np.multiply,
                  "maxsi": np.maximum, "minsi": np.minimum, "xori": np.bitwise_xor}[e[1]](a, b)
         return _noisy(round_to(r, dt), dt)
@@ -242,11 +242,6 @@ def _expr_eval(e, args, idx, dt):
         with np.errstate(all="ignore"):
             d = round_to(1.0 + round_to(np.abs(b), dt), dt)
             return _noisy(round_to(a / d, dt), dt)
-    if k == "divp0":  # a / b, b known positive (a softmax's sum)
-        a = _expr_eval(e[1], args, idx, dt)
-        b = _expr_eval(e[2], args, idx, dt)
-        with np.errstate(all="ignore"):
-            return _noisy(round_to(a / b, dt), dt)
     if k == "sel":
         c = _cond_eval(e[1], args, idx, dt)
         a = _expr_eval(e[2], args, idx, dt)
@@ -303,12 +298,6 @@ def _expr_emit(em, e, argnames, dt, idxnames):
         em.line("%s = math.absf %s : %s" % (ab, b, dt))
         em.line("%s = arith.addf %s, %s : %s" % (d, one, ab, dt))
         em.line("%s = arith.divf %s, %s : %s" % (r, a, d, dt))
-        return r
-    if k == "divp0":
-        a = _expr_emit(em, e[1], argnames, dt, idxnames)
-        b = _expr_emit(em, e[2], argnames, dt, idxnames)
-        r = em.fresh()
-        em.line("%s = arith.divf %s, %s : %s" % (r, a, b, dt))
         return r
     if k == "sel":
         c = _cond_emit(em, e[1], argnames, dt, idxnames)
@@ -1233,7 +1222,7 @@ class Gen:
             sm = self.add("reduce", [e], {"dims": [2], "op": "addf", "form": "generic", "init": 0.0},
                           (b, sq), self.dt)
             p = self.add("ewise", [e, sm], {"maps": [[0, 1, 2], [0, 1]],
-                                            "expr": ("divp0", ("arg", 0), ("arg", 1))},
+                                            "expr": ("bin", "divf", ("arg", 0), ("arg", 1))},
                          (b, sq, sk), self.dt)
         return self.add("matmul", [p, v], {"form": "batch_matmul", "init": 0.0}, (b, sq, d), self.dt)
 
