@@ -161,7 +161,8 @@ class Library:
         inputs: numpy arrays (bf16 as np.uint16 bit patterns).
         output_shapes_dtypes: [(shape, dtype)], dtype np.float32/np.float16/
         BF16/an integer type. Float outputs are pre-filled with NaN (bf16:
-        0xFFFF), integer ones with 0x5A bytes; with check_written, a NaN left in any output raises CallError.
+        0xFFFF), integer ones with 0x5A bytes; with check_written, a NaN
+        left in any float output raises CallError.
         With check_inputs, an input buffer modified by the call raises CallError
         (tensor semantics: a kernel never writes its inputs).
         out_offset: place each output `out_offset` bytes past a 64-byte
