@@ -61,7 +61,14 @@ static void printDiagnostic(MlirDiagnostic d, int depth) {
   pbcDiagPrintLocation(mlirDiagnosticGetLocation(d), stderr);
   PbcStrBuf msg = {0};
   mlirDiagnosticPrint(d, pbcStrBufCallback, &msg);
-  fprintf(stderr, ": %s: %s\n", kinds[sev], pbcStrBufGet(&msg));
+  /* A message quoting its input (an op name made of 50 MB of garbage) is
+   * cut: the location already says where. */
+  enum { kMaxMessage = 2000 };
+  if (msg.len > kMaxMessage)
+    fprintf(stderr, ": %s: %.*s... (%zu more characters)\n", kinds[sev], kMaxMessage,
+            msg.data, msg.len - kMaxMessage);
+  else
+    fprintf(stderr, ": %s: %s\n", kinds[sev], pbcStrBufGet(&msg));
   pbcStrBufDestroy(&msg);
   intptr_t n = mlirDiagnosticGetNumNotes(d);
   for (intptr_t i = 0; i < n; ++i)

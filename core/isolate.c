@@ -1,9 +1,12 @@
 /* Crash containment: the work runs in a child process; a shared page says
- * what it was doing, so the parent can name the failing pass and write a
- * reproducer. See pbc/isolate.h. */
+ * what it was doing (and whether the work returned), so the parent can name
+ * the failing pass and write a reproducer. See pbc/isolate.h. */
 #include "pbc/isolate.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,17 +14,25 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 typedef struct CrashContext {
   int runningProgram;
+  int finished; /* fn returned; exitCode is its result */
+  int exitCode;
   char phase[1024];
   size_t replayLen;
   char replay[60000]; /* entries separated by '\n' */
 } CrashContext;
 
-static CrashContext *shared; /* NULL outside an isolated run */
+/* The page of the isolated run this process is the child of; NULL in a
+ * parent. Only a (single-threaded) child sets it. */
+static CrashContext *shared;
+
+static pthread_mutex_t forkMutex = PTHREAD_MUTEX_INITIALIZER;
+
+void pbcForkLock(void) { pthread_mutex_lock(&forkMutex); }
+void pbcForkUnlock(void) { pthread_mutex_unlock(&forkMutex); }
 
 void pbcCrashContextSetPhase(const char *fmt, ...) {
   if (!shared)
@@ -49,23 +60,37 @@ void pbcCrashContextAppendReplay(const char *entryText) {
   shared->replay[shared->replayLen] = 0;
 }
 
-static void writeReproducer(const PbcIsolateOptions *o, const char *sigName,
-                            char *pathOut, size_t pathLen) {
-  snprintf(pathOut, pathLen, "%s/%s-crash-%ld.mlir",
-           o->reproDir ? o->reproDir : ".", o->toolName ? o->toolName : "pbc",
-           (long)time(NULL));
-  FILE *f = fopen(pathOut, "w");
+const char *pbcReproducerDir(const char *explicitDir) {
+  if (explicitDir && *explicitDir)
+    return explicitDir;
+  const char *env = getenv("PBC_REPRODUCER_DIR");
+  if (env && *env)
+    return env;
+  const char *tmp = getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+static void writeReproducer(const CrashContext *ctx, const PbcIsolateOptions *o,
+                            const char *what, char *pathOut, size_t pathLen) {
+  snprintf(pathOut, pathLen, "%s/%s-crash-XXXXXX.mlir", pbcReproducerDir(o->reproDir),
+           o->toolName ? o->toolName : "pbc");
+  int fd = mkstemps(pathOut, 5);
+  FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   if (!f) {
-    snprintf(pathOut, pathLen, "(could not write a reproducer)");
+    int err = errno;
+    if (fd >= 0)
+      close(fd);
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", pbcReproducerDir(o->reproDir));
+    snprintf(pathOut, pathLen, "(none: cannot write into '%s': %s)", dir, strerror(err));
     return;
   }
-  fprintf(f, "// pbc crash reproducer\n// %s during: %s\n", sigName,
-          shared->phase);
+  fprintf(f, "// pbc crash reproducer\n// %s during: %s\n", what, ctx->phase);
   if (o->commandLine)
     fprintf(f, "// command: %s\n", o->commandLine);
   /* The replay list runs the same entries, in order, through pbc-opt. */
   fprintf(f, "// replay: pbc-opt THIS_FILE -p '");
-  for (const char *c = shared->replay; *c; ++c) {
+  for (const char *c = ctx->replay; *c; ++c) {
     if (*c == '\n')
       fputs(c[1] ? ";" : "", f);
     else if (*c == '\'')
@@ -93,62 +118,144 @@ static void releaseOpenMP(void) {
     pauseAll(2 /* omp_pause_hard */);
 }
 
+/* Reads the child's stderr to its end, keeping the first `limit` bytes. */
+static void drain(int fd, PbcStrBuf *out, size_t limit) {
+  size_t kept = 0, dropped = 0;
+  char chunk[16384];
+  for (;;) {
+    ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    size_t take = kept < limit ? (size_t)n < limit - kept ? (size_t)n : limit - kept : 0;
+    pbcStrBufAppend(out, chunk, take);
+    kept += take;
+    dropped += (size_t)n - take;
+  }
+  if (dropped)
+    pbcStrBufPrintf(out, "\n... (%zu more bytes of diagnostics omitted)\n", dropped);
+}
+
+static void report(const PbcIsolateOptions *o, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void report(const PbcIsolateOptions *o, const char *fmt, ...) {
+  char text[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof(text), fmt, ap);
+  va_end(ap);
+  if (o->capture) {
+    if (o->capture->len && o->capture->data[o->capture->len - 1] != '\n')
+      pbcStrBufPuts(o->capture, "\n");
+    pbcStrBufPuts(o->capture, text);
+  } else {
+    fputs(text, stderr);
+  }
+}
+
+/* The exit code of a child that did not return from fn normally. */
+static int reportAbnormalEnd(const CrashContext *ctx, const PbcIsolateOptions *o,
+                             int status) {
+  const char *tool = o->toolName ? o->toolName : "pbc";
+  char what[128];
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    if (sig == SIGPIPE)
+      return 128 + SIGPIPE; /* the reader of our output went away: not a crash */
+    snprintf(what, sizeof(what), "signal %d (%s)", sig, strsignal(sig));
+  } else if (WIFEXITED(status)) {
+    snprintf(what, sizeof(what), "an unexpected process exit (status %d)",
+             WEXITSTATUS(status));
+  } else {
+    snprintf(what, sizeof(what), "an unknown end");
+  }
+  if (ctx->runningProgram) {
+    report(o, "%s: error: the compiled program crashed with %s while %s\n", tool, what,
+           ctx->phase);
+    return PBC_EXIT_PROGRAM_CRASH;
+  }
+  char path[4200];
+  writeReproducer(ctx, o, what, path, sizeof(path));
+  report(o,
+         "%s: error: internal compiler crash: %s during %s\n"
+         "%s: note: reproducer written to %s\n",
+         tool, what, ctx->phase, tool, path);
+  return PBC_EXIT_COMPILER_CRASH;
+}
+
 int pbcRunIsolated(int (*fn)(void *), void *arg, const PbcIsolateOptions *o) {
   if (!o->enabled)
     return fn(arg);
-  shared = mmap(NULL, sizeof(CrashContext), PROT_READ | PROT_WRITE,
-                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (shared == MAP_FAILED) {
-    shared = NULL;
-    return fn(arg);
+  CrashContext *ctx = mmap(NULL, sizeof(CrashContext), PROT_READ | PROT_WRITE,
+                           MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (ctx == MAP_FAILED) {
+    if (!o->capture)
+      return fn(arg); /* the driver: compile unprotected rather than not at all */
+    report(o, "%s: error: cannot isolate the compilation: %s\n",
+           o->toolName ? o->toolName : "pbc", strerror(errno));
+    return PBC_EXIT_ERROR;
   }
-  memset(shared, 0, sizeof(*shared));
-  snprintf(shared->phase, sizeof(shared->phase), "start-up");
+  memset(ctx, 0, sizeof(*ctx));
+  snprintf(ctx->phase, sizeof(ctx->phase), "start-up");
+  int pipeFds[2] = {-1, -1};
+  pbcForkLock();
+  if (o->capture && pipe2(pipeFds, O_CLOEXEC) != 0) {
+    pbcForkUnlock();
+    munmap(ctx, sizeof(*ctx));
+    report(o, "%s: error: cannot create a pipe: %s\n", o->toolName ? o->toolName : "pbc",
+           strerror(errno));
+    return PBC_EXIT_ERROR;
+  }
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
-  if (pid < 0) {
-    perror("pbc: fork");
-    return fn(arg);
-  }
   if (pid == 0) {
+    /* The child is single-threaded: the lock is ours to reset. */
+    pthread_mutex_init(&forkMutex, NULL);
+    shared = ctx;
+    if (pipeFds[1] >= 0) {
+      dup2(pipeFds[1], 2);
+      close(pipeFds[0]);
+      close(pipeFds[1]);
+    }
     int code = fn(arg);
     fflush(stdout);
     fflush(stderr);
+    ctx->exitCode = code;
+    ctx->finished = 1;
     releaseOpenMP();
     _exit(code);
   }
+  int forkErr = errno;
+  if (pipeFds[1] >= 0)
+    close(pipeFds[1]);
+  pbcForkUnlock();
+  if (pid < 0) {
+    if (pipeFds[0] >= 0)
+      close(pipeFds[0]);
+    munmap(ctx, sizeof(*ctx));
+    if (!o->capture)
+      return fn(arg);
+    report(o, "%s: error: cannot fork the compiler process: %s\n",
+           o->toolName ? o->toolName : "pbc", strerror(forkErr));
+    return PBC_EXIT_ERROR;
+  }
+  if (pipeFds[0] >= 0) {
+    drain(pipeFds[0], o->capture, o->captureLimit ? o->captureLimit : 65536);
+    close(pipeFds[0]);
+  }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
+  pid_t waited;
+  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
     ;
   int code;
-  if (WIFEXITED(status)) {
+  if (waited < 0) /* SIGCHLD ignored by the host: the page still tells */
+    code = ctx->finished ? ctx->exitCode : reportAbnormalEnd(ctx, o, 0x7f);
+  else if (ctx->finished && WIFEXITED(status))
     code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGPIPE) {
-    /* The reader of our output went away (e.g. `pbc ... | head`): not a
-     * crash; exit the way a shell expects of a killed writer. */
-    code = 128 + SIGPIPE;
-  } else {
-    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    char sigName[64];
-    snprintf(sigName, sizeof(sigName), "signal %d (%s)", sig, strsignal(sig));
-    if (shared->runningProgram) {
-      fprintf(stderr,
-              "%s: error: the compiled program crashed with %s while %s\n",
-              o->toolName ? o->toolName : "pbc", sigName, shared->phase);
-      code = PBC_EXIT_PROGRAM_CRASH;
-    } else {
-      char path[4200];
-      writeReproducer(o, sigName, path, sizeof(path));
-      fprintf(stderr,
-              "%s: error: internal compiler crash: %s during %s\n"
-              "%s: note: reproducer written to %s\n",
-              o->toolName ? o->toolName : "pbc", sigName, shared->phase,
-              o->toolName ? o->toolName : "pbc", path);
-      code = PBC_EXIT_COMPILER_CRASH;
-    }
-  }
-  munmap(shared, sizeof(CrashContext));
-  shared = NULL;
+  else
+    code = reportAbnormalEnd(ctx, o, status);
+  munmap(ctx, sizeof(*ctx));
   return code;
 }

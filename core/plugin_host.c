@@ -1,155 +1,351 @@
-/* Discovers, loads and version-checks target plugins. */
+/* Discovers, probes, loads and version-checks target plugins. See
+ * pbc/plugin_host.h. */
 #include "pbc/plugin_host.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "pbc/isolate.h"
 
 #define PREFIX "libpbc_target_"
 #define SUFFIX ".so"
+#define MAX_CANDIDATES 4096
 
 /* The smallest table a v1 host can read: everything up to runtime_libraries. */
 static const size_t kMinTableSize =
     offsetof(PbcTargetPlugin, runtime_libraries) + sizeof(void *);
 
+static bool fail(PbcLoadedPlugin *out, void *handle, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool fail(PbcLoadedPlugin *out, void *handle, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(out->error, sizeof(out->error), fmt, ap);
+  va_end(ap);
+  if (handle)
+    dlclose(handle);
+  return false;
+}
+
 bool pbcPluginLoad(const char *path, PbcLoadedPlugin *out) {
   memset(out, 0, sizeof(*out));
   snprintf(out->path, sizeof(out->path), "%s", path);
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    snprintf(out->error, sizeof(out->error), "cannot load: %s", dlerror());
-    return false;
-  }
+  if (!h)
+    return fail(out, NULL, "cannot load: %s", dlerror());
   PbcTargetPluginQueryFn query =
       (PbcTargetPluginQueryFn)dlsym(h, PBC_PLUGIN_QUERY_SYMBOL);
-  if (!query) {
-    snprintf(out->error, sizeof(out->error),
-             "not a pbc target plugin: no symbol '%s'", PBC_PLUGIN_QUERY_SYMBOL);
-    dlclose(h);
-    return false;
-  }
+  if (!query)
+    return fail(out, h, "not a pbc target plugin: no symbol '%s'", PBC_PLUGIN_QUERY_SYMBOL);
   const PbcTargetPlugin *t = query(PBC_PLUGIN_API_VERSION);
-  if (!t) {
-    snprintf(out->error, sizeof(out->error),
-             "the plugin declined host plugin API version %u",
-             PBC_PLUGIN_API_VERSION);
-    dlclose(h);
-    return false;
-  }
-  if (t->api_version < PBC_PLUGIN_API_VERSION_MIN ||
-      t->api_version > PBC_PLUGIN_API_VERSION) {
-    snprintf(out->error, sizeof(out->error),
-             "incompatible plugin API version: the plugin has version %u, this "
-             "pbc serves versions %u to %u",
-             t->api_version, PBC_PLUGIN_API_VERSION_MIN, PBC_PLUGIN_API_VERSION);
-    dlclose(h);
-    return false;
-  }
-  if (t->struct_size < kMinTableSize) {
-    snprintf(out->error, sizeof(out->error),
-             "plugin table too small: %zu bytes, plugin API version %u needs at "
-             "least %zu",
-             t->struct_size, t->api_version, kMinTableSize);
-    dlclose(h);
-    return false;
-  }
-  if (!t->name || !*t->name || !t->chips || !t->chips[0]) {
-    snprintf(out->error, sizeof(out->error),
-             "plugin table has no name or no chip description");
-    dlclose(h);
-    return false;
-  }
+  if (!t)
+    return fail(out, h, "the plugin declined host plugin API version %u",
+                PBC_PLUGIN_API_VERSION);
+  if (t->api_version < PBC_PLUGIN_API_VERSION_MIN || t->api_version > PBC_PLUGIN_API_VERSION)
+    return fail(out, h,
+                "incompatible plugin API version: the plugin has version %u, this "
+                "pbc serves versions %u to %u",
+                t->api_version, PBC_PLUGIN_API_VERSION_MIN, PBC_PLUGIN_API_VERSION);
+  if (t->struct_size < kMinTableSize)
+    return fail(out, h,
+                "plugin table too small: %zu bytes, plugin API version %u needs at "
+                "least %zu",
+                t->struct_size, t->api_version, kMinTableSize);
+  if (!t->name || !*t->name || !t->chips || !t->chips[0])
+    return fail(out, h, "plugin table has no name or no chip description");
   out->table = t;
   out->handle = h;
   return true;
 }
 
+static void addBroken(PbcPluginSet *set, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void addBroken(PbcPluginSet *set, const char *path, const char *fmt, ...) {
+  if (set->numBroken >= PBC_MAX_BROKEN_PLUGINS) {
+    set->numBrokenOmitted++;
+    return;
+  }
+  PbcLoadedPlugin *b = &set->broken[set->numBroken++];
+  memset(b, 0, sizeof(*b));
+  snprintf(b->path, sizeof(b->path), "%s", path);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(b->error, sizeof(b->error), fmt, ap);
+  va_end(ap);
+}
+
+/* --- candidates ------------------------------------------------------------ */
+
+typedef struct Candidates {
+  int n;
+  char **paths; /* resolved */
+} Candidates;
+
+static int compareNames(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static const char *fileKind(mode_t m) {
+  return S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a device"
+         : S_ISBLK(m) ? "a device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* Adds the plugin-named regular files of dir, sorted by name; reports the
+ * rest. Nothing here opens a file: a FIFO cannot block discovery. */
+static void scanDir(const char *dir, Candidates *c, PbcPluginSet *set) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  char **names = NULL;
+  int n = 0, cap = 0;
+  for (struct dirent *ent; (ent = readdir(d));) {
+    size_t len = strlen(ent->d_name);
+    if (strncmp(ent->d_name, PREFIX, strlen(PREFIX)) != 0 || len <= strlen(SUFFIX) ||
+        strcmp(ent->d_name + len - strlen(SUFFIX), SUFFIX) != 0)
+      continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 64;
+      names = realloc(names, (size_t)cap * sizeof(*names));
+    }
+    names[n++] = strdup(ent->d_name);
+  }
+  closedir(d);
+  qsort(names, (size_t)n, sizeof(*names), compareNames); /* deterministic order */
+  for (int i = 0; i < n; ++i) {
+    char path[4096], resolved[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+    free(names[i]);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+      addBroken(set, path, "cannot be read: %s", strerror(errno));
+      continue;
+    }
+    if (!S_ISREG(st.st_mode)) {
+      addBroken(set, path, "not a plugin: %s, not a regular file", fileKind(st.st_mode));
+      continue;
+    }
+    if (!realpath(path, resolved))
+      snprintf(resolved, sizeof(resolved), "%s", path);
+    bool seen = false;
+    for (int j = 0; j < c->n && !seen; ++j)
+      seen = strcmp(c->paths[j], resolved) == 0;
+    if (seen)
+      continue;
+    if (c->n >= MAX_CANDIDATES) {
+      addBroken(set, path, "skipped: more than %d plugin files", MAX_CANDIDATES);
+      continue;
+    }
+    if (c->n % 64 == 0)
+      c->paths = realloc(c->paths, (size_t)(c->n + 64) * sizeof(*c->paths));
+    c->paths[c->n++] = strdup(resolved);
+  }
+  free(names);
+}
+
+/* --- the probe ----------------------------------------------------------------- */
+
+typedef enum { PROBE_UNKNOWN, PROBE_OK, PROBE_BROKEN } ProbeResult;
+
+/* In the child: load candidates from `first` on, one line each on fd. */
+static void probeChild(const Candidates *c, int first, int fd) {
+  for (int i = first; i < c->n; ++i) {
+    PbcLoadedPlugin p;
+    bool ok = pbcPluginLoad(c->paths[i], &p);
+    for (char *e = p.error; *e; ++e)
+      if (*e == '\n')
+        *e = ' ';
+    dprintf(fd, "%d %c %s\n", i, ok ? 'o' : 'e', ok ? "" : p.error);
+  }
+  _exit(0); /* no destructors of the host or of plugins */
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Parses the child's lines; returns the index after the last reported. */
+static int takeLines(char *buf, size_t *len, int next, ProbeResult *res, char (*why)[512]) {
+  char *line = buf, *nl;
+  while ((nl = memchr(line, '\n', (size_t)(buf + *len - line)))) {
+    *nl = 0;
+    int i = -1, used = 0;
+    char kind = 0;
+    if (sscanf(line, "%d %c %n", &i, &kind, &used) >= 2 && i >= next) {
+      res[i] = kind == 'o' ? PROBE_OK : PROBE_BROKEN;
+      snprintf(why[i], sizeof(why[i]), "%s", line + used);
+      next = i + 1;
+    }
+    line = nl + 1;
+  }
+  *len = (size_t)(buf + *len - line);
+  memmove(buf, line, *len);
+  return next;
+}
+
+/* Runs children until every candidate has a result; a candidate that takes
+ * its child down is the broken one, and the next child starts after it. */
+static bool probe(const Candidates *c, ProbeResult *res, char (*why)[512]) {
+  int next = 0;
+  while (next < c->n) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+      return false;
+    pbcForkLock();
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      probeChild(c, next, fds[1]);
+    }
+    close(fds[1]);
+    pbcForkUnlock();
+    if (pid < 0) {
+      close(fds[0]);
+      return false;
+    }
+    char buf[8192];
+    size_t len = 0;
+    double deadline = now() + PBC_PLUGIN_PROBE_SECONDS;
+    bool timedOut = false;
+    for (;;) {
+      struct pollfd p = {fds[0], POLLIN, 0};
+      int wait = (int)((deadline - now()) * 1000);
+      int r = wait > 0 ? poll(&p, 1, wait) : 0;
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r == 0) {
+        timedOut = true;
+        kill(pid, SIGKILL);
+        break;
+      }
+      ssize_t got = read(fds[0], buf + len, sizeof(buf) - 1 - len);
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0)
+        break;
+      len += (size_t)got;
+      int before = next;
+      next = takeLines(buf, &len, next, res, why);
+      if (next > before)
+        deadline = now() + PBC_PLUGIN_PROBE_SECONDS;
+      if (len == sizeof(buf) - 1)
+        len = 0; /* a line longer than the buffer: not ours */
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+      ;
+    if (next < c->n) {
+      res[next] = PROBE_BROKEN;
+      if (timedOut)
+        snprintf(why[next], sizeof(why[next]), "did not finish loading within %d s",
+                 PBC_PLUGIN_PROBE_SECONDS);
+      else if (WIFSIGNALED(status))
+        snprintf(why[next], sizeof(why[next]), "crashed while loading: signal %d (%s)",
+                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+      else
+        snprintf(why[next], sizeof(why[next]),
+                 "ended the process while loading (exit status %d)",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+      ++next;
+    }
+  }
+  return true;
+}
+
+/* --- discovery ------------------------------------------------------------------ */
+
 static bool nameTaken(const PbcPluginSet *set, const char *name) {
   for (int i = 0; i < set->numPlugins; ++i)
-    if (set->plugins[i].table && strcmp(set->plugins[i].table->name, name) == 0)
+    if (strcmp(set->plugins[i].table->name, name) == 0)
       return true;
   return false;
 }
 
-static void scanDir(const char *dir, PbcPluginSet *set) {
-  DIR *d = opendir(dir);
-  if (!d)
-    return;
-  struct dirent *ent;
-  /* Sorted order keeps discovery deterministic. */
-  char names[64][256];
-  int n = 0;
-  while ((ent = readdir(d)) && n < 64) {
-    size_t len = strlen(ent->d_name);
-    if (strncmp(ent->d_name, PREFIX, strlen(PREFIX)) == 0 &&
-        len > strlen(SUFFIX) &&
-        strcmp(ent->d_name + len - strlen(SUFFIX), SUFFIX) == 0)
-      snprintf(names[n++], sizeof(names[0]), "%s", ent->d_name);
-  }
-  closedir(d);
-  qsort(names, (size_t)n, sizeof(names[0]),
-        (int (*)(const void *, const void *))strcmp);
-  for (int i = 0; i < n && set->numPlugins < PBC_MAX_PLUGINS; ++i) {
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-    char resolved[4096];
-    if (realpath(path, resolved)) {
-      bool seen = false;
-      for (int j = 0; j < set->numPlugins; ++j)
-        if (strcmp(set->plugins[j].path, resolved) == 0)
-          seen = true;
-      if (seen)
-        continue;
-    } else {
-      snprintf(resolved, sizeof(resolved), "%s", path);
-    }
-    PbcLoadedPlugin *p = &set->plugins[set->numPlugins];
-    if (pbcPluginLoad(resolved, p) && nameTaken(set, p->table->name)) {
-      dlclose(p->handle); /* an earlier directory already provides it */
+static void loadProbed(const Candidates *c, const ProbeResult *res, char (*why)[512],
+                       PbcPluginSet *set) {
+  for (int i = 0; i < c->n; ++i) {
+    if (res[i] == PROBE_BROKEN) {
+      addBroken(set, c->paths[i], "%s", why[i]);
       continue;
     }
-    set->numPlugins++;
+    PbcLoadedPlugin p;
+    if (!pbcPluginLoad(c->paths[i], &p)) {
+      addBroken(set, c->paths[i], "%s", p.error);
+      continue;
+    }
+    if (nameTaken(set, p.table->name)) {
+      dlclose(p.handle); /* an earlier directory already provides it */
+      continue;
+    }
+    if (set->numPlugins >= PBC_MAX_PLUGINS) {
+      dlclose(p.handle);
+      addBroken(set, c->paths[i], "skipped: more than %d usable plugins", PBC_MAX_PLUGINS);
+      continue;
+    }
+    set->plugins[set->numPlugins++] = p;
   }
 }
 
 void pbcPluginDiscover(const char *const *extraDirs, int numExtraDirs,
                        PbcPluginSet *set) {
   memset(set, 0, sizeof(*set));
+  Candidates c = {0};
   for (int i = 0; i < numExtraDirs; ++i)
-    scanDir(extraDirs[i], set);
+    scanDir(extraDirs[i], &c, set);
   const char *env = getenv("PBC_PLUGIN_PATH");
   if (env) {
     char *copy = strdup(env), *save = NULL;
-    for (char *tok = strtok_r(copy, ":", &save); tok;
-         tok = strtok_r(NULL, ":", &save))
+    for (char *tok = strtok_r(copy, ":", &save); tok; tok = strtok_r(NULL, ":", &save))
       if (*tok)
-        scanDir(tok, set);
+        scanDir(tok, &c, set);
     free(copy);
   }
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n > 0) {
     exe[n] = 0;
-    scanDir(dirname(exe), set);
+    scanDir(dirname(exe), &c, set);
   }
   /* Embedded (libpbc): also the directory of the library holding this code. */
   Dl_info info;
-  char self[4096], selfReal[4096];
+  char self[4096], selfReal[PATH_MAX];
   if (dladdr((void *)&pbcPluginDiscover, &info) && info.dli_fname &&
       realpath(info.dli_fname, selfReal)) {
     snprintf(self, sizeof(self), "%s", dirname(selfReal));
     if (n <= 0 || strcmp(self, exe) != 0)
-      scanDir(self, set);
+      scanDir(self, &c, set);
   }
+  ProbeResult *res = calloc((size_t)(c.n ? c.n : 1), sizeof(*res));
+  char(*why)[512] = calloc((size_t)(c.n ? c.n : 1), sizeof(*why));
+  if (!probe(&c, res, why)) /* cannot fork: load unprobed, as trusted code */
+    memset(res, 0, (size_t)(c.n ? c.n : 1) * sizeof(*res));
+  loadProbed(&c, res, why, set);
+  for (int i = 0; i < c.n; ++i)
+    free(c.paths[i]);
+  free(c.paths);
+  free(res);
+  free(why);
 }
 
 const PbcLoadedPlugin *pbcPluginFind(const PbcPluginSet *set, const char *name) {
   for (int i = 0; i < set->numPlugins; ++i)
-    if (set->plugins[i].table && strcmp(set->plugins[i].table->name, name) == 0)
+    if (strcmp(set->plugins[i].table->name, name) == 0)
       return &set->plugins[i];
   return NULL;
 }
@@ -158,8 +354,6 @@ void pbcPluginNames(const PbcPluginSet *set, char *buf, size_t len) {
   buf[0] = 0;
   size_t used = 0;
   for (int i = 0; i < set->numPlugins; ++i) {
-    if (!set->plugins[i].table)
-      continue;
     int w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
                      set->plugins[i].table->name);
     if (w < 0 || (size_t)w >= len - used)

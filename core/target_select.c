@@ -3,11 +3,12 @@
 
 #include <string.h>
 
-static bool parseChipText(const PbcTargetPlugin *t, const char *text, PbcChip *chip) {
+static bool parseChipText(const PbcTargetPlugin *t, const char *text, PbcChip *chip,
+                          FILE *diag) {
   char err[256];
   if (pbcChipParse(text, chip, err, sizeof(err)))
     return true;
-  fprintf(stderr, "pbc: error: target '%s' has a malformed chip description: line %s\n",
+  fprintf(diag, "pbc: error: target '%s' has a malformed chip description: line %s\n",
           t->name, err);
   return false;
 }
@@ -27,16 +28,18 @@ static void chipNames(const PbcTargetPlugin *t, char *buf, size_t len) {
 
 bool pbcSelectTarget(const PbcPluginSet *set, const char *target,
                      const char *chipName, const PbcLoadedPlugin **plugin,
-                     PbcChip *chip) {
+                     PbcChip *chip, FILE *diag) {
   const PbcLoadedPlugin *p = pbcPluginFind(set, target);
   if (!p) {
     char names[512];
     pbcPluginNames(set, names, sizeof(names));
-    fprintf(stderr, "pbc: error: unknown target '%s' (available: %s)\n", target, names);
-    for (int i = 0; i < set->numPlugins; ++i)
-      if (!set->plugins[i].table)
-        fprintf(stderr, "pbc: note: plugin %s could not be used: %s\n",
-                set->plugins[i].path, set->plugins[i].error);
+    fprintf(diag, "pbc: error: unknown target '%s' (available: %s)\n", target, names);
+    for (int i = 0; i < set->numBroken; ++i)
+      fprintf(diag, "pbc: note: plugin %s could not be used: %s\n",
+              set->broken[i].path, set->broken[i].error);
+    if (set->numBrokenOmitted)
+      fprintf(diag, "pbc: note: and %d more broken plugin files\n",
+              set->numBrokenOmitted);
     return false;
   }
   *plugin = p;
@@ -44,19 +47,19 @@ bool pbcSelectTarget(const PbcPluginSet *set, const char *target,
   const char *want = chipName && *chipName ? chipName : t->default_chip;
   if (want && strcmp(want, "native") == 0) {
     if (!t->detect_native_chip) {
-      fprintf(stderr, "pbc: error: target '%s' cannot run on this machine: give a --chip\n",
+      fprintf(diag, "pbc: error: target '%s' cannot run on this machine: give a --chip\n",
               t->name);
       return false;
     }
     char text[4096];
     if (t->detect_native_chip(text, sizeof(text)) != 0) {
-      fprintf(stderr, "pbc: error: target '%s' could not describe this machine\n", t->name);
+      fprintf(diag, "pbc: error: target '%s' could not describe this machine\n", t->name);
       return false;
     }
-    return parseChipText(t, text, chip);
+    return parseChipText(t, text, chip, diag);
   }
   for (const char *const *c = t->chips; *c; ++c) {
-    if (!parseChipText(t, *c, chip))
+    if (!parseChipText(t, *c, chip, diag))
       return false;
     if (!want || strcmp(pbcChipName(chip), want) == 0)
       return true;
@@ -64,7 +67,7 @@ bool pbcSelectTarget(const PbcPluginSet *set, const char *target,
   }
   char names[1024];
   chipNames(t, names, sizeof(names));
-  fprintf(stderr, "pbc: error: unknown chip '%s' for target '%s' (available: %s)\n",
+  fprintf(diag, "pbc: error: unknown chip '%s' for target '%s' (available: %s)\n",
           want, t->name, names);
   return false;
 }
@@ -83,8 +86,6 @@ bool pbcApplyChipOverrides(PbcChip *chip, const char *const *keyValues, int coun
 void pbcPrintTargets(const PbcPluginSet *set, FILE *out) {
   for (int i = 0; i < set->numPlugins; ++i) {
     const PbcLoadedPlugin *p = &set->plugins[i];
-    if (!p->table)
-      continue;
     char names[1024];
     chipNames(p->table, names, sizeof(names));
     fprintf(out, "%-10s %-8s %s\n           chips: %s (default: %s)\n           path:  %s\n",
@@ -92,10 +93,11 @@ void pbcPrintTargets(const PbcPluginSet *set, FILE *out) {
             p->table->description ? p->table->description : "", names,
             p->table->default_chip ? p->table->default_chip : "first", p->path);
   }
-  for (int i = 0; i < set->numPlugins; ++i)
-    if (!set->plugins[i].table)
-      fprintf(out, "(broken)   %s\n           %s\n", set->plugins[i].path,
-              set->plugins[i].error);
+  for (int i = 0; i < set->numBroken; ++i)
+    fprintf(out, "(broken)   %s\n           %s\n", set->broken[i].path,
+            set->broken[i].error);
+  if (set->numBrokenOmitted)
+    fprintf(out, "(broken)   and %d more broken plugin files\n", set->numBrokenOmitted);
 }
 
 void pbcPrintTargetInfo(const PbcLoadedPlugin *plugin, const PbcChip *chip, FILE *out) {

@@ -25,7 +25,7 @@ static PbcSession *session(void) {
   if (!s) {
     const PbcLoadedPlugin *cpu = NULL;
     pbcPluginDiscover(NULL, 0, &plugins);
-    if (!pbcSelectTarget(&plugins, "cpu", NULL, &cpu, &chip))
+    if (!pbcSelectTarget(&plugins, "cpu", NULL, &cpu, &chip, stderr))
       return NULL;
     PbcSessionOptions o = {.plugin = cpu->table, .chip = &chip, .optLevel = 3};
     s = pbcSessionCreate(&o);

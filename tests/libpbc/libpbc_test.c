@@ -116,7 +116,7 @@ int main(int argc, char **argv) {
   Desc2 dx = matrix(M, K, x), dw = matrix(K, N, w), db = matrix(M, N, b),
         dy = matrix(M, N, y), dy2 = matrix(M, N, y2);
   void *args[] = {&dx, &dw, &db, &dy};
-  CHECK(pbcProgramInvoke(p, e, args, &err), "invoke: %s", err ? err : "");
+  CHECK(pbcProgramInvoke(p, e, args, 4, &err), "invoke: %s", err ? err : "");
   int bad = 0, unwritten = 0;
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
@@ -138,14 +138,87 @@ int main(int argc, char **argv) {
   /* A second entry of the same program. */
   int t = pbcProgramFindEntry(p, "twice");
   void *targs[] = {&dy, &dy2};
-  CHECK(pbcProgramInvoke(p, t, targs, &err), "invoke twice");
+  CHECK(pbcProgramInvoke(p, t, targs, 2, &err), "invoke twice");
   for (int i = 0; i < M * N; ++i)
     bad += y2[i] != 2 * y[i];
   CHECK(!bad, "@twice wrong");
-  CHECK(!pbcProgramInvoke(p, 7, targs, &err) && err, "bad entry index accepted");
+  CHECK(!pbcProgramInvoke(p, 7, targs, 2, &err) && err, "bad entry index accepted");
+  pbcMessageDestroy(err);
+  err = NULL;
+
+  /* Checked calls: the typed form computes the same; every mismatch is an
+   * error naming the argument, and nothing runs. */
+  const int64_t sx[2] = {M, K}, sw[2] = {K, N}, sb[2] = {M, N};
+  for (int i = 0; i < M * N; ++i)
+    y2[i] = NAN;
+  PbcTensor ta[4] = {{"f32", 2, sx, NULL, x}, {"f32", 2, sw, NULL, w},
+                     {"f32", 2, sb, NULL, b}, {"f32", 2, sb, NULL, y2}};
+  CHECK(pbcProgramCall(p, e, ta, 4, &err), "call: %s", err ? err : "");
+  CHECK(memcmp(y, y2, M * N * sizeof(float)) == 0, "typed and packed calls differ");
+  struct {
+    const char *what, *expect;
+    int arg, count;
+    PbcTensor t;
+  } bad_calls[] = {
+      {"count", "takes 4 tensors", 0, 3, ta[0]},
+      {"dtype", "input 1: expected 53x29xf32", 1, 4, {"f16", 2, sw, NULL, w}},
+      {"rank", "input 0: expected 37x53xf32, got a rank-1", 0, 4, {"f32", 1, sx, NULL, x}},
+      {"shape", "input 1: expected 53x29xf32", 1, 4, {"f32", 2, sb, NULL, w}},
+      {"no type", "(no type)", 1, 4, {NULL, 2, sw, NULL, w}},
+      {"NULL data", "input 2: no data", 2, 4, {"f32", 2, sb, NULL, NULL}},
+      {"overlap", "output 0 overlaps input 2", 3, 4, {"f32", 2, sb, NULL, b}},
+  };
+  for (size_t c = 0; c < sizeof(bad_calls) / sizeof(bad_calls[0]); ++c) {
+    PbcTensor tb[4] = {ta[0], ta[1], ta[2], ta[3]};
+    tb[bad_calls[c].arg] = bad_calls[c].t;
+    for (int i = 0; i < M * N; ++i)
+      y2[i] = NAN;
+    bool ok = pbcProgramCall(p, e, tb, bad_calls[c].count, &err);
+    CHECK(!ok && err && strstr(err, bad_calls[c].expect), "%s: %s", bad_calls[c].what,
+          err ? err : "(accepted)");
+    CHECK(isnan(y2[0]) && isnan(y2[M * N - 1]), "%s: the entry ran", bad_calls[c].what);
+    pbcMessageDestroy(err);
+    err = NULL;
+  }
+  /* Raw descriptors: count, NULL descriptor, sizes, NULL data. */
+  Desc2 wrong = matrix(M, N + 1, y2), nodata = matrix(M, N, NULL);
+  void *few[] = {&dx, &dw, &db};
+  void *nulls[] = {&dx, NULL, &db, &dy};
+  void *sizes[] = {&dx, &dw, &db, &wrong};
+  void *empty[] = {&dx, &dw, &nodata, &dy};
+  CHECK(!pbcProgramInvoke(p, e, few, 3, &err) && err && strstr(err, "takes 4"), "count");
+  pbcMessageDestroy(err);
+  CHECK(!pbcProgramInvoke(p, e, nulls, 4, &err) && err && strstr(err, "input 1: no descriptor"),
+        "NULL descriptor");
+  pbcMessageDestroy(err);
+  CHECK(!pbcProgramInvoke(p, e, sizes, 4, &err) && err && strstr(err, "output 0: wrong sizes"),
+        "sizes");
+  pbcMessageDestroy(err);
+  CHECK(!pbcProgramInvoke(p, e, empty, 4, &err) && err && strstr(err, "input 2: no data"),
+        "NULL data");
+  pbcMessageDestroy(err);
+  CHECK(!pbcProgramInvoke(p, e, NULL, 4, &err) && err, "NULL descriptor array");
   pbcMessageDestroy(err);
   err = NULL;
   pbcProgramDestroy(p);
+
+  /* NULL everywhere: errors and neutral answers, never a crash. */
+  CHECK(!pbcProgramCompile(NULL, "x", &o, &err) && err && strstr(err, "no program text"),
+        "NULL text");
+  pbcMessageDestroy(err);
+  err = NULL;
+  CHECK(!pbcProgramCompile(NULL, NULL, NULL, NULL), "NULL everything");
+  CHECK(pbcProgramNumEntries(NULL) == -1 && !pbcProgramEntryName(NULL, 0) &&
+            pbcProgramFindEntry(NULL, "affine") == -1 && pbcProgramEntryNumInputs(NULL, 0) == -1 &&
+            pbcProgramEntryNumOutputs(NULL, 0) == -1 && !pbcProgramEntryArg(NULL, 0, 0, &a) &&
+            !pbcProgramEntryFunction(NULL, 0) && !pbcProgramLibraryPath(NULL),
+        "queries on NULL");
+  CHECK(!pbcProgramInvoke(NULL, 0, args, 4, &err) && err && strstr(err, "no program"),
+        "invoke NULL program");
+  pbcMessageDestroy(err);
+  CHECK(!pbcProgramCall(NULL, 0, ta, 4, NULL), "call NULL program");
+  pbcProgramDestroy(NULL);
+  pbcMessageDestroy(NULL);
 
   /* Errors are values with locations; the caller's stderr stays quiet. */
   const char *broken = "func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -177,6 +250,31 @@ int main(int argc, char **argv) {
   bad_target.target = "no-such-target";
   q = pbcProgramCompile(kProgram, "t.mlir", &bad_target, &err);
   CHECK(!q && err && strstr(err, "no-such-target"), "bad target: %s", err ? err : "");
+  pbcMessageDestroy(err);
+  /* 50 MB of garbage: a bounded message that keeps the first diagnostic. */
+  size_t big = 50u << 20;
+  char *garbage = malloc(big + 1);
+  for (size_t i = 0; i < big; ++i)
+    garbage[i] = (char)('a' + i % 26);
+  garbage[big] = 0;
+  err = NULL;
+  q = pbcProgramCompile(garbage, "garbage.mlir", &o, &err);
+  CHECK(!q && err && strlen(err) <= 8192 && strstr(err, "garbage.mlir:1:"),
+        "garbage: %zu bytes: %.200s", err ? strlen(err) : 0, err ? err : "");
+  pbcMessageDestroy(err);
+  free(garbage);
+  /* A cache folder that is a file is an error naming it. */
+  char fileDir[4200];
+  snprintf(fileDir, sizeof(fileDir), "%s/not-a-folder", cacheDir);
+  FILE *nf = fopen(fileDir, "w");
+  if (nf)
+    fclose(nf);
+  PbcCompileOptions fileCache = o;
+  fileCache.cacheDir = fileDir;
+  err = NULL;
+  q = pbcProgramCompile(kProgram, "t.mlir", &fileCache, &err);
+  CHECK(!q && err && strstr(err, "not-a-folder") && strstr(err, "not a directory"),
+        "cache folder a file: %s", err ? err : "(accepted)");
   pbcMessageDestroy(err);
 
   free(x), free(w), free(b), free(y), free(y2);

@@ -186,13 +186,13 @@ int main(int argc, char **argv) {
     return usage("no input file (use '-' for stdin)", "");
   PbcPluginSet plugins;
   pbcPluginDiscover(o.pluginDirs, o.numPluginDirs, &plugins);
-  if (!pbcSelectTarget(&plugins, o.target, o.chip, &o.plugin, &o.chipDesc) ||
+  if (!pbcSelectTarget(&plugins, o.target, o.chip, &o.plugin, &o.chipDesc, stderr) ||
       !pbcApplyChipOverrides(&o.chipDesc, o.chipSets, o.numChipSets))
     return PBC_EXIT_USAGE;
   if (o.input && !pbcReadFile(o.input, &o.text)) {
     fprintf(stderr, "pbc-opt: error: cannot read '%s': %s\n", o.input, strerror(errno));
     return PBC_EXIT_ERROR;
   }
-  PbcIsolateOptions iso = {o.isolate, pbcStrBufGet(&o.text), "pbc-opt", ".", "pbc-opt"};
+  PbcIsolateOptions iso = {o.isolate, pbcStrBufGet(&o.text), "pbc-opt", NULL, "pbc-opt"};
   return pbcRunIsolated(work, &o, &iso);
 }

@@ -67,11 +67,13 @@ static const char kUsage[] =
     "                       (created if missing; its parent must exist)\n"
     "  --timing             per-pass, per-stage and code generation times\n"
     "  --no-isolate         compile in this process (no crash containment)\n"
+    "  --reproducer-dir=DIR where crash reproducers go (default:\n"
+    "                       $PBC_REPRODUCER_DIR, else $TMPDIR, else /tmp)\n"
     "  --help, --version\n"
     "\n"
     "exit status: 0 ok, 1 compilation error, 2 usage error, 3 --check mismatch,\n"
-    "70 internal compiler crash (a reproducer file is written), 71 the compiled\n"
-    "program crashed.\n";
+    "70 internal compiler crash (a reproducer file is written, its path printed),\n"
+    "71 the compiled program crashed.\n";
 
 typedef enum {
   EMIT_NONE, EMIT_S1, EMIT_S2, EMIT_S3, EMIT_S4, EMIT_S5,
@@ -79,7 +81,7 @@ typedef enum {
 } EmitKind;
 
 typedef struct Options {
-  const char *target, *chip, *input, *output, *entry, *disable, *dumpDir;
+  const char *target, *chip, *input, *output, *entry, *disable, *dumpDir, *reproDir;
   const char *pluginDirs[16];
   int numPluginDirs;
   const char *chipSets[32]; /* --chip-set=KEY=VALUE */
@@ -184,6 +186,8 @@ static int parseArgs(int argc, char **argv, Options *o) {
       o->timing = true;
     } else if (strcmp(a, "--no-isolate") == 0) {
       o->isolate = false;
+    } else if (startsWith(a, "--reproducer-dir=")) {
+      o->reproDir = a + 17;
     } else if (a[0] == '-' && a[1]) {
       return usageError("unknown option '%s'", a);
     } else if (o->input) {
@@ -497,7 +501,7 @@ int main(int argc, char **argv) {
     return PBC_EXIT_OK;
   }
   Job j = {.o = &o};
-  if (!pbcSelectTarget(&plugins, o.target, o.chip, &j.plugin, &j.chip) ||
+  if (!pbcSelectTarget(&plugins, o.target, o.chip, &j.plugin, &j.chip, stderr) ||
       !pbcApplyChipOverrides(&j.chip, o.chipSets, o.numChipSets))
     return PBC_EXIT_USAGE;
   if (o.targetInfo) {
@@ -515,7 +519,7 @@ int main(int argc, char **argv) {
     return usageError("%s", "no input file (use '-' for stdin)");
   if (o.check) {
     /* The reference runs on this machine: the cpu target, native chip. */
-    if (!pbcSelectTarget(&plugins, "cpu", "native", &j.refPlugin, &j.refChip))
+    if (!pbcSelectTarget(&plugins, "cpu", "native", &j.refPlugin, &j.refChip, stderr))
       return PBC_EXIT_USAGE;
   }
   if (o.runs && !j.plugin->table->detect_native_chip) {
@@ -532,7 +536,7 @@ int main(int argc, char **argv) {
   char cmd[8192];
   commandLine(argc, argv, cmd, sizeof(cmd));
   PbcIsolateOptions iso = {o.isolate, pbcStrBufGet(&j.input), cmd,
-                           o.dumpDir ? o.dumpDir : ".", "pbc"};
+                           o.reproDir ? o.reproDir : o.dumpDir, "pbc"};
   rc = pbcRunIsolated(compileJob, &j, &iso);
   pbcStrBufDestroy(&j.input);
   return rc;

@@ -1,8 +1,16 @@
 /*===- pbc/plugin_host.h - Finding and loading target plugins ------------===*\
 |* Plugins are files named libpbc_target_<name>.so, found in order in:        *|
 |* --plugin-dir directories, $PBC_PLUGIN_PATH (':'-separated), and the        *|
-|* directory of the running executable. The first plugin of a name wins.     *|
-|* A plugin that cannot be loaded is reported (never a crash) and skipped.   *|
+|* directory of the running executable (and of libpbc). The first plugin of  *|
+|* a name wins.                                                               *|
+|*                                                                          *|
+|* A plugin is code that runs in the host, so discovery first loads every    *|
+|* candidate in a child process: a file that is not a regular file (a FIFO,  *|
+|* a symlink loop), that cannot be loaded, whose constructor or query        *|
+|* crashes, ends the process or hangs (past PBC_PLUGIN_PROBE_SECONDS), is     *|
+|* reported as broken with the reason and never loaded here. Broken entries  *|
+|* are kept apart from usable plugins, so no number of them can crowd out a  *|
+|* good one. What passes the probe is trusted from then on.                  *|
 \*===----------------------------------------------------------------------===*/
 #ifndef PBC_PLUGIN_HOST_H
 #define PBC_PLUGIN_HOST_H
@@ -12,7 +20,9 @@
 
 #include "pbc/plugin.h"
 
-#define PBC_MAX_PLUGINS 32
+#define PBC_MAX_PLUGINS 32        /* usable plugins */
+#define PBC_MAX_BROKEN_PLUGINS 16 /* broken entries reported in full */
+#define PBC_PLUGIN_PROBE_SECONDS 5
 
 typedef struct PbcLoadedPlugin {
   const PbcTargetPlugin *table; /* NULL if it failed to load */
@@ -22,14 +32,18 @@ typedef struct PbcLoadedPlugin {
 } PbcLoadedPlugin;
 
 typedef struct PbcPluginSet {
-  int numPlugins;
+  int numPlugins; /* usable plugins, in discovery order */
   PbcLoadedPlugin plugins[PBC_MAX_PLUGINS];
+  int numBroken;        /* broken entries in broken[] */
+  int numBrokenOmitted; /* further broken entries, only counted */
+  PbcLoadedPlugin broken[PBC_MAX_BROKEN_PLUGINS];
 } PbcPluginSet;
 
-/* Loads one plugin file; on failure returns false with out->error set. */
+/* Loads one plugin file into this process, unprobed; on failure returns
+ * false with out->error set. */
 bool pbcPluginLoad(const char *path, PbcLoadedPlugin *out);
-/* Scans the search path (extraDirs first). Failed loads are kept in the set
- * with their error, for --list-targets and for the error of --target. */
+/* Scans the search path (extraDirs first), probes the candidates and loads
+ * those that passed. */
 void pbcPluginDiscover(const char *const *extraDirs, int numExtraDirs,
                        PbcPluginSet *set);
 /* A loaded plugin by target name, or NULL. */

@@ -9,10 +9,11 @@
 #include "pbc/plugin_host.h"
 
 /* Finds the target and parses its chip ("native", a chip name, or NULL for
- * the target's default). Prints a diagnostic naming what exists on failure. */
+ * the target's default). On failure prints a diagnostic naming what exists
+ * (and the broken plugin files) to `diag`. */
 bool pbcSelectTarget(const PbcPluginSet *set, const char *target,
                      const char *chipName, const PbcLoadedPlugin **plugin,
-                     PbcChip *chip);
+                     PbcChip *chip, FILE *diag);
 /* --chip-set=KEY=VALUE overrides, applied in order after pbcSelectTarget
  * (tuning and cross-compilation experiments: another cache size or core
  * count without writing a chip file). Prints a diagnostic on failure. */

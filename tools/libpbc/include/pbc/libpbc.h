@@ -4,21 +4,29 @@
 |* hands out its entry points. Compilation runs in a child process, so an   *|
 |* MLIR/LLVM crash becomes an error message, never a dead caller. Compiled  *|
 |* libraries are cached on disk by a hash of the program, the options, the  *|
-|* target plugin, the chip and libpbc itself.                               *|
+|* target plugin, the chip and libpbc itself; an entry is validated (size,  *|
+|* checksum, key) before it is loaded and rebuilt when it is bad.           *|
 |*                                                                          *|
-|* Errors are returned as values: a function that can fail returns NULL or  *|
-|* false and, when `error` is not NULL, stores a message (the compiler's    *|
-|* located diagnostics) that the caller frees with pbcMessageDestroy.       *|
-|* Nothing is printed; nothing exits.                                       *|
+|* Errors are returned as values: a function that can fail returns NULL,    *|
+|* false or -1 and, when `error` is not NULL, stores a message (the         *|
+|* compiler's located diagnostics, at most 64 KiB of them) that the caller  *|
+|* frees with pbcMessageDestroy. Nothing is printed; nothing exits; every   *|
+|* pointer argument may be NULL (an error, or false/-1/NULL for queries).   *|
 |*                                                                          *|
 |* Entry points use MLIR's C interface for memrefs: the inputs, then one    *|
 |* caller-allocated output per result, each a pointer to a descriptor       *|
 |* { T *allocated; T *aligned; int64_t offset; int64_t sizes[R];            *|
 |*   int64_t strides[R]; } (sizes and strides in elements).                 *|
 |*                                                                          *|
-|* Thread safety: compile from one thread at a time (the compiler's         *|
-|* diagnostics are collected by redirecting stderr while it runs); a loaded *|
-|* program may be called from any thread.                                   *|
+|* Thread safety: every function may be called from any number of threads  *|
+|* at once. Each compile collects its own diagnostics (the caller's stderr  *|
+|* is never touched); plugins are discovered once per plugin folder and     *|
+|* never change after; concurrent compiles of one program in one process   *|
+|* wait for the first and share its cache entry. A loaded program may be   *|
+|* called from any thread (a program is not destroyed while in use).       *|
+|*                                                                          *|
+|* Crash reproducers of the compiler go to $PBC_REPRODUCER_DIR, else       *|
+|* $TMPDIR, else /tmp; the error message names the file.                    *|
 \*===----------------------------------------------------------------------===*/
 #ifndef PBC_LIBPBC_H
 #define PBC_LIBPBC_H
@@ -37,7 +45,10 @@ typedef struct PbcCompileOptions {
   const char *disable;   /* S3 groups to skip, as pbc --disable; NULL: none */
   const char *pluginDir; /* also search plugins here; NULL: none */
   const char *cacheDir;  /* NULL: $PBC_CACHE_DIR, else $XDG_CACHE_HOME/pbc or
-                            ~/.cache/pbc; "": no cache */
+                            ~/.cache/pbc; "": no cache. A folder named here or
+                            by $PBC_CACHE_DIR that cannot be used is an error;
+                            an unusable default folder means no cache.
+                            $PBC_CACHE_MAX_MB bounds it (default 2048). */
 } PbcCompileOptions;
 
 /* A compiled program loaded into this process. */
@@ -49,6 +60,15 @@ typedef struct PbcArgInfo {
   int rank;
   const int64_t *shape; /* rank sizes */
 } PbcArgInfo;
+
+/* A tensor handed to pbcProgramCall. */
+typedef struct PbcTensor {
+  const char *elem;       /* MLIR's spelling, as PbcArgInfo */
+  int rank;
+  const int64_t *shape;   /* rank sizes */
+  const int64_t *strides; /* rank strides in elements; NULL: row-major */
+  void *data;             /* the first element */
+} PbcTensor;
 
 /* Compiles `text` (MLIR; `name` names it in diagnostics) and loads it. */
 PbcProgram *pbcProgramCompile(const char *text, const char *name,
@@ -64,11 +84,21 @@ int pbcProgramEntryNumInputs(const PbcProgram *p, int entry);
 int pbcProgramEntryNumOutputs(const PbcProgram *p, int entry);
 /* Argument `arg` (inputs first, then outputs); false if out of range. */
 bool pbcProgramEntryArg(const PbcProgram *p, int entry, int arg, PbcArgInfo *out);
-/* `void _mlir_ciface_F(void *in0, ..., void *out0, ...)`, for direct calls. */
+/* `void _mlir_ciface_F(void *in0, ..., void *out0, ...)`, for direct calls
+ * (nothing is checked on that path). */
 void *pbcProgramEntryFunction(const PbcProgram *p, int entry);
-/* Calls entry with descriptors[0..inputs+outputs): checks nothing but the
- * entry index; the descriptors must match the entry's arguments. */
-bool pbcProgramInvoke(const PbcProgram *p, int entry, void **descriptors, char **error);
+
+/* Calls entry with tensors args[0..numArgs) (inputs, then outputs) after
+ * checking the count, each element type, rank and shape against the entry's
+ * signature, that data is not NULL, and that no output overlaps another
+ * argument. False with a message on a mismatch; nothing is called then. */
+bool pbcProgramCall(const PbcProgram *p, int entry, const PbcTensor *args, int numArgs,
+                    char **error);
+/* Calls entry with memref descriptors[0..numDescriptors) after checking
+ * their count, sizes against the entry's shapes and aligned pointers (a
+ * descriptor carries no element type: that is the caller's promise). */
+bool pbcProgramInvoke(const PbcProgram *p, int entry, void **descriptors,
+                      int numDescriptors, char **error);
 
 /* The path of the loaded shared library (in the cache, or removed already
  * when there is no cache). */

@@ -1,0 +1,170 @@
+/* Calling a loaded program's entries with their arguments checked against
+ * the entry's signature first. See pbc/libpbc.h. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pbc/libpbc.h"
+#include "program.h"
+
+static const PbcEntrySig *entrySig(const PbcProgram *p, int e, char **error) {
+  if (!p) {
+    pbcLibSetError(error, pbcLibMessage("libpbc: no program (NULL)"));
+    return NULL;
+  }
+  if (e < 0 || e >= p->numEntries) {
+    pbcLibSetError(error, pbcLibMessage("libpbc: no entry point %d (the program has %d)", e,
+                                        p->numEntries));
+    return NULL;
+  }
+  return &p->sigs[e];
+}
+
+static const PbcTensorType *argType(const PbcEntrySig *g, int i) {
+  return i < g->numInputs ? &g->inputs[i] : &g->outputs[i - g->numInputs];
+}
+
+static void describe(const PbcTensorType *t, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (int d = 0; d < t->rank && used < len; ++d)
+    used += (size_t)snprintf(buf + used, len - used, "%lldx", (long long)t->shape[d]);
+  if (used < len)
+    snprintf(buf + used, len - used, "%s", pbcElemName(t->elem));
+}
+
+static const char *argName(const PbcEntrySig *g, int i, char *buf, size_t len) {
+  snprintf(buf, len, "%s %d", i < g->numInputs ? "input" : "output",
+           i < g->numInputs ? i : i - g->numInputs);
+  return buf;
+}
+
+/* The byte range [lo, hi) a tensor's elements occupy. */
+static void extent(const PbcTensor *t, size_t elemSize, uintptr_t *lo, uintptr_t *hi) {
+  intptr_t min = 0, max = 0;
+  int64_t stride = 1;
+  for (int d = t->rank - 1; d >= 0; --d) {
+    int64_t s = t->strides ? t->strides[d] : stride;
+    if (t->shape[d] == 0) {
+      *lo = *hi = (uintptr_t)t->data;
+      return;
+    }
+    if (s >= 0)
+      max += (intptr_t)(s * (t->shape[d] - 1));
+    else
+      min += (intptr_t)(s * (t->shape[d] - 1));
+    stride *= t->shape[d];
+  }
+  *lo = (uintptr_t)t->data + (uintptr_t)(min * (intptr_t)elemSize);
+  *hi = (uintptr_t)t->data + (uintptr_t)((max + 1) * (intptr_t)elemSize);
+}
+
+bool pbcProgramCall(const PbcProgram *p, int e, const PbcTensor *args, int numArgs,
+                    char **error) {
+  const PbcEntrySig *g = entrySig(p, e, error);
+  if (!g)
+    return false;
+  int n = g->numInputs + g->numOutputs;
+  if (numArgs != n || (n && !args)) {
+    pbcLibSetError(error, pbcLibMessage("libpbc: @%s takes %d tensors (%d inputs, %d outputs), "
+                                        "not %d", g->name, n, g->numInputs, g->numOutputs,
+                                        args ? numArgs : 0));
+    return false;
+  }
+  char name[32], want[256];
+  for (int i = 0; i < n; ++i) {
+    const PbcTensorType *t = argType(g, i);
+    const PbcTensor *a = &args[i];
+    describe(t, want, sizeof(want));
+    bool same = a->elem && strcmp(a->elem, pbcElemName(t->elem)) == 0 && a->rank == t->rank &&
+                (a->rank == 0 || a->shape);
+    for (int d = 0; same && d < t->rank; ++d)
+      same = a->shape[d] == t->shape[d];
+    if (!same) {
+      pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: expected %s, got a rank-%d %s tensor",
+                                          g->name, argName(g, i, name, sizeof(name)), want,
+                                          a->rank, a->elem ? a->elem : "(no type)"));
+      return false;
+    }
+    if (!a->data && pbcTensorNumElements(t) > 0) {
+      pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: no data (NULL)", g->name,
+                                          argName(g, i, name, sizeof(name))));
+      return false;
+    }
+  }
+  /* An output sharing memory with another argument would be read after it
+   * was partly written: a wrong answer, not an error, so refuse it. */
+  for (int o = g->numInputs; o < n; ++o) {
+    uintptr_t lo, hi;
+    extent(&args[o], pbcElemSize(argType(g, o)->elem), &lo, &hi);
+    for (int i = 0; i < n && lo < hi; ++i) {
+      uintptr_t lo2, hi2;
+      if (i == o)
+        continue;
+      extent(&args[i], pbcElemSize(argType(g, i)->elem), &lo2, &hi2);
+      if (lo2 < hi2 && lo < hi2 && lo2 < hi) {
+        char other[32];
+        pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s overlaps %s in memory", g->name,
+                                            argName(g, o, name, sizeof(name)),
+                                            argName(g, i, other, sizeof(other))));
+        return false;
+      }
+    }
+  }
+  /* Descriptors: {allocated, aligned, offset, sizes[rank], strides[rank]}. */
+  int64_t(*desc)[3 + 2 * PBC_MAX_RANK] = malloc((size_t)(n ? n : 1) * sizeof(*desc));
+  void **ptrs = malloc((size_t)(n ? n : 1) * sizeof(void *));
+  for (int i = 0; i < n; ++i) {
+    const PbcTensor *a = &args[i];
+    memcpy(&desc[i][0], &a->data, sizeof(void *));
+    memcpy(&desc[i][1], &a->data, sizeof(void *));
+    desc[i][2] = 0;
+    int64_t stride = 1;
+    for (int d = a->rank - 1; d >= 0; --d) {
+      desc[i][3 + d] = a->shape[d];
+      desc[i][3 + a->rank + d] = a->strides ? a->strides[d] : stride;
+      stride *= a->shape[d];
+    }
+    ptrs[i] = desc[i];
+  }
+  p->packed[e](ptrs);
+  free(ptrs);
+  free(desc);
+  return true;
+}
+
+bool pbcProgramInvoke(const PbcProgram *p, int e, void **descriptors, int numDescriptors,
+                      char **error) {
+  const PbcEntrySig *g = entrySig(p, e, error);
+  if (!g)
+    return false;
+  int n = g->numInputs + g->numOutputs;
+  if (numDescriptors != n || (n && !descriptors)) {
+    pbcLibSetError(error, pbcLibMessage("libpbc: @%s takes %d descriptors, not %d", g->name, n,
+                                        descriptors ? numDescriptors : 0));
+    return false;
+  }
+  char name[32], want[256];
+  for (int i = 0; i < n; ++i) {
+    const PbcTensorType *t = argType(g, i);
+    const int64_t *d = descriptors[i];
+    bool ok = d != NULL;
+    void *aligned = NULL;
+    if (ok)
+      memcpy(&aligned, &d[1], sizeof(void *));
+    for (int k = 0; ok && k < t->rank; ++k)
+      ok = d[3 + k] == t->shape[k];
+    if (!ok || (!aligned && pbcTensorNumElements(t) > 0)) {
+      describe(t, want, sizeof(want));
+      pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: %s; expected a %s memref descriptor",
+                                          g->name, argName(g, i, name, sizeof(name)),
+                                          !d ? "no descriptor (NULL)"
+                                          : !ok ? "wrong sizes" : "no data (NULL)",
+                                          want));
+      return false;
+    }
+  }
+  p->packed[e](descriptors);
+  return true;
+}
