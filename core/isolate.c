@@ -5,8 +5,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,13 +24,8 @@ typedef struct CrashContext {
 } CrashContext;
 
 /* The page of the isolated run this process is the child of; NULL in a
- * parent. Only a (single-threaded) child sets it. */
+ * parent. */
 static CrashContext *shared;
-
-static pthread_mutex_t forkMutex = PTHREAD_MUTEX_INITIALIZER;
-
-void pbcForkLock(void) { pthread_mutex_lock(&forkMutex); }
-void pbcForkUnlock(void) { pthread_mutex_unlock(&forkMutex); }
 
 void pbcCrashContextSetPhase(const char *fmt, ...) {
   if (!shared)
@@ -118,42 +111,6 @@ static void releaseOpenMP(void) {
     pauseAll(2 /* omp_pause_hard */);
 }
 
-/* Reads the child's stderr to its end, keeping the first `limit` bytes. */
-static void drain(int fd, PbcStrBuf *out, size_t limit) {
-  size_t kept = 0, dropped = 0;
-  char chunk[16384];
-  for (;;) {
-    ssize_t n = read(fd, chunk, sizeof(chunk));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    size_t take = kept < limit ? (size_t)n < limit - kept ? (size_t)n : limit - kept : 0;
-    pbcStrBufAppend(out, chunk, take);
-    kept += take;
-    dropped += (size_t)n - take;
-  }
-  if (dropped)
-    pbcStrBufPrintf(out, "\n... (%zu more bytes of diagnostics omitted)\n", dropped);
-}
-
-static void report(const PbcIsolateOptions *o, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void report(const PbcIsolateOptions *o, const char *fmt, ...) {
-  char text[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(text, sizeof(text), fmt, ap);
-  va_end(ap);
-  if (o->capture) {
-    if (o->capture->len && o->capture->data[o->capture->len - 1] != '\n')
-      pbcStrBufPuts(o->capture, "\n");
-    pbcStrBufPuts(o->capture, text);
-  } else {
-    fputs(text, stderr);
-  }
-}
-
 /* The exit code of a child that did not return from fn normally. */
 static int reportAbnormalEnd(const CrashContext *ctx, const PbcIsolateOptions *o,
                              int status) {
@@ -171,14 +128,13 @@ static int reportAbnormalEnd(const CrashContext *ctx, const PbcIsolateOptions *o
     snprintf(what, sizeof(what), "an unknown end");
   }
   if (ctx->runningProgram) {
-    report(o, "%s: error: the compiled program crashed with %s while %s\n", tool, what,
+    fprintf(stderr, "%s: error: the compiled program crashed with %s while %s\n", tool, what,
            ctx->phase);
     return PBC_EXIT_PROGRAM_CRASH;
   }
   char path[4200];
   writeReproducer(ctx, o, what, path, sizeof(path));
-  report(o,
-         "%s: error: internal compiler crash: %s during %s\n"
+  fprintf(stderr, "%s: error: internal compiler crash: %s during %s\n"
          "%s: note: reproducer written to %s\n",
          tool, what, ctx->phase, tool, path);
   return PBC_EXIT_COMPILER_CRASH;
@@ -189,36 +145,19 @@ int pbcRunIsolated(int (*fn)(void *), void *arg, const PbcIsolateOptions *o) {
     return fn(arg);
   CrashContext *ctx = mmap(NULL, sizeof(CrashContext), PROT_READ | PROT_WRITE,
                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (ctx == MAP_FAILED) {
-    if (!o->capture)
-      return fn(arg); /* the driver: compile unprotected rather than not at all */
-    report(o, "%s: error: cannot isolate the compilation: %s\n",
-           o->toolName ? o->toolName : "pbc", strerror(errno));
-    return PBC_EXIT_ERROR;
-  }
+  if (ctx == MAP_FAILED)
+    return fn(arg); /* compile unprotected rather than not at all */
   memset(ctx, 0, sizeof(*ctx));
   snprintf(ctx->phase, sizeof(ctx->phase), "start-up");
-  int pipeFds[2] = {-1, -1};
-  pbcForkLock();
-  if (o->capture && pipe2(pipeFds, O_CLOEXEC) != 0) {
-    pbcForkUnlock();
-    munmap(ctx, sizeof(*ctx));
-    report(o, "%s: error: cannot create a pipe: %s\n", o->toolName ? o->toolName : "pbc",
-           strerror(errno));
-    return PBC_EXIT_ERROR;
-  }
   fflush(stdout);
   fflush(stderr);
   pid_t pid = fork();
+  if (pid < 0) {
+    munmap(ctx, sizeof(*ctx));
+    return fn(arg);
+  }
   if (pid == 0) {
-    /* The child is single-threaded: the lock is ours to reset. */
-    pthread_mutex_init(&forkMutex, NULL);
     shared = ctx;
-    if (pipeFds[1] >= 0) {
-      dup2(pipeFds[1], 2);
-      close(pipeFds[0]);
-      close(pipeFds[1]);
-    }
     int code = fn(arg);
     fflush(stdout);
     fflush(stderr);
@@ -227,30 +166,12 @@ int pbcRunIsolated(int (*fn)(void *), void *arg, const PbcIsolateOptions *o) {
     releaseOpenMP();
     _exit(code);
   }
-  int forkErr = errno;
-  if (pipeFds[1] >= 0)
-    close(pipeFds[1]);
-  pbcForkUnlock();
-  if (pid < 0) {
-    if (pipeFds[0] >= 0)
-      close(pipeFds[0]);
-    munmap(ctx, sizeof(*ctx));
-    if (!o->capture)
-      return fn(arg);
-    report(o, "%s: error: cannot fork the compiler process: %s\n",
-           o->toolName ? o->toolName : "pbc", strerror(forkErr));
-    return PBC_EXIT_ERROR;
-  }
-  if (pipeFds[0] >= 0) {
-    drain(pipeFds[0], o->capture, o->captureLimit ? o->captureLimit : 65536);
-    close(pipeFds[0]);
-  }
   int status = 0;
   pid_t waited;
   while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
     ;
   int code;
-  if (waited < 0) /* SIGCHLD ignored by the host: the page still tells */
+  if (waited < 0) /* SIGCHLD ignored: the page still tells */
     code = ctx->finished ? ctx->exitCode : reportAbnormalEnd(ctx, o, 0x7f);
   else if (ctx->finished && WIFEXITED(status))
     code = WEXITSTATUS(status);

@@ -9,6 +9,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <poll.h>
+#include <spawn.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "pbc/isolate.h"
+extern char **environ;
 
 #define PREFIX "libpbc_target_"
 #define SUFFIX ".so"
@@ -160,17 +161,64 @@ static void scanDir(const char *dir, Candidates *c, PbcPluginSet *set) {
 
 typedef enum { PROBE_UNKNOWN, PROBE_OK, PROBE_BROKEN } ProbeResult;
 
-/* In the child: load candidates from `first` on, one line each on fd. */
-static void probeChild(const Candidates *c, int first, int fd) {
-  for (int i = first; i < c->n; ++i) {
+void pbcPluginProbeFiles(const char *const *paths, int n, int fd) {
+  for (int i = 0; i < n; ++i) {
     PbcLoadedPlugin p;
-    bool ok = pbcPluginLoad(c->paths[i], &p);
+    bool ok = pbcPluginLoad(paths[i], &p);
     for (char *e = p.error; *e; ++e)
       if (*e == '\n')
         *e = ' ';
     dprintf(fd, "%d %c %s\n", i, ok ? 'o' : 'e', ok ? "" : p.error);
   }
   _exit(0); /* no destructors of the host or of plugins */
+}
+
+static const char *probeHelper; /* set once, before any discovery */
+
+void pbcPluginSetProbeHelper(const char *executable) { probeHelper = executable; }
+
+enum { PROBE_BATCH = 256 }; /* paths per helper command line */
+
+/* Starts a process that probes paths[first, first + *count) and reports
+ * on the returned fd; -1 if none could start. */
+static int startProbe(const Candidates *c, int first, int *count, pid_t *pid) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    return -1;
+  *count = c->n - first;
+  if (probeHelper) {
+    /* A threaded host (libpbc): a fresh process, never fork-and-continue. */
+    if (*count > PROBE_BATCH)
+      *count = PROBE_BATCH;
+    const char **argv = calloc((size_t)*count + 3, sizeof(char *));
+    argv[0] = probeHelper;
+    argv[1] = "--probe-plugins";
+    for (int i = 0; i < *count; ++i)
+      argv[2 + i] = c->paths[first + i];
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    int err = posix_spawn(pid, probeHelper, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    free(argv);
+    close(fds[1]);
+    if (err) {
+      close(fds[0]);
+      return -1;
+    }
+    return fds[0];
+  }
+  *pid = fork();
+  if (*pid == 0) {
+    close(fds[0]);
+    pbcPluginProbeFiles((const char *const *)c->paths + first, *count, fds[1]);
+  }
+  close(fds[1]);
+  if (*pid < 0) {
+    close(fds[0]);
+    return -1;
+  }
+  return fds[0];
 }
 
 static double now(void) {
@@ -180,13 +228,16 @@ static double now(void) {
 }
 
 /* Parses the child's lines; returns the index after the last reported. */
-static int takeLines(char *buf, size_t *len, int next, ProbeResult *res, char (*why)[512]) {
+static int takeLines(char *buf, size_t *len, int first, int end, int next, ProbeResult *res,
+                     char (*why)[512]) {
   char *line = buf, *nl;
   while ((nl = memchr(line, '\n', (size_t)(buf + *len - line)))) {
     *nl = 0;
     int i = -1, used = 0;
     char kind = 0;
-    if (sscanf(line, "%d %c %n", &i, &kind, &used) >= 2 && i >= next) {
+    if (sscanf(line, "%d %c %n", &i, &kind, &used) >= 2 && i >= 0 &&
+        first + i >= next && first + i < end) {
+      i += first;
       res[i] = kind == 'o' ? PROBE_OK : PROBE_BROKEN;
       snprintf(why[i], sizeof(why[i]), "%s", line + used);
       next = i + 1;
@@ -203,27 +254,17 @@ static int takeLines(char *buf, size_t *len, int next, ProbeResult *res, char (*
 static bool probe(const Candidates *c, ProbeResult *res, char (*why)[512]) {
   int next = 0;
   while (next < c->n) {
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
+    int first = next, count;
+    pid_t pid;
+    int fd = startProbe(c, first, &count, &pid);
+    if (fd < 0)
       return false;
-    pbcForkLock();
-    pid_t pid = fork();
-    if (pid == 0) {
-      close(fds[0]);
-      probeChild(c, next, fds[1]);
-    }
-    close(fds[1]);
-    pbcForkUnlock();
-    if (pid < 0) {
-      close(fds[0]);
-      return false;
-    }
     char buf[8192];
     size_t len = 0;
     double deadline = now() + PBC_PLUGIN_PROBE_SECONDS;
     bool timedOut = false;
     for (;;) {
-      struct pollfd p = {fds[0], POLLIN, 0};
+      struct pollfd p = {fd, POLLIN, 0};
       int wait = (int)((deadline - now()) * 1000);
       int r = wait > 0 ? poll(&p, 1, wait) : 0;
       if (r < 0 && errno == EINTR)
@@ -233,24 +274,24 @@ static bool probe(const Candidates *c, ProbeResult *res, char (*why)[512]) {
         kill(pid, SIGKILL);
         break;
       }
-      ssize_t got = read(fds[0], buf + len, sizeof(buf) - 1 - len);
+      ssize_t got = read(fd, buf + len, sizeof(buf) - 1 - len);
       if (got < 0 && errno == EINTR)
         continue;
       if (got <= 0)
         break;
       len += (size_t)got;
       int before = next;
-      next = takeLines(buf, &len, next, res, why);
+      next = takeLines(buf, &len, first, first + count, next, res, why);
       if (next > before)
         deadline = now() + PBC_PLUGIN_PROBE_SECONDS;
       if (len == sizeof(buf) - 1)
         len = 0; /* a line longer than the buffer: not ours */
     }
-    close(fds[0]);
+    close(fd);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
       ;
-    if (next < c->n) {
+    if (next < first + count) {
       res[next] = PROBE_BROKEN;
       if (timedOut)
         snprintf(why[next], sizeof(why[next]), "did not finish loading within %d s",

@@ -9,12 +9,11 @@ extern const char pbc_cpu_s4[], pbc_cpu_s5[], pbc_cpu_chip_v4[], pbc_cpu_chip_v3
 
 static const char *const kChips[] = {pbc_cpu_chip_v4, pbc_cpu_chip_v3, NULL};
 
-/* pbc's cpu runtime (the buffer allocator generated code calls; it sits next
- * to this plugin, found at query time), OpenMP for parallel loops, MLIR's C
- * runner utils for strided memref copies. */
+/* pbc's cpu runtime (the buffer allocator, bf16 conversions and strided
+ * copies generated code calls; it sits next to this plugin, found at query
+ * time) and OpenMP for parallel loops: nothing that loads MLIR or LLVM. */
 static char runtimePath[4096];
-static const char *const kRuntime[] = {runtimePath, "/usr/lib/llvm-22/lib/libomp.so",
-                                       "/usr/lib/llvm-22/lib/libmlir_c_runner_utils.so", NULL};
+static const char *const kRuntime[] = {runtimePath, "/usr/lib/llvm-22/lib/libomp.so", NULL};
 
 static const PbcTargetPlugin kPlugin = {
     .struct_size = sizeof(PbcTargetPlugin),

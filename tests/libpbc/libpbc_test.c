@@ -2,13 +2,17 @@
  * its entries, call them on fresh random non-zero inputs, compare with a
  * naive C reference, check every output element was written; errors come
  * back as located messages; the second compile is a cache hit; the packed
- * and direct calls agree. argv[1]: the cpu plugin file. */
+ * and direct calls agree; checked calls refuse mismatches; a plugin folder
+ * full of bad entries does not stop it. argv[1]: the cpu plugin file;
+ * argv[2...]: plugins that crash while loading. */
 #include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pbc/libpbc.h"
 
@@ -66,7 +70,7 @@ static double elapsedMs(struct timespec a, struct timespec b) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: libpbc_test CPU_PLUGIN.so\n");
+    fprintf(stderr, "usage: libpbc_test CPU_PLUGIN.so [CRASHING_PLUGIN.so...]\n");
     return 2;
   }
   srand((unsigned)time(NULL));
@@ -275,6 +279,40 @@ int main(int argc, char **argv) {
   q = pbcProgramCompile(kProgram, "t.mlir", &fileCache, &err);
   CHECK(!q && err && strstr(err, "not-a-folder") && strstr(err, "not a directory"),
         "cache folder a file: %s", err ? err : "(accepted)");
+  pbcMessageDestroy(err);
+
+  /* A plugin folder full of bad entries (a FIFO, a symlink loop, 100
+   * garbage files, plugins that crash or exit while loading: argv[2...]):
+   * libpbc still compiles for cpu, found on PBC_PLUGIN_PATH. */
+  char abuse[4300], path[4400], cpuDir[4096];
+  snprintf(abuse, sizeof(abuse), "%s/abuse", cacheDir);
+  mkdir(abuse, 0755);
+  snprintf(path, sizeof(path), "%s/libpbc_target_fifo.so", abuse);
+  mkfifo(path, 0644);
+  snprintf(path, sizeof(path), "%s/libpbc_target_loop.so", abuse);
+  if (symlink("libpbc_target_loop.so", path) != 0)
+    CHECK(0, "symlink");
+  for (int i = 0; i < 100; ++i) {
+    snprintf(path, sizeof(path), "%s/libpbc_target_bad%03d.so", abuse, i);
+    FILE *g = fopen(path, "w");
+    if (g)
+      fputs("garbage\n", g), fclose(g);
+  }
+  for (int i = 2; i < argc; ++i) {
+    char copy[4096];
+    snprintf(copy, sizeof(copy), "%s", argv[i]);
+    snprintf(path, sizeof(path), "%s/%s", abuse, basename(copy));
+    if (symlink(argv[i][0] == '/' ? argv[i] : realpath(argv[i], NULL), path) != 0)
+      CHECK(0, "symlink %s", argv[i]);
+  }
+  snprintf(cpuDir, sizeof(cpuDir), "%s", argv[1]);
+  setenv("PBC_PLUGIN_PATH", dirname(cpuDir), 1);
+  PbcCompileOptions abused = o;
+  abused.pluginDir = abuse;
+  err = NULL;
+  q = pbcProgramCompile(kProgram, "abuse.mlir", &abused, &err);
+  CHECK(q && pbcProgramNumEntries(q) == 2, "abused plugin folder: %s", err ? err : "");
+  pbcProgramDestroy(q);
   pbcMessageDestroy(err);
 
   free(x), free(w), free(b), free(y), free(y2);

@@ -13,8 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SIG_MAGIC "pbc-cache-entry 2"
+#define SIG_MAGIC "pbc-cache-entry 3"
 #define STALE_SECONDS 3600 /* a temporary file this old has no live writer */
+#define GRACE_SECONDS 60    /* a library no record names may be loading now */
 
 uint64_t pbcHashBytes(uint64_t h, const void *data, size_t n) {
   const unsigned char *p = data;
@@ -116,83 +117,36 @@ bool pbcCacheFolder(const char *optionDir, char *dir, size_t len, char *why,
   return !named;
 }
 
-void pbcCacheEntryPaths(const char *dir, uint64_t key, PbcCacheEntry *e) {
-  snprintf(e->lib, sizeof(e->lib), "%s/pbc-%016llx.so", dir, (unsigned long long)key);
+void pbcCacheEntryInit(PbcCacheEntry *e, const char *dir, uint64_t key) {
+  snprintf(e->dir, sizeof(e->dir), "%s", dir);
+  e->key = key;
   snprintf(e->sig, sizeof(e->sig), "%s/pbc-%016llx.sig", dir, (unsigned long long)key);
+  e->lib[0] = 0;
 }
 
-void pbcCacheTempPaths(const PbcCacheEntry *e, PbcCacheEntry *tmp) {
+void pbcCacheTempBase(const PbcCacheEntry *e, char *out, size_t len) {
   static atomic_uint counter;
-  unsigned c = atomic_fetch_add(&counter, 1);
-  long t = (long)time(NULL);
-  snprintf(tmp->lib, sizeof(tmp->lib), "%.4100s.%d-%u-%ld.tmp", e->lib, (int)getpid(), c, t);
-  snprintf(tmp->sig, sizeof(tmp->sig), "%.4100s.%d-%u-%ld.tmp", e->sig, (int)getpid(), c, t);
+  snprintf(out, len, "%s/pbc-%016llx.%d-%u-%ld.tmp", e->dir, (unsigned long long)e->key,
+           (int)getpid(), atomic_fetch_add(&counter, 1), (long)time(NULL));
 }
 
-bool pbcCacheWriteSig(const char *sigPath, const char *libPath, uint64_t key,
-                      const PbcEntrySig *sigs, int n) {
-  int64_t size;
-  uint64_t sum;
-  if (!fileChecksum(libPath, &size, &sum))
-    return false;
-  FILE *f = fopen(sigPath, "w");
-  if (!f)
-    return false;
-  fprintf(f, "%s\nkey %016llx\nlibrary %lld %016llx\nentries %d\n", SIG_MAGIC,
-          (unsigned long long)key, (long long)size, (unsigned long long)sum, n);
-  for (int s = 0; s < n; ++s) {
-    fprintf(f, "%s %d %d\n", sigs[s].name, sigs[s].numInputs, sigs[s].numOutputs);
-    for (int i = 0; i < sigs[s].numInputs + sigs[s].numOutputs; ++i) {
-      const PbcTensorType *t = i < sigs[s].numInputs ? &sigs[s].inputs[i]
-                                                     : &sigs[s].outputs[i - sigs[s].numInputs];
-      fprintf(f, "%d %d", (int)t->elem, t->rank);
-      for (int d = 0; d < t->rank; ++d)
-        fprintf(f, " %lld", (long long)t->shape[d]);
-      fprintf(f, "\n");
-    }
-  }
-  fprintf(f, "end\n");
-  return fclose(f) == 0;
+static void libraryPath(const PbcCacheEntry *e, uint64_t sum, char *out, size_t len) {
+  snprintf(out, len, "%s/pbc-%016llx-%016llx.so", e->dir, (unsigned long long)e->key,
+           (unsigned long long)sum);
 }
 
-static bool readTensor(FILE *f, PbcTensorType *t) {
-  int elem;
-  if (fscanf(f, "%d %d", &elem, &t->rank) != 2 || t->rank < 0 || t->rank > PBC_MAX_RANK ||
-      elem < 0 || elem > PBC_ELEM_I64)
-    return false;
-  t->elem = (PbcElemKind)elem;
-  for (int d = 0; d < t->rank; ++d) {
-    long long v;
-    if (fscanf(f, "%lld", &v) != 1 || v < 0)
-      return false;
-    t->shape[d] = v;
-  }
-  return true;
+/* The record's header: key, library checksum and size. */
+static bool readHeader(FILE *f, unsigned long long *key, long long *size,
+                       unsigned long long *sum) {
+  char magic[64] = "";
+  return fgets(magic, sizeof(magic), f) &&
+         strncmp(magic, SIG_MAGIC "\n", sizeof(SIG_MAGIC)) == 0 &&
+         fscanf(f, " key %llx library %lld %llx", key, size, sum) == 3;
 }
 
-static PbcEntrySig *readSigs(FILE *f, int n) {
-  PbcEntrySig *sigs = calloc((size_t)(n ? n : 1), sizeof(PbcEntrySig));
-  bool ok = sigs != NULL;
-  for (int s = 0; ok && s < n; ++s) {
-    PbcEntrySig *g = &sigs[s];
-    ok = fscanf(f, "%1023s %d %d", g->name, &g->numInputs, &g->numOutputs) == 3 &&
-         g->numInputs >= 0 && g->numOutputs >= 0 && g->numInputs <= PBC_MAX_ARGS &&
-         g->numOutputs <= PBC_MAX_ARGS;
-    for (int i = 0; ok && i < g->numInputs + g->numOutputs; ++i)
-      ok = readTensor(f, i < g->numInputs ? &g->inputs[i] : &g->outputs[i - g->numInputs]);
-  }
-  char end[8] = "";
-  ok = ok && fscanf(f, "%7s", end) == 1 && strcmp(end, "end") == 0;
-  if (!ok) {
-    free(sigs);
-    return NULL;
-  }
-  return sigs;
-}
-
-PbcEntrySig *pbcCacheRead(const PbcCacheEntry *e, uint64_t key, int *n, bool *missing,
-                          char *why, size_t whyLen) {
+PbcEntrySig *pbcCacheRead(PbcCacheEntry *e, int *n, bool *missing, char *why, size_t whyLen) {
   *missing = false;
+  e->lib[0] = 0;
   int fd = open(e->sig, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0 && errno == ENOENT) {
     *missing = true;
@@ -203,25 +157,22 @@ PbcEntrySig *pbcCacheRead(const PbcCacheEntry *e, uint64_t key, int *n, bool *mi
   if (!f) {
     if (fd >= 0)
       close(fd);
-    snprintf(why, whyLen, "its signature file cannot be read");
+    snprintf(why, whyLen, "its record cannot be read");
     return NULL;
   }
-  char magic[64] = "";
-  unsigned long long fileKey = 0, sum = 0;
+  unsigned long long key = 0, sum = 0;
   long long size = -1;
   PbcEntrySig *sigs = NULL;
-  if (!fgets(magic, sizeof(magic), f) || strncmp(magic, SIG_MAGIC "\n", sizeof(SIG_MAGIC)) != 0)
-    snprintf(why, whyLen, "its signature file is not a pbc cache entry");
-  else if (fscanf(f, " key %llx library %lld %llx entries %d", &fileKey, &size, &sum, n) != 4 ||
-           *n < 0 || *n > 4096)
-    snprintf(why, whyLen, "its signature file is malformed");
-  else if (fileKey != key)
-    snprintf(why, whyLen, "its signature file belongs to another program");
-  else if (!(sigs = readSigs(f, *n)))
+  if (!readHeader(f, &key, &size, &sum))
+    snprintf(why, whyLen, "its record is not a pbc cache entry");
+  else if (key != e->key)
+    snprintf(why, whyLen, "its record belongs to another program");
+  else if (!(sigs = pbcEntrySigsRead(f, n)))
     snprintf(why, whyLen, "its entry signatures are malformed");
   fclose(f);
   if (!sigs)
     return NULL;
+  libraryPath(e, sum, e->lib, sizeof(e->lib));
   int64_t libSize;
   uint64_t libSum;
   if (!fileChecksum(e->lib, &libSize, &libSum))
@@ -236,18 +187,40 @@ PbcEntrySig *pbcCacheRead(const PbcCacheEntry *e, uint64_t key, int *n, bool *mi
   return NULL;
 }
 
-bool pbcCacheCommit(const PbcCacheEntry *tmp, const PbcCacheEntry *e) {
-  return rename(tmp->lib, e->lib) == 0 && rename(tmp->sig, e->sig) == 0;
+bool pbcCacheCommit(PbcCacheEntry *e, const char *tmpLib, const PbcEntrySig *sigs, int n,
+                    char *why, size_t whyLen) {
+  int64_t size;
+  uint64_t sum;
+  if (!fileChecksum(tmpLib, &size, &sum)) {
+    snprintf(why, whyLen, "cannot read the built library '%s'", tmpLib);
+    return false;
+  }
+  char tmpSig[4300];
+  snprintf(tmpSig, sizeof(tmpSig), "%.4200s.sig", tmpLib);
+  libraryPath(e, sum, e->lib, sizeof(e->lib));
+  FILE *f = fopen(tmpSig, "w");
+  bool ok = f != NULL;
+  if (f) {
+    fprintf(f, "%s\nkey %016llx\nlibrary %lld %016llx\n", SIG_MAGIC,
+            (unsigned long long)e->key, (long long)size, (unsigned long long)sum);
+    ok = pbcEntrySigsWrite(f, sigs, n);
+    ok = fclose(f) == 0 && ok;
+  }
+  /* The library first: a record never names a library not in place. */
+  ok = ok && rename(tmpLib, e->lib) == 0 && rename(tmpSig, e->sig) == 0;
+  if (!ok)
+    snprintf(why, whyLen, "cannot write the cache entry '%s': %s", e->sig, strerror(errno));
+  unlink(tmpSig);
+  return ok;
 }
 
 void pbcCacheRemove(const PbcCacheEntry *e) {
-  unlink(e->sig); /* the commit record first: no reader trusts the rest */
-  unlink(e->lib);
+  unlink(e->sig); /* the record first: no reader trusts the rest */
+  if (e->lib[0])
+    unlink(e->lib);
 }
 
-void pbcCacheTouch(const PbcCacheEntry *e) {
-  utimensat(AT_FDCWD, e->sig, NULL, 0);
-}
+void pbcCacheTouch(const PbcCacheEntry *e) { utimensat(AT_FDCWD, e->sig, NULL, 0); }
 
 static long long maxBytes(void) {
   const char *env = getenv("PBC_CACHE_MAX_MB");
@@ -259,14 +232,26 @@ static long long maxBytes(void) {
 }
 
 typedef struct Item {
-  char key[32];
+  unsigned long long key;
   long long bytes;
   time_t used;
+  bool hasRecord;
+  unsigned long long sum; /* the library the record names */
 } Item;
 
 static int byUse(const void *a, const void *b) {
   const Item *x = a, *y = b;
   return x->used < y->used ? -1 : x->used > y->used;
+}
+
+static Item *itemFor(Item **items, int *n, int *cap, unsigned long long key) {
+  for (int i = 0; i < *n; ++i)
+    if ((*items)[i].key == key)
+      return &(*items)[i];
+  if (*n == *cap)
+    *items = realloc(*items, (size_t)(*cap = *cap ? 2 * *cap : 64) * sizeof(**items));
+  (*items)[*n] = (Item){.key = key};
+  return &(*items)[(*n)++];
 }
 
 void pbcCacheEvict(const char *dir, const PbcCacheEntry *keep) {
@@ -275,51 +260,56 @@ void pbcCacheEvict(const char *dir, const PbcCacheEntry *keep) {
     return;
   Item *items = NULL;
   int n = 0, cap = 0;
-  long long total = 0;
   time_t now = time(NULL);
-  for (struct dirent *ent; (ent = readdir(d));) {
-    const char *name = ent->d_name;
-    if (strncmp(name, "pbc-", 4) != 0)
-      continue;
-    char path[4400];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    struct stat st;
-    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
-      continue;
-    size_t len = strlen(name);
-    if (len > 4 && strcmp(name + len - 4, ".tmp") == 0) {
-      if (now - st.st_mtime > STALE_SECONDS)
-        unlink(path);
-      continue;
+  /* Records first (they name the live libraries), then libraries. */
+  for (int pass = 0; pass < 2; ++pass) {
+    rewinddir(d);
+    for (struct dirent *ent; (ent = readdir(d));) {
+      const char *name = ent->d_name;
+      char path[4400];
+      snprintf(path, sizeof(path), "%s/%s", dir, name);
+      unsigned long long key, sum;
+      int used = 0;
+      struct stat st;
+      if (strncmp(name, "pbc-", 4) != 0 || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        continue;
+      if (strstr(name, ".tmp")) {
+        if (pass == 0 && now - st.st_mtime > STALE_SECONDS)
+          unlink(path);
+        continue;
+      }
+      if (pass == 0 && sscanf(name, "pbc-%16llx.sig%n", &key, &used) == 1 && !name[used]) {
+        Item *it = itemFor(&items, &n, &cap, key);
+        FILE *f = fopen(path, "r");
+        long long size;
+        it->hasRecord = f && readHeader(f, &key, &size, &it->sum);
+        if (f)
+          fclose(f);
+        it->bytes += st.st_size;
+        it->used = st.st_mtime;
+      } else if (pass == 1 && sscanf(name, "pbc-%16llx-%16llx.so%n", &key, &sum, &used) == 2 &&
+                 !name[used]) {
+        Item *it = itemFor(&items, &n, &cap, key);
+        if (!(it->hasRecord && it->sum == sum)) {
+          if (now - st.st_mtime > GRACE_SECONDS)
+            unlink(path); /* no record names it */
+          continue;
+        }
+        it->bytes += st.st_size;
+      }
     }
-    const char *dot = strrchr(name, '.');
-    if (!dot || (strcmp(dot, ".so") != 0 && strcmp(dot, ".sig") != 0) || dot - name > 31)
-      continue;
-    char key[32];
-    snprintf(key, sizeof(key), "%.*s", (int)(dot - name), name);
-    int i = 0;
-    while (i < n && strcmp(items[i].key, key) != 0)
-      ++i;
-    if (i == n) {
-      if (n == cap)
-        items = realloc(items, (size_t)(cap = cap ? 2 * cap : 64) * sizeof(*items));
-      items[n++] = (Item){.used = st.st_mtime};
-      snprintf(items[i].key, sizeof(items[i].key), "%s", key);
-    }
-    items[i].bytes += st.st_size;
-    if (strcmp(dot, ".sig") == 0 || st.st_mtime > items[i].used)
-      items[i].used = st.st_mtime;
-    total += st.st_size;
   }
   closedir(d);
-  long long limit = maxBytes();
+  long long total = 0, limit = maxBytes();
+  for (int i = 0; i < n; ++i)
+    total += items[i].bytes;
   qsort(items, (size_t)n, sizeof(*items), byUse);
   for (int i = 0; i < n && total > limit; ++i) {
-    PbcCacheEntry e;
-    snprintf(e.lib, sizeof(e.lib), "%s/%s.so", dir, items[i].key);
-    snprintf(e.sig, sizeof(e.sig), "%s/%s.sig", dir, items[i].key);
-    if (keep && strcmp(e.lib, keep->lib) == 0)
+    if (!items[i].hasRecord || (keep && items[i].key == keep->key))
       continue;
+    PbcCacheEntry e;
+    pbcCacheEntryInit(&e, dir, items[i].key);
+    libraryPath(&e, items[i].sum, e.lib, sizeof(e.lib));
     pbcCacheRemove(&e);
     total -= items[i].bytes;
   }

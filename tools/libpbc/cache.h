@@ -1,14 +1,16 @@
 /*===- cache.h - libpbc's on-disk cache of compiled programs -------------===*\
-|* One entry is two files named by the key (a hash of everything the        *|
-|* library depends on): `pbc-KEY.so` and `pbc-KEY.sig`. The .sig file is   *|
-|* the commit record, written last: it holds the key, the library's size    *|
-|* and checksum, and the entry signatures. An entry is loaded only after    *|
-|* its .sig parses, names the same key, and the library has that size and   *|
-|* checksum; anything else (truncated, empty, garbage, another key) is     *|
-|* removed and rebuilt. Files are written under unique temporary names and  *|
-|* renamed into place, so concurrent processes and threads never see a     *|
-|* half-written entry; the folder is bounded by PBC_CACHE_MAX_MB (default   *|
-|* 2048), least recently used entries going first.                          *|
+|* An entry is a commit record `pbc-KEY.sig` (KEY: a hash of everything the *|
+|* library depends on) naming its library `pbc-KEY-SUM.so` (SUM: the       *|
+|* library's checksum) with its size, followed by the entry signatures. A   *|
+|* library is renamed into place under its own checksum before the record   *|
+|* that names it, so a record never names a half-written or another        *|
+|* writer's library, and concurrent writers of one key (whose libraries    *|
+|* may differ in bytes) each leave a consistent entry; the last record      *|
+|* wins. An entry is loaded only after its record parses, names the key,   *|
+|* and its library has the recorded size and checksum; anything else is    *|
+|* removed and rebuilt. The folder is bounded by $PBC_CACHE_MAX_MB (default *|
+|* 2048): least recently used entries go first, then libraries no record   *|
+|* names and temporary files left by dead writers.                          *|
 \*===----------------------------------------------------------------------===*/
 #ifndef PBC_LIBPBC_CACHE_H
 #define PBC_LIBPBC_CACHE_H
@@ -20,7 +22,10 @@
 #include "pbc/entry_sig.h"
 
 typedef struct PbcCacheEntry {
-  char lib[4200], sig[4200];
+  char dir[4096];
+  uint64_t key;
+  char sig[4200]; /* the commit record */
+  char lib[4200]; /* the library, once known (read or committed) */
 } PbcCacheEntry;
 
 uint64_t pbcHashBytes(uint64_t h, const void *data, size_t n);
@@ -35,28 +40,21 @@ uint64_t pbcHashFileIdentity(uint64_t h, const char *path);
  * default folder unusable just means no cache. */
 bool pbcCacheFolder(const char *optionDir, char *dir, size_t len, char *why, size_t whyLen);
 
-void pbcCacheEntryPaths(const char *dir, uint64_t key, PbcCacheEntry *e);
+void pbcCacheEntryInit(PbcCacheEntry *e, const char *dir, uint64_t key);
+/* A path prefix for temporary files of e, unique per process and call. */
+void pbcCacheTempBase(const PbcCacheEntry *e, char *out, size_t len);
 
-/* Temporary names beside the entry, unique per process and call. */
-void pbcCacheTempPaths(const PbcCacheEntry *e, PbcCacheEntry *tmp);
-
-/* Writes the .sig of a freshly built library (size and checksum taken from
- * the file at `libPath`). */
-bool pbcCacheWriteSig(const char *sigPath, const char *libPath, uint64_t key,
-                      const PbcEntrySig *sigs, int n);
-
-/* The signatures of a valid entry, or NULL: `*missing` says whether there
- * was no entry at all; otherwise `why` says what was wrong. */
-PbcEntrySig *pbcCacheRead(const PbcCacheEntry *e, uint64_t key, int *n, bool *missing,
-                          char *why, size_t whyLen);
-
-/* Moves a built entry into place (library first, then its .sig). */
-bool pbcCacheCommit(const PbcCacheEntry *tmp, const PbcCacheEntry *e);
+/* The signatures of a valid entry (e->lib set), or NULL: `*missing` says
+ * there was no record at all; otherwise `why` says what was wrong. */
+PbcEntrySig *pbcCacheRead(PbcCacheEntry *e, int *n, bool *missing, char *why, size_t whyLen);
+/* Moves the library built at tmpLib into place and writes the record. */
+bool pbcCacheCommit(PbcCacheEntry *e, const char *tmpLib, const PbcEntrySig *sigs, int n,
+                    char *why, size_t whyLen);
+/* Removes the record (and its library when known). */
 void pbcCacheRemove(const PbcCacheEntry *e);
 /* Marks an entry used now (for eviction order). */
 void pbcCacheTouch(const PbcCacheEntry *e);
-/* Removes least recently used entries (never `keep`) until the folder holds
- * at most the limit, and temporary files left by dead writers. */
+/* Bounds the folder (see above); never removes `keep`. */
 void pbcCacheEvict(const char *dir, const PbcCacheEntry *keep);
 
 #endif

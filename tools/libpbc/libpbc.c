@@ -5,25 +5,29 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cache.h"
 #include "llvm-c/Core.h"
 #include "llvm-c/TargetMachine.h"
 #include "pbc/entry_sig.h"
-#include "pbc/isolate.h"
 #include "pbc/plugin_host.h"
-#include "pbc/session.h"
-#include "pbc/shared_library.h"
 #include "pbc/strbuf.h"
 #include "pbc/target_select.h"
 #include "program.h"
+
+extern char **environ;
 
 enum { MESSAGE_LIMIT = 65536 };
 
@@ -55,6 +59,8 @@ void pbcMessageDestroy(char *m) { free(m); }
 
 const char *pbcVersion(void) { return "pbc 0.1.0 (libpbc, MLIR/LLVM 22)"; }
 
+static const char *driver(void);
+
 /* --- plugins: discovered once per folder, never changed after --------------- */
 
 typedef struct PluginFolder {
@@ -77,6 +83,7 @@ static const PbcPluginSet *pluginsFor(const char *dir) {
     f->dir = dir ? strdup(dir) : NULL;
     f->set = malloc(sizeof(PbcPluginSet));
     const char *dirs[1] = {dir};
+    pbcPluginSetProbeHelper(driver());
     pbcPluginDiscover(dirs, dir ? 1 : 0, f->set);
     f->next = pluginFolders;
     pluginFolders = f;
@@ -85,43 +92,68 @@ static const PbcPluginSet *pluginsFor(const char *dir) {
   return f->set;
 }
 
-/* --- compilation (in the isolated child) ---------------------------------- */
+/* --- compilation: the pbc driver in a new process ---------------------------- */
 
-typedef struct CompileJob {
-  const char *text, *name, *disable, *libPath, *sigPath;
-  const PbcTargetPlugin *plugin;
-  const PbcChip *chip;
-  int optLevel;
-  uint64_t key;
-} CompileJob;
-
-static int compileJob(void *arg) {
-  CompileJob *j = arg;
-  PbcSessionOptions so = {.plugin = j->plugin, .chip = j->chip,
-                          .optLevel = j->optLevel, .disabledGroups = j->disable};
-  PbcSession *s = pbcSessionCreate(&so);
-  if (!s)
-    return PBC_EXIT_ERROR;
-  int rc = PBC_EXIT_ERROR;
-  PbcEntrySig *sigs = calloc(64, sizeof(PbcEntrySig)); /* large: heap */
-  MlirModule m = pbcSessionParseText(s, j->text, j->name);
-  if (!mlirModuleIsNull(m)) {
-    int n = pbcSessionCheckInput(s, m) ? pbcEntrySigsCollect(m, sigs, 64) : -1;
-    if (n >= 0 && pbcSessionRunStages(s, m, 1, PBC_NUM_STAGES) &&
-        pbcEmitSharedLibrary(m, j->plugin, j->chip, j->optLevel, sigs, n, j->libPath,
-                             NULL)) {
-      if (pbcCacheWriteSig(j->sigPath, j->libPath, j->key, sigs, n))
-        rc = PBC_EXIT_OK;
-      else
-        fprintf(stderr, "libpbc: error: cannot write '%s': %s\n", j->sigPath,
-                strerror(errno));
-    }
-    mlirModuleDestroy(m);
+/* The pbc driver beside this library (build/bin/), or in Bazel's layout
+ * (bin/tools/pbc/pbc from bin/tools/libpbc/); $PBC_DRIVER overrides. Found
+ * once. A new process, never fork-and-continue: in a threaded host a
+ * forked child can wait forever on a lock another thread held (glibc's
+ * atexit lock did in the stress test). */
+static char driverPath[4200];
+static void findDriver(void) {
+  const char *env = getenv("PBC_DRIVER");
+  if (env && *env) {
+    snprintf(driverPath, sizeof(driverPath), "%s", env);
+    return;
   }
-  pbcSessionDestroy(s);
-  free(sigs);
-  return rc;
+  Dl_info info;
+  char self[PATH_MAX];
+  if (!dladdr((void *)&pbcProgramCompile, &info) || !info.dli_fname ||
+      !realpath(info.dli_fname, self))
+    return;
+  char *slash = strrchr(self, '/');
+  if (slash)
+    *slash = 0;
+  const char *candidates[] = {"pbc", "../pbc/pbc"};
+  for (int i = 0; i < 2; ++i) {
+    snprintf(driverPath, sizeof(driverPath), "%s/%s", self, candidates[i]);
+    if (access(driverPath, X_OK) == 0)
+      return;
+  }
+  driverPath[0] = 0;
 }
+
+static const char *driver(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, findDriver);
+  return driverPath[0] ? driverPath : NULL;
+}
+
+/* Reads fd to its end, keeping the first `limit` bytes. */
+static void drain(int fd, PbcStrBuf *out, size_t limit) {
+  size_t kept = 0, dropped = 0;
+  char chunk[16384];
+  for (;;) {
+    ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    size_t take = kept >= limit ? 0 : (size_t)n < limit - kept ? (size_t)n : limit - kept;
+    pbcStrBufAppend(out, chunk, take);
+    kept += take;
+    dropped += (size_t)n - take;
+  }
+  if (dropped)
+    pbcStrBufPrintf(out, "\n... (%zu more bytes of diagnostics omitted)\n", dropped);
+}
+
+typedef struct Request Request;
+
+/* Runs `pbc --emit=lib` on the text (its stdin, a memory file) into
+ * `libPath`, the signatures into `sigsPath`; diagnostics into diag. */
+static bool runDriver(const Request *r, const char *libPath, const char *sigsPath,
+                      PbcStrBuf *diag);
 
 /* --- loading ---------------------------------------------------------------- */
 
@@ -223,70 +255,157 @@ static void releaseKey(uint64_t key) {
 
 /* --- pbcProgramCompile ------------------------------------------------------ */
 
-typedef struct Request {
+struct Request {
   const char *text, *name;
   PbcCompileOptions o;
   const PbcLoadedPlugin *plugin;
   PbcChip chip;
   int opt;
   uint64_t key;
-} Request;
+};
 
-/* Builds the entry `e` (under temporary names, committed by rename). */
-static bool build(const Request *r, const PbcCacheEntry *e, char **error) {
-  PbcCacheEntry tmp;
-  pbcCacheTempPaths(e, &tmp);
-  CompileJob job = {r->text, r->name, r->o.disable, tmp.lib, tmp.sig,
-                    r->plugin->table, &r->chip, r->opt, r->key};
-  PbcStrBuf diag = {0};
-  PbcIsolateOptions iso = {true, r->text, "libpbc pbcProgramCompile", NULL, "pbc",
-                           &diag, MESSAGE_LIMIT - 256};
-  int rc = pbcRunIsolated(compileJob, &job, &iso);
-  if (rc == PBC_EXIT_OK && !pbcCacheCommit(&tmp, e)) {
-    pbcStrBufPrintf(&diag, "libpbc: error: cannot move the library into '%s': %s\n", e->lib,
+static bool runDriver(const Request *r, const char *libPath, const char *sigsPath,
+                      PbcStrBuf *diag) {
+  const char *exe = driver();
+  if (!exe) {
+    pbcStrBufPuts(diag, "libpbc: error: cannot find the pbc driver beside libpbc (set "
+                        "PBC_DRIVER to its path)");
+    return false;
+  }
+  int in = memfd_create("pbc-input", MFD_CLOEXEC), errPipe[2] = {-1, -1};
+  size_t len = strlen(r->text);
+  bool ok = in >= 0 && pipe2(errPipe, O_CLOEXEC) == 0;
+  for (size_t done = 0; ok && done < len;) {
+    ssize_t w = write(in, r->text + done, len - done);
+    if (w < 0 && errno == EINTR)
+      continue;
+    ok = w > 0;
+    done += w > 0 ? (size_t)w : 0;
+  }
+  ok = ok && lseek(in, 0, SEEK_SET) == 0;
+  char args[8][4400];
+  int na = 0;
+  const char *argv[24];
+  int n = 0;
+  argv[n++] = exe;
+  argv[n++] = "--emit=lib";
+#define ARG(...) (snprintf(args[na], sizeof(args[na]), __VA_ARGS__), argv[n++] = args[na++])
+  ARG("-O%d", r->opt);
+  ARG("--target=%s", r->plugin->table->name);
+  if (r->o.chip)
+    ARG("--chip=%s", r->o.chip);
+  if (r->o.disable && *r->o.disable)
+    ARG("--disable=%s", r->o.disable);
+  if (r->o.pluginDir)
+    ARG("--plugin-dir=%s", r->o.pluginDir);
+  ARG("--input-name=%s", r->name);
+  ARG("--signatures=%s", sigsPath);
+#undef ARG
+  argv[n++] = "-o";
+  argv[n++] = libPath;
+  argv[n++] = "-";
+  argv[n] = NULL;
+  pid_t pid = -1;
+  if (ok) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, errPipe[1], 2);
+    int err = posix_spawn(&pid, exe, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err) {
+      pbcStrBufPrintf(diag, "libpbc: error: cannot run '%s': %s", exe, strerror(err));
+      ok = false;
+    }
+  } else {
+    pbcStrBufPrintf(diag, "libpbc: error: cannot pass the program to the driver: %s",
                     strerror(errno));
-    rc = PBC_EXIT_ERROR;
   }
-  unlink(tmp.lib);
-  unlink(tmp.sig);
-  if (rc == PBC_EXIT_OK) {
-    pbcStrBufDestroy(&diag);
-    return true;
+  if (in >= 0)
+    close(in);
+  if (errPipe[1] >= 0)
+    close(errPipe[1]);
+  if (ok)
+    drain(errPipe[0], diag, MESSAGE_LIMIT - 256);
+  if (errPipe[0] >= 0)
+    close(errPipe[0]);
+  if (!ok)
+    return false;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) { /* SIGCHLD ignored by the host: judge by the files */
+      status = access(sigsPath, R_OK) == 0 ? 0 : 1 << 8;
+      break;
+    }
   }
-  while (diag.len && diag.data[diag.len - 1] == '\n')
-    diag.data[--diag.len] = 0;
-  pbcLibSetError(error, diag.len ? pbcLibMessage("%s", diag.data)
-                                 : pbcLibMessage("libpbc: compilation failed (exit status %d)",
-                                                 rc));
-  pbcStrBufDestroy(&diag);
-  return false;
+  if (WIFSIGNALED(status))
+    pbcStrBufPrintf(diag, "%slibpbc: error: the pbc driver was killed by signal %d (%s)",
+                    diag->len ? "\n" : "", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  else if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && !diag->len)
+    pbcStrBufPrintf(diag, "libpbc: error: compilation failed (exit status %d)",
+                    WEXITSTATUS(status));
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* Loads the valid entry `e`, building it first when it is missing or bad. */
-static PbcProgram *buildAndLoad(const Request *r, const PbcCacheEntry *e,
-                                const char *cacheDir, char **error) {
-  bool cached = cacheDir != NULL;
+static PbcEntrySig *readSigsFile(const char *path, int *n) {
+  FILE *f = fopen(path, "r");
+  PbcEntrySig *sigs = f ? pbcEntrySigsRead(f, n) : NULL;
+  if (f)
+    fclose(f);
+  return sigs;
+}
+
+/* Builds the program and loads it: from the cache entry it commits, or,
+ * without a cache or when the commit fails, from the temporary library. */
+static PbcProgram *build(const Request *r, PbcCacheEntry *e, bool cached, char **error) {
+  char base[4300], tmpLib[4400], tmpSigs[4400], tmpHeader[4400];
+  pbcCacheTempBase(e, base, sizeof(base));
+  snprintf(tmpLib, sizeof(tmpLib), "%s.so", base);
+  snprintf(tmpSigs, sizeof(tmpSigs), "%s.entries", base);
+  snprintf(tmpHeader, sizeof(tmpHeader), "%s.h", base); /* the driver's C header */
+  PbcStrBuf diag = {0};
+  bool ok = runDriver(r, tmpLib, tmpSigs, &diag);
+  int n = 0;
+  PbcEntrySig *sigs = ok ? readSigsFile(tmpSigs, &n) : NULL;
+  if (ok && !sigs)
+    pbcStrBufPrintf(&diag, "libpbc: error: the driver's signatures '%s' are unreadable",
+                    tmpSigs);
+  unlink(tmpSigs);
+  unlink(tmpHeader);
+  PbcProgram *p = NULL;
+  char why[4600];
+  if (!sigs) {
+    while (diag.len && diag.data[diag.len - 1] == '\n')
+      diag.data[--diag.len] = 0;
+    pbcLibSetError(error, pbcLibMessage("%s", diag.len ? diag.data : "libpbc: compilation failed"));
+  } else if (cached && pbcCacheCommit(e, tmpLib, sigs, n, why, sizeof(why))) {
+    pbcCacheEvict(e->dir, e);
+    p = load(e->lib, sigs, n, error);
+  } else {
+    /* No cache, or the record could not be written (the library may have
+     * moved into place already): load what exists; it stays loaded once
+     * unlinked. */
+    p = load(access(tmpLib, R_OK) == 0 || !e->lib[0] ? tmpLib : e->lib, sigs, n, error);
+  }
+  unlink(tmpLib);
+  pbcStrBufDestroy(&diag);
+  return p;
+}
+
+/* Loads the valid cache entry, or builds it (again, when it was bad). */
+static PbcProgram *loadOrBuild(const Request *r, PbcCacheEntry *e, bool cached, char **error) {
   char why[512];
   bool missing;
   int n = 0;
-  PbcEntrySig *sigs = cached ? pbcCacheRead(e, r->key, &n, &missing, why, sizeof(why)) : NULL;
+  PbcEntrySig *sigs = cached ? pbcCacheRead(e, &n, &missing, why, sizeof(why)) : NULL;
   if (sigs) {
     pbcCacheTouch(e);
     return load(e->lib, sigs, n, error);
   }
   if (cached && !missing)
     pbcCacheRemove(e); /* corrupt or stale: rebuilt below */
-  if (!build(r, e, error))
-    return NULL;
-  sigs = pbcCacheRead(e, r->key, &n, &missing, why, sizeof(why));
-  if (!sigs) {
-    pbcLibSetError(error, pbcLibMessage("libpbc: the library just built at '%s' is not valid: %s",
-                                        e->lib, missing ? "it is gone" : why));
-    return NULL;
-  }
-  if (cached)
-    pbcCacheEvict(cacheDir, e);
-  return load(e->lib, sigs, n, error);
+  return build(r, e, cached, error);
 }
 
 PbcProgram *pbcProgramCompile(const char *text, const char *name,
@@ -334,16 +453,14 @@ PbcProgram *pbcProgramCompile(const char *text, const char *name,
     return NULL;
   }
   PbcCacheEntry e;
-  pbcCacheEntryPaths(cached ? dir : tmpDir, r.key, &e);
+  pbcCacheEntryInit(&e, cached ? dir : tmpDir, r.key);
   if (cached)
     claimKey(r.key);
-  PbcProgram *p = buildAndLoad(&r, &e, cached ? dir : NULL, error);
-  if (cached) {
+  PbcProgram *p = loadOrBuild(&r, &e, cached, error);
+  if (cached)
     releaseKey(r.key);
-  } else {
-    pbcCacheRemove(&e);
+  else
     rmdir(tmpDir);
-  }
   pbcChipDestroy(&r.chip);
   return p;
 }

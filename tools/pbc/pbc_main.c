@@ -54,6 +54,9 @@ static const char kUsage[] =
     "                       (default: obj, unless --run is given)\n"
     "  -o FILE              output file (default: stdout for IR and asm,\n"
     "                       INPUT.o for obj, libINPUT.so for lib)\n"
+    "  --signatures=FILE    with --emit=lib: also write the entry signatures as\n"
+    "                       text (what libpbc reads)\n"
+    "  --input-name=NAME    name the input NAME in diagnostics\n"
     "execution (JIT, on this machine):\n"
     "  --run[=N]            run each entry point on fresh random non-zero inputs;\n"
     "                       report the median time of N runs (default 10)\n"
@@ -81,7 +84,8 @@ typedef enum {
 } EmitKind;
 
 typedef struct Options {
-  const char *target, *chip, *input, *output, *entry, *disable, *dumpDir, *reproDir;
+  const char *target, *chip, *input, *output, *entry, *disable, *dumpDir, *reproDir, *signatures,
+      *inputName;
   const char *pluginDirs[16];
   int numPluginDirs;
   const char *chipSets[32]; /* --chip-set=KEY=VALUE */
@@ -188,6 +192,10 @@ static int parseArgs(int argc, char **argv, Options *o) {
       o->isolate = false;
     } else if (startsWith(a, "--reproducer-dir=")) {
       o->reproDir = a + 17;
+    } else if (startsWith(a, "--signatures=")) {
+      o->signatures = a + 13;
+    } else if (startsWith(a, "--input-name=")) {
+      o->inputName = a + 13;
     } else if (a[0] == '-' && a[1]) {
       return usageError("unknown option '%s'", a);
     } else if (o->input) {
@@ -250,7 +258,8 @@ static PbcSession *compileModule(Job *j, bool reference, int lastStage, MlirModu
   if (!s)
     return NULL;
   const char *fname = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;
-  MlirModule m = pbcSessionParse(s, pbcStrBufGet(&j->input), fname);
+  MlirModule m = o->inputName ? pbcSessionParseText(s, pbcStrBufGet(&j->input), o->inputName)
+                              : pbcSessionParse(s, pbcStrBufGet(&j->input), fname);
   if (mlirModuleIsNull(m) || !pbcSessionCheckInput(s, m)) {
     if (!mlirModuleIsNull(m))
       mlirModuleDestroy(m);
@@ -283,10 +292,17 @@ static int emitLibrary(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSig
     strcpy(dot, ".h");
   else
     strcat(header, ".h");
-  return pbcEmitSharedLibrary(m, j->plugin->table, &j->chip, o->optLevel, sigs, numSigs,
-                              outPath, header)
-             ? PBC_EXIT_OK
-             : PBC_EXIT_ERROR;
+  if (!pbcEmitSharedLibrary(m, j->plugin->table, &j->chip, o->optLevel, sigs, numSigs,
+                            outPath, header))
+    return PBC_EXIT_ERROR;
+  if (o->signatures) {
+    FILE *f = fopen(o->signatures, "w");
+    if (!f || !pbcEntrySigsWrite(f, sigs, numSigs) || fclose(f) != 0) {
+      fprintf(stderr, "pbc: error: cannot write '%s': %s\n", o->signatures, strerror(errno));
+      return PBC_EXIT_ERROR;
+    }
+  }
+  return PBC_EXIT_OK;
 }
 
 static int cmpDouble(const void *a, const void *b) {
@@ -490,6 +506,8 @@ static void commandLine(int argc, char **argv, char *buf, size_t len) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--probe-plugins") == 0) /* libpbc's plugin probe */
+    pbcPluginProbeFiles((const char *const *)argv + 2, argc - 2, 1);
   Options o = {0};
   int rc = parseArgs(argc, argv, &o);
   if (rc)

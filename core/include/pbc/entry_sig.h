@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "mlir-c/IR.h"
 
@@ -45,6 +46,12 @@ bool pbcFuncIsPublic(MlirOperation op);
 /* Collects the public functions of m. Returns the count, or -1 after
  * emitting a located error for an unsupported signature. */
 int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max);
+
+/* The text form of signatures (entry_sig_text.c): what `pbc --emit=lib
+ * --signatures=FILE` writes and libpbc reads. Read returns NULL (and frees
+ * everything) on malformed text; the caller frees the array. */
+bool pbcEntrySigsWrite(FILE *f, const PbcEntrySig *sigs, int n);
+PbcEntrySig *pbcEntrySigsRead(FILE *f, int *n);
 
 size_t pbcElemSize(PbcElemKind k);
 const char *pbcElemName(PbcElemKind k);  /* MLIR spelling: f32, bf16, i8 */

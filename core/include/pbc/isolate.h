@@ -4,20 +4,15 @@
 |* (the exact pipeline entry) and writes a reproducer: the input plus the    *|
 |* pipeline entries that ran up to and including the failing one, replayable *|
 |* with `pbc-opt -p`.                                                         *|
-|*                                                                          *|
-|* Thread safety: pbcRunIsolated may run from many threads at once (libpbc). *|
-|* Each call has its own crash page and, when `capture` is set, its own      *|
-|* pipe for the child's stderr; the caller's stderr is never redirected.     *|
-|* Forks are serialized with pbcForkLock, so a child never inherits another  *|
-|* call's pipe (which would delay that call's end-of-file).                  *|
+|* The child continues the parent's code after fork(), which is only safe   *|
+|* in a single-threaded process (another thread may hold a libc lock the    *|
+|* child then waits on forever): the drivers use this; libpbc, embedded in  *|
+|* threaded hosts, runs the pbc driver as a new process instead.            *|
 \*===----------------------------------------------------------------------===*/
 #ifndef PBC_ISOLATE_H
 #define PBC_ISOLATE_H
 
 #include <stdbool.h>
-#include <stddef.h>
-
-#include "pbc/strbuf.h"
 
 /* Exit codes of pbc and pbc-opt. */
 enum {
@@ -36,10 +31,6 @@ typedef struct PbcIsolateOptions {
   const char *reproDir;     /* where the reproducer goes (NULL: see
                                pbcReproducerDir) */
   const char *toolName;     /* "pbc" or "pbc-opt" */
-  PbcStrBuf *capture;       /* not NULL: the child's stderr and the crash
-                               report are appended here, not printed */
-  size_t captureLimit;      /* bytes kept in capture (0: 64 KiB); the rest
-                               is counted and dropped */
 } PbcIsolateOptions;
 
 /* Runs fn(arg) (in a child process when enabled) and returns its exit code,
@@ -52,10 +43,6 @@ int pbcRunIsolated(int (*fn)(void *), void *arg, const PbcIsolateOptions *o);
 /* The folder for crash reproducers: `explicitDir` if given, else
  * $PBC_REPRODUCER_DIR, else $TMPDIR, else /tmp (never the working folder). */
 const char *pbcReproducerDir(const char *explicitDir);
-
-/* Serializes fork() (and the parent-side set-up around it) across threads. */
-void pbcForkLock(void);
-void pbcForkUnlock(void);
 
 /* Called by the pipeline runner and code generation to say what runs now. */
 void pbcCrashContextSetPhase(const char *fmt, ...)

@@ -46,6 +46,15 @@ bool pbcPluginLoad(const char *path, PbcLoadedPlugin *out);
  * those that passed. */
 void pbcPluginDiscover(const char *const *extraDirs, int numExtraDirs,
                        PbcPluginSet *set);
+/* A threaded host (libpbc) names an executable whose `--probe-plugins
+ * PATH...` mode is pbcPluginProbeFiles (the pbc driver): probes then run in
+ * a new process, since fork-and-continue is unsafe with other threads. Set
+ * once, before discovery. */
+void pbcPluginSetProbeHelper(const char *executable);
+/* Loads each path and writes "INDEX o" or "INDEX e REASON" lines to fd,
+ * then ends the process (_exit(0)). */
+void pbcPluginProbeFiles(const char *const *paths, int n, int fd) __attribute__((noreturn));
+
 /* A loaded plugin by target name, or NULL. */
 const PbcLoadedPlugin *pbcPluginFind(const PbcPluginSet *set, const char *name);
 /* Names of the loaded targets, comma separated, for error messages. */
