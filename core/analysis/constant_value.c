@@ -6,7 +6,7 @@
 |* pbc-fold-constant-loads (to fold them) and pbc-hoist-invariant-loads (to  *|
 |* count the registers such values take: equal constants share one).        *|
 \*===----------------------------------------------------------------------===*/
-#include "pbc/constant_value.h"
+#include "analysis/constant_value.h"
 
 #include "mlir-c/AffineExpr.h"
 #include "mlir-c/AffineMap.h"

@@ -1,5 +1,5 @@
 /* Work of loop nests: see pbc/nest_work.h. */
-#include "pbc/nest_work.h"
+#include "analysis/nest_work.h"
 
 #include <limits.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The core's passes, registered under the names in their specs (which
  * pipeline files use), in the order `pbc-opt --list-passes` lists them. */
 #include "pbc/pass_registry.h"
-#include "pbc/passes.h"
+#include "passes/passes.h"
 
 void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   static const PbcCPassSpec *const kPasses[] = {

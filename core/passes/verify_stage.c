@@ -17,7 +17,7 @@
 |* A root loop is an affine.for/affine.parallel not nested in another one     *|
 |* (the same definition pbc-classify-nests tags).                             *|
 \*===----------------------------------------------------------------------===*/
-#include "pbc/passes.h"
+#include "passes/passes.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -14,9 +14,9 @@ out=build/fuzz
 mkdir -p "$out/obj" "$out/artifacts" "$out/corpus"
 LLVM=/usr/lib/llvm-22
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined -g -O1"
-INC="-Icore/include -Iplugins/include -Icore/mlir-ext/include -I$LLVM/include"
+INC="-Icore -Icore/include -Iplugins/include -Icore/mlir-ext/include -I$LLVM/include"
 objs=()
-for f in core/*.c core/passes/*.c core/analysis/*.c bazel-bin/pipelines/core_pipelines.c \
+for f in $(find core -name "*.c" -not -path "core/mlir-ext/*") bazel-bin/pipelines/core_pipelines.c \
          tests/fuzz/frontdoor_fuzzer.c; do
   o="$out/obj/$(echo "$f" | tr / _).o"
   clang-22 -std=c11 -D_GNU_SOURCE -DPBC_LIBFUZZER -fsanitize=fuzzer-no-link $SAN $INC -c "$f" -o "$o"

@@ -1,0 +1,43 @@
+/*===- passes/passes.h - The core's passes --------------------------------===*\
+|* Each pass is its spec: name, anchor op, summary, run and creator (each   *|
+|* registered by core/passes/register.c under the name in its spec).        *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_PASSES_H
+#define PBC_PASSES_H
+
+#include "pbc/c_pass.h"
+
+extern const PbcCPassSpec pbcDecomposeAggregatesPass;
+extern const PbcCPassSpec pbcDistinctResultsPass;
+extern const PbcCPassSpec pbcClassifyNestsPass;
+extern const PbcCPassSpec pbcParallelizePass;
+extern const PbcCPassSpec pbcCopyToLoopsPass;
+extern const PbcCPassSpec pbcFusePass;
+extern const PbcCPassSpec pbcFuseSlicesPass;
+extern const PbcCPassSpec pbcFuseRowsPass;
+extern const PbcCPassSpec pbcFuseEpiloguePass;
+extern const PbcCPassSpec pbcPadGemmPass;
+extern const PbcCPassSpec pbcTilePass;
+extern const PbcCPassSpec pbcPackPass;
+extern const PbcCPassSpec pbcTransposeCopiesPass;
+extern const PbcCPassSpec pbcVectorizePass;
+extern const PbcCPassSpec pbcAbsorbFillPass;
+extern const PbcCPassSpec pbcInterleavePass;
+extern const PbcCPassSpec pbcPrefetchPass;
+extern const PbcCPassSpec pbcHoistInvariantLoadsPass;
+extern const PbcCPassSpec pbcFoldConstantLoadsPass;
+extern const PbcCPassSpec pbcOverlappingLoadsPass;
+extern const PbcCPassSpec pbcSlidingWindowPass;
+extern const PbcCPassSpec pbcStreamingStoresPass;
+extern const PbcCPassSpec pbcPanelLayoutPass;
+extern const PbcCPassSpec pbcApproximateMathPass;
+extern const PbcCPassSpec pbcVectorizeReductionsPass;
+extern const PbcCPassSpec pbcRegisterTilePass;
+extern const PbcCPassSpec pbcUnrollJamPass;
+extern const PbcCPassSpec pbcPromoteAccumulatorsPass;
+extern const PbcCPassSpec pbcFpContractPass;
+extern const PbcCPassSpec pbcHoistReciprocalsPass;
+extern const PbcCPassSpec pbcTestCrashPass;
+extern const PbcCPassSpec pbcVerifyStagePass;
+
+#endif

@@ -1,0 +1,321 @@
+/* pbc-pack: fast buffers (PolyBlocks §4.3-4.4). For each nest the tiler gave
+ * pack sites (its cache tile loops), every read-only input is copied, tile by
+ * tile, into a contiguous buffer (MLIR's affineDataCopyGenerate: the region
+ * the tile touches, with the accesses rewritten to the buffer) in the chip's
+ * fast memory space. Policy: an input is packed at the innermost pack site its
+ * subscripts depend on, i.e. once per tile of that loop (a GEMM's B block in
+ * kc, its A block in ic), where it is reused by everything inside. Copy nests
+ * are marked `pbc.copy` so the vectorizer and the parallelizer treat them as
+ * what they are. */
+#include <stdlib.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+#include "pbc-ext/affine.h"
+#include "pbc/affine_access.h"
+#include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
+#include "passes/passes.h"
+#include "passes/s3/tiling/transpose_input.h"
+
+typedef struct {
+  unsigned fastSpace;
+  int lineBytes;
+  bool padBuffers;
+  long long l2; /* 0: copy every input (see wholeRowCopyIsWaste) */
+} State;
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+typedef struct {
+  PbcAccess acc[128];
+  int n;
+} Accs;
+
+typedef struct {
+  MlirOperation roots[1024];
+  int n;
+} Roots;
+
+static MlirWalkResult findSites(MlirOperation op, void *data) {
+  Roots *r = data;
+  if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, "pbc.pack_site")) {
+    if (r->n < 1024)
+      r->roots[r->n++] = op; /* outermost site of a nest */
+    return MlirWalkResultSkip;
+  }
+  return MlirWalkResultAdvance;
+}
+
+/* Written in the nest, possibly through another view of the same buffer. */
+static bool writtenIn(const Accs *a, MlirValue memref) {
+  for (int i = 0; i < a->n; ++i)
+    if (a->acc[i].isWrite && pbcMemrefsMayAlias(a->acc[i].memref, memref))
+      return true;
+  return false;
+}
+
+/* How many elements of the last dimension an access reaches while the loops
+ * inside `site` run (its own iv is fixed per tile); -1 if unknown. */
+static long long lastDimExtentIn(const PbcAccess *x, MlirOperation site) {
+  const PbcLinearForm *f = &x->subscripts[x->rank - 1];
+  long long extent = 1;
+  for (int t = 0; t < f->nTerms; ++t) {
+    MlirValue v = f->values[t];
+    if (!pbcValueIsDefinedInside(v, site) || mlirValueEqual(v, pbcLoopIv(site)))
+      continue;
+    if (!mlirValueIsABlockArgument(v))
+      return -1;
+    MlirOperation loop = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
+    long long trip = pbcOpIsA(loop, "affine.for") ? pbcExtAffineConstantTripCount(loop) : -1;
+    if (trip <= 0)
+      return -1;
+    long long c = f->coeffs[t] < 0 ? -f->coeffs[t] : f->coeffs[t];
+    extent += c * (trip - 1) * pbcLoopStep(loop);
+  }
+  return extent;
+}
+
+/* How many times the loops inside `site` reuse each element of the tile:
+ * the trips of the enclosing loops the access doesn't depend on. */
+static long long reuseIn(const PbcAccess *x, MlirOperation site) {
+  long long reuse = 1;
+  for (MlirOperation p = mlirOperationGetParentOperation(x->op);
+       !mlirOperationIsNull(p) && !mlirOperationEqual(p, site);
+       p = mlirOperationGetParentOperation(p)) {
+    long long trip = pbcOpIsA(p, "affine.for") ? pbcExtAffineConstantTripCount(p) : -1;
+    if (trip > 0 && !pbcAccessDependsOnLoop(x, p))
+      reuse *= trip;
+  }
+  return reuse;
+}
+
+/* Fewer reuses than this don't pay for a copy of rows that don't crowd. */
+enum { kMinReuse = 64 };
+
+/* On a CPU (fast memory = the caches) a tile made of whole rows of a
+ * row-major input gains nothing from a copy but the spreading of its rows
+ * over cache sets. That matters when the rows share one L1 set group (a
+ * multiple of 4 KiB, the way size of 32-48 KiB L1s: 1024^3 runs 1.35-1.5x
+ * slower uncopied); rows 1-3 KiB apart still spread over 4+ groups. The copy
+ * is then a waste where the input is larger than L2 (a pass over L3 or memory
+ * per call: 128x768x768 runs 15% faster without copying B's 192 x 768
+ * blocks), where each copied element is reused by few rows (the mlp
+ * example's 16 rows per core), or where the rows are read one after another
+ * along the innermost loop (a GEMM's A, row i along k): only the register
+ * tile's few rows are live at a time, too few to crowd a set group (256^3:
+ * 1.13 -> 1.06 pbc/oneDNN time, paired, with A's 1 KiB rows in place).
+ * But rows of a page or more that the innermost loop walks across (a GEMM's
+ * B panel, read row after row along k) put every step on a new page, where
+ * the hardware prefetchers stop (see pbc-panel-layout): those are copied
+ * whatever their size (2048x1536x2048, 6 KiB rows: 0.77x -> 0.93x oneDNN,
+ * paired). */
+enum { kPageBytes = 4096 };
+static bool streamedAlongInnermost(const PbcAccess *x) {
+  MlirOperation loop = mlirOperationGetParentOperation(x->op);
+  return pbcOpIsA(loop, "affine.for") && pbcAccessStrideAlong(x, loop) == PBC_STRIDE_CONTIGUOUS;
+}
+
+static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const State *st) {
+  MlirType t = mlirValueGetType(x->memref);
+  if (st->fastSpace != 0 || st->l2 <= 0 || !mlirShapedTypeHasStaticShape(t) ||
+      !pbcMemrefHasIdentityLayout(t))
+    return false;
+  int rank = (int)mlirShapedTypeGetRank(t);
+  long long bytes = pbcMemrefBytes(t);
+  long long rowBytes = mlirShapedTypeGetDimSize(t, rank - 1) * (pbcElementBits(t) / 8);
+  bool streamed = streamedAlongInnermost(x);
+  bool pagePerStep = rowBytes >= kPageBytes && !streamed;
+  return (bytes > st->l2 || reuseIn(x, site) < kMinReuse || streamed) &&
+         rowBytes % kPageBytes != 0 && !pagePerStep &&
+         lastDimExtentIn(x, site) >= mlirShapedTypeGetDimSize(t, rank - 1);
+}
+
+typedef struct {
+  MlirValue memref;
+  MlirOperation load;
+} CopyLoad;
+
+static MlirWalkResult findCopyLoad(MlirOperation op, void *data) {
+  CopyLoad *c = data;
+  if (pbcOpIsA(op, "affine.load") && mlirValueEqual(mlirOperationGetOperand(op, 0), c->memref)) {
+    c->load = op;
+    return MlirWalkResultInterrupt;
+  }
+  return MlirWalkResultAdvance;
+}
+
+/* The buffer the copy nest at the start of `site` fills from `memref`. */
+static MlirValue copyBuffer(MlirOperation site, MlirValue memref) {
+  CopyLoad c = {memref, {NULL}};
+  for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(site));
+       !mlirOperationIsNull(op) && mlirOperationIsNull(c.load);
+       op = mlirOperationGetNextInBlock(op))
+    if (pbcOpHasAttr(op, "pbc.copy"))
+      mlirOperationWalk(op, findCopyLoad, &c, MlirWalkPreOrder);
+  if (mlirOperationIsNull(c.load))
+    return (MlirValue){NULL};
+  MlirOpOperand use = mlirValueGetFirstUse(mlirOperationGetResult(c.load, 0));
+  MlirOperation store =
+      mlirOpOperandIsNull(use) ? (MlirOperation){NULL} : mlirOpOperandGetOwner(use);
+  return !mlirOperationIsNull(store) && pbcOpIsA(store, "affine.store")
+             ? mlirOperationGetOperand(store, 1)
+             : (MlirValue){NULL};
+}
+
+/* True if every use of `buf` is an affine access of it (linear subscripts)
+ * or its dealloc: rewriting those rewrites every use. */
+static bool onlyAffineUses(MlirValue buf) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    PbcAccess acc;
+    if (!pbcOpIsA(user, "memref.dealloc") &&
+        !(pbcAccessGet(user, &acc) && mlirValueEqual(acc.memref, buf)))
+      return false;
+  }
+  return true;
+}
+
+/* The buffer with dimension `dim` moved last, every access following; false
+ * (nothing changed) unless the buffer is a fresh static allocation used
+ * only by affine accesses and its dealloc. */
+static bool transposeBuffer(MlirValue buf, int dim) {
+  MlirType t = mlirValueGetType(buf);
+  if (mlirValueIsNull(buf) || !mlirValueIsAOpResult(buf) ||
+      !pbcOpIsA(mlirOpResultGetOwner(buf), "memref.alloc") || !mlirShapedTypeHasStaticShape(t) ||
+      !pbcMemrefHasIdentityLayout(t) || !onlyAffineUses(buf))
+    return false;
+  int rank = (int)mlirShapedTypeGetRank(t), perm[PBC_MAX_RANK];
+  pbcDimLastPermutation(rank, dim, perm);
+  int64_t shape[PBC_MAX_RANK];
+  for (int q = 0; q < rank; ++q)
+    shape[q] = mlirShapedTypeGetDimSize(t, perm[q]);
+  mlirValueSetType(buf, mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), rank, shape,
+                                          mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t)));
+  for (MlirOpOperand u = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u))
+    if (!pbcOpIsA(mlirOpOperandGetOwner(u), "memref.dealloc"))
+      pbcAccessPermuteSubscripts(mlirOpOperandGetOwner(u), perm);
+  return true;
+}
+
+static void packNest(MlirOperation outerSite, const State *st, int *packed) {
+  Accs *a = calloc(1, sizeof(Accs));
+  if (!pbcGatherAccesses(outerSite, a->acc, 128, &a->n))
+    a->n = 0; /* nothing is packed */
+  MlirValue done[128];
+  int nDone = 0;
+  for (int i = 0; i < a->n; ++i) {
+    const PbcAccess *x = &a->acc[i];
+    if (x->isWrite || writtenIn(a, x->memref) || !pbcMemrefIsRoot(pbcMemrefBase(x->memref)))
+      continue;
+    bool seen = false;
+    for (int d = 0; d < nDone; ++d)
+      seen |= mlirValueEqual(done[d], x->memref);
+    if (seen)
+      continue;
+    done[nDone++] = x->memref;
+    /* Innermost pack site (ancestor of the access) the access depends on. */
+    MlirOperation site = {NULL};
+    for (MlirOperation p = mlirOperationGetParentOperation(x->op);
+         !mlirOperationIsNull(p) && pbcOpIsInside(p, outerSite);
+         p = mlirOperationGetParentOperation(p))
+      if (pbcOpHasAttr(p, "pbc.pack_site") && pbcAccessDependsOnLoop(x, p)) {
+        site = p;
+        break;
+      }
+    /* An input pbc-tile marked (a GEMM's B read across J) is copied
+     * whatever its rows, into a buffer with the marked dimension last: the
+     * copy transposes (pbc-transpose-copies), the nest reads it along J. */
+    MlirAttribute transposed = mlirOperationGetAttributeByName(x->op, str("pbc.pack_transposed"));
+    bool transpose = !mlirAttributeIsNull(transposed);
+    if (mlirOperationIsNull(site) || (!transpose && wholeRowCopyIsWaste(x, site, st)) ||
+        !pbcExtAffineDataCopy(site, x->memref, 0, st->fastSpace, "pbc.copy"))
+      continue;
+    ++*packed;
+    if (transpose)
+      transposeBuffer(copyBuffer(site, x->memref), (int)mlirIntegerAttrGetValueInt(transposed));
+  }
+  free(a);
+}
+
+/* Rows a multiple of 256 bytes apart map the rows of a tile to a few cache
+ * set groups (a 128 x 1024 f32 buffer: 4 KiB apart, all in one
+ * set group, 12 ways for 128 rows). One cache line of padding per row
+ * spreads them; only the alloc's type changes: every access goes through
+ * the same value and stays in bounds. On GPUs the same padding avoids
+ * shared-memory bank conflicts. */
+static void padRows(MlirOperation alloc, int lineBytes) {
+  MlirValue buf = mlirOperationGetResult(alloc, 0);
+  MlirType t = mlirValueGetType(buf);
+  int rank = (int)mlirShapedTypeGetRank(t);
+  int bits = pbcElementBits(t);
+  if (rank < 2 || bits < 8 || !mlirShapedTypeHasStaticShape(t))
+    return;
+  int64_t shape[PBC_MAX_RANK];
+  for (int d = 0; d < rank && d < PBC_MAX_RANK; ++d)
+    shape[d] = mlirShapedTypeGetDimSize(t, d);
+  long long rowBytes = shape[rank - 1] * bits / 8;
+  if (!pbcRowsCrowdCacheSets(rowBytes) || lineBytes * 8 % bits)
+    return;
+  shape[rank - 1] += lineBytes * 8 / bits;
+  MlirType padded = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), rank, shape,
+                                      mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
+  mlirValueSetType(buf, padded);
+}
+
+static MlirWalkResult padBuffers(MlirOperation op, void *data) {
+  const State *st = data;
+  if (pbcOpIsA(op, "memref.alloc") && mlirOperationGetNumOperands(op) == 0) {
+    MlirValue buf = mlirOperationGetResult(op, 0);
+    /* Only the buffers pbc-pack made (filled by a pbc.copy nest), and only
+     * if every use is an affine access or the dealloc. */
+    bool filledByCopy = false;
+    for (MlirOpOperand u = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(u);
+         u = mlirOpOperandGetNextUse(u))
+      filledByCopy |= pbcOpIsInCopyNest(mlirOpOperandGetOwner(u));
+    if (filledByCopy && onlyAffineUses(buf) && st->padBuffers)
+      padRows(op, st->lineBytes);
+  }
+  return MlirWalkResultAdvance;
+}
+
+static MlirWalkResult unmark(MlirOperation op, void *data) {
+  (void)data;
+  mlirOperationRemoveAttributeByName(op, str("pbc.pack_site"));
+  mlirOperationRemoveAttributeByName(op, str("pbc.pack_transposed"));
+  return MlirWalkResultAdvance;
+}
+
+static bool run(MlirOperation func, void *state) {
+  Roots *r = calloc(1, sizeof(Roots));
+  mlirOperationWalk(func, findSites, r, MlirWalkPreOrder);
+  int packed = 0;
+  for (int i = 0; i < r->n; ++i)
+    packNest(r->roots[i], state, &packed);
+  if (packed)
+    mlirOperationWalk(func, padBuffers, state, MlirWalkPreOrder);
+  mlirOperationWalk(func, unmark, NULL, MlirWalkPreOrder);
+  free(r);
+  return true;
+}
+
+static MlirPass createPass(const char *options, char *err, size_t errLen);
+
+const PbcCPassSpec pbcPackPass = {
+    "pbc-pack", "func.func",   "Pack input tiles into contiguous fast buffers",
+    run,        sizeof(State), createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {"fast-memory-space", "cache-line-bytes", "pad", "l2-bytes",
+                                      NULL};
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+    return (MlirPass){NULL};
+  long long line = pbcPassOptionInt(options, "cache-line-bytes", 64);
+  State st = {(unsigned)pbcPassOptionInt(options, "fast-memory-space", 0),
+              line > 0 ? (int)line : 64, pbcPassOptionInt(options, "pad", 1) != 0,
+              pbcPassOptionInt(options, "l2-bytes", 0)};
+  return pbcCPassCreate(&pbcPackPass, &st);
+}

@@ -1,0 +1,220 @@
+/* pbc-prefetch{l2-bytes,cache-line-bytes}: software prefetch where the
+ * hardware prefetchers come late.
+ *
+ * 1. The next register tile's accumulators. A register-tiled micro kernel
+ * loads its MR x NR accumulators from the output before the reduction loop
+ * and stores them after it. When the output is larger than a core's L2
+ * those loads come from L3 or memory and stall the tile, with nothing else
+ * in flight yet (matmul 2048^3: C is 16 MiB and is read once per kc block;
+ * 0.59x -> 0.72x oneDNN with the prefetch, paired runs of
+ * tools/bench/run.sh). Each such load gets an affine.prefetch (for writing:
+ * the tile is stored back) of what the next iteration of the enclosing loop
+ * will load, one tile's compute ahead. A prefetch past the last row is a
+ * hint, never a fault. Outputs that fit in L2, and tiles with short
+ * reductions (stencils), are left alone.
+ *
+ * 2. Rows read in short runs (prefetchNextRow): the lines of a row a few
+ * rows ahead. */
+#include <stdlib.h>
+
+#include "mlir-c/AffineExpr.h"
+#include "mlir-c/AffineMap.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "pbc-ext/affine.h"
+#include "pbc/affine_access.h"
+#include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
+#include "passes/passes.h"
+
+typedef struct {
+  long long l2, lineBytes;
+} State;
+
+enum { kMaxLoops = 4096, kMaxLines = 16, kMaxRunBytes = 8192 };
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+/* A tile whose reduction is shorter than this computes for less than a
+ * memory latency: the prefetch can't run ahead of anything and costs an
+ * instruction per element (the blur stencils' 5 taps ran 2.5x slower). */
+enum { kMinReduction = 32 };
+
+/* True if `load` initializes an iter_arg of a loop in its own block that
+ * runs a reduction of at least kMinReduction steps, and the block also
+ * stores to its memref (a micro kernel's accumulator tile). */
+static bool isAccumulatorInit(MlirOperation load, MlirBlock block) {
+  MlirValue r = mlirOperationGetResult(load, 0);
+  bool init = false;
+  for (MlirOpOperand u = mlirValueGetFirstUse(r); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    if (!pbcOpIsA(user, "affine.for") || mlirOperationGetNumResults(user) == 0 ||
+        !mlirBlockEqual(mlirOperationGetBlock(user), block))
+      continue;
+    long long steps = pbcBandIterations(user); /* -1: unknown, a long one */
+    init |= steps < 0 || steps >= kMinReduction;
+  }
+  if (!init)
+    return false;
+  MlirValue memref = mlirOperationGetOperand(load, 0);
+  for (MlirOperation op = mlirBlockGetFirstOperation(block); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    PbcAccess a;
+    if (pbcAccessGet(op, &a) && a.isWrite && mlirValueEqual(a.memref, memref))
+      return true;
+  }
+  return false;
+}
+
+/* affine.apply (d0) -> (d0 + steps * step) of the loop's iv, at the top of
+ * its body. */
+static MlirValue nextIv(MlirOperation loop, long long steps) {
+  MlirContext ctx = mlirOperationGetContext(loop);
+  MlirAffineExpr e = mlirAffineAddExprGet(
+      mlirAffineDimExprGet(ctx, 0), mlirAffineConstantExprGet(ctx, steps * pbcLoopStep(loop)));
+  MlirValue iv = pbcLoopIv(loop);
+  return pbcBuildAffineApply(mlirBlockGetFirstOperation(pbcLoopBody(loop)),
+                             mlirAffineMapGet(ctx, 1, 0, 1, &e), &iv, 1,
+                             mlirOperationGetLocation(loop));
+}
+
+/* True if the loop's iv is one of the access's map operands. */
+static bool readsIv(MlirOperation load, MlirValue iv) {
+  for (intptr_t i = 1; i < mlirOperationGetNumOperands(load); ++i)
+    if (mlirValueEqual(mlirOperationGetOperand(load, i), iv))
+      return true;
+  return false;
+}
+
+/* affine.prefetch (for writing or reading) of the element `load` reads,
+ * with the loop's iv advanced (`next`), inserted before `load`. */
+static void prefetchNext(MlirOperation load, MlirValue iv, MlirValue next, bool isWrite) {
+  intptr_t n = mlirOperationGetNumOperands(load);
+  MlirValue *operands = malloc(sizeof(MlirValue) * (size_t)n);
+  for (intptr_t i = 0; i < n; ++i) {
+    MlirValue v = mlirOperationGetOperand(load, i);
+    operands[i] = i > 0 && mlirValueEqual(v, iv) ? next : v;
+  }
+  pbcBuildAffinePrefetch(load, operands, (int)n, mlirOperationGetAttributeByName(load, str("map")),
+                         isWrite, mlirOperationGetLocation(load));
+  free(operands);
+}
+
+static void prefetchLoop(MlirOperation loop, const State *st) {
+  MlirBlock body = pbcLoopBody(loop);
+  MlirValue iv = pbcLoopIv(loop), next = {NULL};
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    PbcAccess a;
+    if (!pbcAccessGet(op, &a) || a.isWrite || !readsIv(op, iv))
+      continue;
+    /* (dynamic shapes: negative bytes, left alone) */
+    if (pbcMemrefBytes(mlirValueGetType(a.memref)) <= st->l2 || !isAccumulatorInit(op, body))
+      continue;
+    if (mlirValueIsNull(next))
+      next = nextIv(loop, 1);
+    prefetchNext(op, iv, next, true);
+  }
+}
+
+/* Rows ahead: a prefetch must be issued about a memory latency before the
+ * load, which under load is about kAheadBytes of a core's reads (~250 ns
+ * at ~30 GB/s); one run's compute is less when runs are short. Blur
+ * 4096^2 (6 KiB runs; bench_blur, quiet spells, paired): 1 -> 2 rows ahead
+ * 0-5% faster (3 paired runs); 3 rows no better. */
+enum { kAheadBytes = 8192, kMaxRowsAhead = 8 };
+
+static long long rowsAhead(long long runBytes) {
+  long long rows = runBytes > 0 ? (kAheadBytes + runBytes - 1) / runBytes : 1;
+  return rows < 1 ? 1 : rows > kMaxRowsAhead ? kMaxRowsAhead : rows;
+}
+
+/* Rows read in short runs: `loop` is an innermost vector loop (no
+ * iter_args) reading along a row of an array larger than L2 for at most
+ * kMaxRunBytes, a part of the row only, and its parent moves to the next
+ * row (a 2-D tile of the blur's input: 512 of 4100 pixels per row). The
+ * hardware prefetchers take each run for a new stream and follow it only
+ * after a few misses, on every row. So each cache line the loop reads gets
+ * a prefetch of the same line rowsAhead rows ahead (the parent's later
+ * iterations). (Copy nests are left alone: their rows were not measured.) */
+static void prefetchNextRow(MlirOperation loop, const State *st) {
+  MlirOperation parent = mlirOperationGetParentOperation(loop);
+  long long trip = pbcExtAffineConstantTripCount(loop); /* iterations */
+  if (!pbcOpIsA(parent, "affine.for") || mlirOperationGetNumResults(loop) > 0 || trip <= 0 ||
+      pbcOpIsInCopyNest(loop))
+    return;
+  if (!pbcLoopBodyIsFlat(loop))
+    return;
+  MlirBlock body = pbcLoopBody(loop);
+  MlirValue iv = pbcLoopIv(loop), row = pbcLoopIv(parent), next = {NULL};
+  PbcAccess seen[kMaxLines]; /* the lines prefetched: accesses rounded down to a line */
+  int nSeen = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    PbcAccess a;
+    /* (prefetchNext advances the row where it is an operand: not through
+     * an affine.apply, which the linear forms below see through) */
+    if (!pbcAccessGet(op, &a) || a.isWrite || !a.lanes || !readsIv(op, row) ||
+        pbcMemrefBytes(mlirValueGetType(a.memref)) <= st->l2)
+      continue;
+    const PbcLinearForm *inner = &a.subscripts[a.rank - 1];
+    long long c = pbcLinearCoeff(inner, iv), eb = pbcElementBits(mlirValueGetType(a.memref)) / 8;
+    bool alongRow = c > 0 && pbcLinearCoeff(inner, row) == 0 && inner->constant >= 0,
+         nextRow = false;
+    for (int e = 0; e < a.rank - 1 && alongRow; ++e) {
+      alongRow = pbcLinearCoeff(&a.subscripts[e], iv) == 0;
+      nextRow |= pbcLinearCoeff(&a.subscripts[e], row) != 0;
+    }
+    /* A run as long as the row is one stream with the next row's. */
+    long long span = c * pbcLoopStep(loop) * trip;
+    if (!alongRow || !nextRow || span * eb > kMaxRunBytes ||
+        span >= mlirShapedTypeGetDimSize(mlirValueGetType(a.memref), a.rank - 1))
+      continue;
+    /* One prefetch per line (the constant is >= 0: it rounds down). */
+    long long lineElems = st->lineBytes / eb > 0 ? st->lineBytes / eb : 1;
+    long long *k = &a.subscripts[a.rank - 1].constant;
+    *k -= *k % lineElems;
+    bool done = nSeen == kMaxLines;
+    for (int i = 0; i < nSeen && !done; ++i)
+      done = pbcAccessesSame(&seen[i], &a);
+    if (done)
+      continue;
+    seen[nSeen++] = a;
+    if (mlirValueIsNull(next))
+      next = nextIv(parent, rowsAhead(span * eb));
+    prefetchNext(op, row, next, false);
+  }
+}
+
+static bool run(MlirOperation func, void *state) {
+  MlirOperation *loops = calloc(kMaxLoops, sizeof(MlirOperation));
+  int n = pbcLoopsInnerFirst(func, loops, kMaxLoops);
+  for (int i = 0; i < n; ++i) {
+    prefetchLoop(loops[i], state);
+    prefetchNextRow(loops[i], state);
+  }
+  free(loops);
+  return true;
+}
+
+static MlirPass createPass(const char *options, char *err, size_t errLen);
+
+const PbcCPassSpec pbcPrefetchPass = {
+    "pbc-prefetch",
+    "func.func",
+    "Prefetch the next register tile's accumulators and the next row of short row runs",
+    run,
+    sizeof(State),
+    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {"l2-bytes", "cache-line-bytes", NULL};
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+    return (MlirPass){NULL};
+  State st = {pbcPassOptionInt(options, "l2-bytes", 1 << 20),
+              pbcPassOptionInt(options, "cache-line-bytes", 64)};
+  if (st.lineBytes <= 0)
+    st.lineBytes = 64;
+  return pbcCPassCreate(&pbcPrefetchPass, &st);
+}

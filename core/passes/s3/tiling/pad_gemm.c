@@ -1,0 +1,382 @@
+/* pbc-pad-gemm{vector-bits,l3-bytes}: partial tiles of a GEMM by padding (PolyBlocks
+ * §4.3: "partial tiles handled"). pbc-tile only takes register tiles that
+ * divide the loops (MR rows by NV vectors), so N not a multiple of the
+ * vector lanes left a GEMM untiled and scalar (997^3 ran at 0.017x oneDNN),
+ * and an M with no divisor in 4..16 left it one row high. Such a GEMM
+ *   C[i, j] (+)= A[i, k] * B[k, j]   (a perfect band of three loops from 0,
+ *   step 1, every subscript one of their indices, the loops the memrefs'
+ *   whole dimensions)
+ * runs instead on buffers padded to N' (a multiple of the lanes) and M' (a
+ * multiple of 8): A' and B' are copies with zeros in the padding (a zero
+ * row or column adds nothing to C), C' starts as C (or as C's fill, which
+ * is moved to it: pbc-absorb-fill then drops it) and is copied back after.
+ * The copies cost a pass over each operand, against a tiled, vectorized
+ * GEMM; their nests are ordinary pointwise nests for the passes after. */
+#include <stdlib.h>
+
+#include "mlir-c/AffineExpr.h"
+#include "mlir-c/AffineMap.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "pbc/affine_access.h"
+#include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
+#include "passes/passes.h"
+#include "passes/s3/tiling/skinny_gemm.h"
+
+typedef struct {
+  int vectorBits;
+  long long l3; /* which skinny GEMMs pbc-tile reads as dot products */
+} State;
+
+enum { kMaxAccesses = 16, kMaxOperands = 3 };
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+typedef struct {
+  MlirOperation band[3];
+  long long trip[3];
+  PbcAccess acc[kMaxAccesses];
+  int n;
+  int loopOf[kMaxAccesses][2];   /* band position each subscript indexes */
+  MlirValue buf[kMaxOperands];   /* distinct memrefs; buf[0] is the output */
+  int bufLoops[kMaxOperands][2]; /* the loops every access of buf[b] uses */
+  int nBufs;
+  int iPos, jPos; /* band positions of the output's row and column loops */
+} Gemm;
+
+static long long roundUp(long long x, long long m) { return (x + m - 1) / m * m; }
+
+/* True if `f` is the loop index `iv` alone (unscaled, no offset). */
+static bool isPlainIndex(const PbcLinearForm *f, MlirValue iv) {
+  long long k;
+  return pbcLinearIsIvPlusConstant(f, iv, &k) && k == 0;
+}
+
+/* Position in the band of the loop whose index `f` is, or -1. */
+static int ivPosition(const PbcLinearForm *f, const Gemm *g) {
+  int l = f->linear && f->nTerms == 1 ? pbcLoopIndexOf(f->values[0], g->band, 3) : -1;
+  return l >= 0 && isPlainIndex(f, pbcLoopIv(g->band[l])) ? l : -1;
+}
+
+static bool isFloatMemref(MlirType t) {
+  if (!mlirTypeIsAMemRef(t) || !mlirShapedTypeHasStaticShape(t) || !pbcMemrefHasIdentityLayout(t))
+    return false;
+  MlirType e = mlirShapedTypeGetElementType(t);
+  return mlirTypeIsAF32(e) || mlirTypeIsAF64(e) || mlirTypeIsAF16(e) || mlirTypeIsABF16(e);
+}
+
+/* Matches the GEMM shape above; every access in g, the output first. */
+static bool matchGemm(MlirOperation root, Gemm *g) {
+  if (pbcLoopBand(root, g->band, 3) != 3)
+    return false;
+  for (int l = 0; l < 3; ++l) {
+    PbcLinearForm lb;
+    g->trip[l] = pbcLoopZeroBasedTrip(g->band[l]);
+    if (g->trip[l] <= 0 || !pbcLoopBoundForm(g->band[l], false, &lb) || lb.nTerms ||
+        lb.constant != 0)
+      return false;
+  }
+  if (!pbcLoopBodyIsFlat(g->band[2]) || !pbcGatherAccesses(g->band[2], g->acc, kMaxAccesses, &g->n))
+    return false;
+  g->nBufs = 0;
+  int stores = 0;
+  for (int x = 0; x < g->n; ++x) {
+    PbcAccess *a = &g->acc[x];
+    if (a->lanes || a->rank != 2 || !isFloatMemref(mlirValueGetType(a->memref)))
+      return false;
+    for (int d = 0; d < 2; ++d) {
+      int l = ivPosition(&a->subscripts[d], g);
+      if (l < 0 || mlirShapedTypeGetDimSize(mlirValueGetType(a->memref), d) != g->trip[l])
+        return false;
+      g->loopOf[x][d] = l;
+    }
+    int b = 0;
+    while (b < g->nBufs && !mlirValueEqual(g->buf[b], a->memref))
+      ++b;
+    if (b == g->nBufs) {
+      if (b == kMaxOperands)
+        return false;
+      g->buf[g->nBufs++] = a->memref;
+      g->bufLoops[b][0] = g->loopOf[x][0];
+      g->bufLoops[b][1] = g->loopOf[x][1];
+    } else if (g->bufLoops[b][0] != g->loopOf[x][0] || g->bufLoops[b][1] != g->loopOf[x][1]) {
+      return false; /* C[i, j] and C[j, i]: one padded shape can't serve both */
+    }
+    if (a->isWrite) {
+      ++stores;
+      if (b != 0) { /* the output first */
+        MlirValue t = g->buf[0];
+        g->buf[0] = g->buf[b];
+        g->buf[b] = t;
+        int l0 = g->bufLoops[0][0], l1 = g->bufLoops[0][1];
+        g->bufLoops[0][0] = g->bufLoops[b][0];
+        g->bufLoops[0][1] = g->bufLoops[b][1];
+        g->bufLoops[b][0] = l0;
+        g->bufLoops[b][1] = l1;
+      }
+      g->iPos = g->loopOf[x][0];
+      g->jPos = g->loopOf[x][1];
+    }
+  }
+  if (stores != 1 || g->nBufs != 3 || g->iPos == g->jPos)
+    return false;
+  /* Each buffer is one array: no two of them may alias. */
+  for (int x = 0; x < 3; ++x)
+    for (int y = x + 1; y < 3; ++y)
+      if (pbcMemrefsMayAlias(g->buf[x], g->buf[y]))
+        return false;
+  return true;
+}
+
+/* `origin` + p for each p in the nest's box, as affine.apply (or p itself). */
+static void offsetIndices(MlirOperation at, const MlirValue *ivs, const long long *origin,
+                          MlirLocation loc, MlirValue *out) {
+  MlirContext ctx = mlirOperationGetContext(at);
+  for (int d = 0; d < 2; ++d) {
+    MlirAffineExpr e = mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0),
+                                            mlirAffineConstantExprGet(ctx, origin[d]));
+    out[d] = origin[d]
+                 ? pbcBuildAffineApply(at, mlirAffineMapGet(ctx, 1, 0, 1, &e), &ivs[d], 1, loc)
+                 : ivs[d];
+  }
+}
+
+/* dst[dstOrigin + p] = src[srcOrigin + p] (src null: = 0) for p in
+ * [0, extent), before `before`; nothing if the box is empty. */
+static void buildShiftedCopy(MlirOperation before, MlirValue src, const long long *srcOrigin,
+                             MlirValue dst, const long long *dstOrigin, const long long *extent,
+                             MlirLocation loc) {
+  if (extent[0] <= 0 || extent[1] <= 0)
+    return;
+  int64_t shape[2] = {extent[0], extent[1]};
+  MlirValue ivs[2], from[2], to[2];
+  MlirOperation end;
+  MlirOperation nest = pbcBuildAffineNest(before, shape, 2, loc, ivs, &end);
+  MlirContext ctx = mlirOperationGetContext(nest);
+  offsetIndices(end, ivs, dstOrigin, loc, to);
+  MlirValue v;
+  if (mlirValueIsNull(src)) {
+    MlirType e = mlirShapedTypeGetElementType(mlirValueGetType(dst));
+    MlirNamedAttribute value = mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("value")),
+                                                     mlirFloatAttrDoubleGet(ctx, e, 0.0));
+    v = mlirOperationGetResult(pbcBuildOp(end, "arith.constant", 0, NULL, e, 1, &value), 0);
+  } else {
+    offsetIndices(end, ivs, srcOrigin, loc, from);
+    v = mlirOperationGetResult(pbcBuildAffineLoad(end, src, from, 2, loc), 0);
+  }
+  pbcBuildAffineStore(end, v, dst, to, 2, loc);
+  pbcNestSetKind(nest, "pointwise");
+}
+
+/* dst[o + p] = src[o + p] (src null: = 0) over the box [o, o + extent). */
+static void buildCopy(MlirOperation before, MlirValue src, MlirValue dst, const long long *origin,
+                      const long long *extent, MlirLocation loc) {
+  buildShiftedCopy(before, src, origin, dst, origin, extent, loc);
+}
+
+/* True if `f` fills `c`: a perfect band over c's dimensions, in order,
+ * storing a constant; its loops in `band`, its store in `store`. */
+static bool isFillOf(MlirOperation f, MlirValue c, MlirOperation band[2], PbcAccess *store) {
+  MlirOperation constant;
+  if (!pbcOpIsA(f, "affine.for") || pbcLoopBand(f, band, 2) != 2 ||
+      !pbcLoopStoresOnlyConstant(band[1], store, &constant) || store->lanes ||
+      !mlirValueEqual(store->memref, c))
+    return false;
+  MlirType t = mlirValueGetType(c);
+  for (int d = 0; d < 2; ++d) {
+    PbcLinearForm lb;
+    if (!isPlainIndex(&store->subscripts[d], pbcLoopIv(band[d])) ||
+        pbcLoopZeroBasedTrip(band[d]) != mlirShapedTypeGetDimSize(t, d) ||
+        !pbcLoopBoundForm(band[d], false, &lb) || lb.nTerms || lb.constant)
+      return false;
+  }
+  return true;
+}
+
+/* The op before `root` in its block that last touches `c`, or null. */
+static MlirOperation previousToucher(MlirOperation root, MlirValue c) {
+  MlirOperation last = {NULL};
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirOperationGetBlock(root));
+       !mlirOperationEqual(op, root); op = mlirOperationGetNextInBlock(op))
+    if (pbcMayAccessMemref(op, c))
+      last = op;
+  return last;
+}
+
+/* True if B (the input indexed by J) is contiguous along K: B[j, k], a
+ * linear layer's weight. */
+static bool readsBAlongK(const Gemm *g) {
+  for (int b = 1; b < g->nBufs; ++b)
+    if (g->bufLoops[b][0] == g->jPos || g->bufLoops[b][1] == g->jPos)
+      return g->bufLoops[b][1] != g->jPos && g->bufLoops[b][1] != g->iPos;
+  return false;
+}
+
+/* A skinny GEMM (skinny_gemm.h) reads B in place, once: a padded copy
+ * of B would triple its traffic. Its columns up to the last whole vector
+ * run in place; the last r < lanes columns run as a second nest, also in
+ * place where r is a multiple of a quarter vector (narrower vectors: 1000
+ * columns, 16 lanes: the last 8 as one 8-lane vector), else on copies of
+ * B's and C's last r columns, padded to one vector (zeros in B's). */
+static void padPartialColumns(MlirOperation root, const Gemm *g, long long lanes, int bits) {
+  long long n = g->trip[g->jPos], r = n % lanes, n0 = n - r;
+  MlirLocation loc = mlirOperationGetLocation(root);
+  MlirOperation after = mlirOperationGetNextInBlock(root);
+  if (pbcVectorLanes((int)lanes * bits, bits, r) >= lanes / 4) {
+    int j = g->jPos;
+    MlirValue origin = pbcBuildIndexConstant(root, n0);
+    pbcCloneNestRestricted(root, after, 1, &j, &r, &origin, NULL);
+    pbcLoopSetUpperBound(g->band[j], n0);
+    return;
+  }
+  MlirOperation tail = mlirOperationClone(root), band[3];
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(root), after, tail);
+  pbcLoopBand(tail, band, 3);
+  pbcLoopSetUpperBound(band[g->jPos], lanes);
+  PbcAccess acc[kMaxAccesses];
+  int nAcc;
+  pbcGatherAccesses(band[2], acc, kMaxAccesses, &nAcc);
+  MlirValue pad[kMaxOperands];
+  long long zero[2] = {0, 0};
+  for (int b = 0; b < g->nBufs; ++b) {
+    int d = g->bufLoops[b][0] == g->jPos ? 0 : g->bufLoops[b][1] == g->jPos ? 1 : -1;
+    pad[b] = g->buf[b];
+    if (d < 0)
+      continue; /* A: read in place */
+    MlirType t = mlirValueGetType(g->buf[b]);
+    long long dims[2] = {mlirShapedTypeGetDimSize(t, 0), mlirShapedTypeGetDimSize(t, 1)};
+    int64_t shape[2] = {dims[0], dims[1]};
+    shape[d] = lanes;
+    MlirType pt = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), 2, shape,
+                                    mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
+    pad[b] = mlirOperationGetResult(pbcBuildAlloc(root, pt, loc), 0);
+    long long from[2] = {0, 0}, part[2] = {dims[0], dims[1]}, rest[2] = {dims[0], dims[1]},
+              restAt[2] = {0, 0};
+    from[d] = n0;
+    part[d] = r;
+    rest[d] = lanes - r;
+    restAt[d] = r;
+    buildShiftedCopy(root, g->buf[b], from, pad[b], zero, part, loc);
+    buildShiftedCopy(root, (MlirValue){NULL}, zero, pad[b], restAt, rest, loc);
+    if (b == 0) /* C's last columns back, after the tail */
+      buildShiftedCopy(after, pad[0], zero, g->buf[0], from, part, loc);
+  }
+  for (int a = 0; a < nAcc; ++a)
+    for (int b = 0; b < g->nBufs; ++b)
+      if (mlirValueEqual(acc[a].memref, g->buf[b]))
+        mlirOperationSetOperand(acc[a].op, acc[a].isWrite ? 1 : 0, pad[b]);
+  for (int b = 0; b < g->nBufs; ++b)
+    if (!mlirValueEqual(pad[b], g->buf[b]))
+      pbcBuildDealloc(after, pad[b], loc);
+  pbcLoopSetUpperBound(g->band[g->jPos], n0);
+}
+
+static void padGemm(MlirOperation root, const State *st) {
+  Gemm g;
+  if (!matchGemm(root, &g))
+    return;
+  MlirType ct = mlirValueGetType(g.buf[0]);
+  int bits = pbcElementBits(ct);
+  long long lanes = bits > 0 ? st->vectorBits / bits : 0;
+  if (lanes < 2)
+    return;
+  long long padded[3] = {g.trip[0], g.trip[1], g.trip[2]};
+  long long m = g.trip[g.iPos], n = g.trip[g.jPos];
+  long long k = g.trip[3 - g.iPos - g.jPos];
+  if (readsBAlongK(&g) &&
+      pbcSkinnyDotRowTile(m, k, n * k * (bits / 8), st->vectorBits, bits, 0, st->l3))
+    return; /* dot products along K: J needs no whole vectors */
+  bool skinny = pbcSkinnyKnRowTile(m) > 0;
+  if (n % lanes && skinny && n > lanes) {
+    padPartialColumns(root, &g, lanes, bits);
+    return;
+  }
+  if (n % lanes)
+    padded[g.jPos] = roundUp(n, lanes);
+  /* register tiles 4 to 16 rows high, or one over all rows if skinny */
+  if (!skinny && !pbcHasDivisorIn(m, 4, 16))
+    padded[g.iPos] = roundUp(m, 8);
+  if (padded[g.iPos] == m && padded[g.jPos] == n)
+    return;
+  MlirLocation loc = mlirOperationGetLocation(root);
+  MlirOperation after = mlirOperationGetNextInBlock(root);
+  MlirValue pad[kMaxOperands];
+  for (int b = 0; b < g.nBufs; ++b) {
+    /* This buffer's dimensions: the band loops that index them. */
+    int loop[2] = {-1, -1};
+    for (int a = 0; a < g.n; ++a)
+      if (mlirValueEqual(g.acc[a].memref, g.buf[b])) {
+        loop[0] = g.loopOf[a][0];
+        loop[1] = g.loopOf[a][1];
+      }
+    MlirType t = mlirValueGetType(g.buf[b]);
+    long long dims[2] = {mlirShapedTypeGetDimSize(t, 0), mlirShapedTypeGetDimSize(t, 1)};
+    int64_t shape[2] = {padded[loop[0]], padded[loop[1]]};
+    if (shape[0] == dims[0] && shape[1] == dims[1]) {
+      pad[b] = g.buf[b]; /* not indexed by a padded loop: read in place */
+      continue;
+    }
+    MlirType pt = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), 2, shape,
+                                    mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
+    pad[b] = mlirOperationGetResult(pbcBuildAlloc(root, pt, loc), 0);
+    long long zero[2] = {0, 0};
+    MlirOperation fillBand[2];
+    PbcAccess fill;
+    MlirOperation prev = b == 0 ? previousToucher(root, g.buf[0]) : (MlirOperation){NULL};
+    if (b == 0 && !mlirOperationIsNull(prev) && isFillOf(prev, g.buf[0], fillBand, &fill)) {
+      /* C's fill fills C' (whole: C' is then C's initial value). */
+      mlirOperationSetOperand(fill.op, 1, pad[0]);
+      for (int d = 0; d < 2; ++d)
+        pbcLoopSetUpperBound(fillBand[d], shape[d]);
+      /* the alloc must dominate the fill */
+      mlirOperationMoveBefore(mlirOpResultGetOwner(pad[0]), prev);
+    } else {
+      buildCopy(root, g.buf[b], pad[b], zero, dims, loc);
+      if (b > 0) { /* inputs: zeros in the padding */
+        long long belowOrigin[2] = {dims[0], 0}, below[2] = {shape[0] - dims[0], shape[1]};
+        long long rightOrigin[2] = {0, dims[1]}, right[2] = {dims[0], shape[1] - dims[1]};
+        buildCopy(root, (MlirValue){NULL}, pad[b], belowOrigin, below, loc);
+        buildCopy(root, (MlirValue){NULL}, pad[b], rightOrigin, right, loc);
+      }
+    }
+  }
+  for (int a = 0; a < g.n; ++a) {
+    int b = 0;
+    while (!mlirValueEqual(g.buf[b], g.acc[a].memref))
+      ++b;
+    mlirOperationSetOperand(g.acc[a].op, g.acc[a].isWrite ? 1 : 0, pad[b]);
+  }
+  for (int l = 0; l < 3; ++l)
+    pbcLoopSetUpperBound(g.band[l], padded[l]);
+  MlirType t = mlirValueGetType(g.buf[0]);
+  long long zero[2] = {0, 0};
+  long long dims[2] = {mlirShapedTypeGetDimSize(t, 0), mlirShapedTypeGetDimSize(t, 1)};
+  buildCopy(after, pad[0], g.buf[0], zero, dims, loc);
+  for (int b = 0; b < g.nBufs; ++b)
+    if (!mlirValueEqual(pad[b], g.buf[b]))
+      pbcBuildDealloc(after, pad[b], loc);
+}
+
+static bool run(MlirOperation func, void *state) {
+  MlirOperation roots[4096];
+  int n = pbcRootNests(func, "matmul", roots, 4096);
+  for (int i = 0; i < n; ++i)
+    padGemm(roots[i], state);
+  return true;
+}
+
+static MlirPass createPass(const char *options, char *err, size_t errLen);
+
+const PbcCPassSpec pbcPadGemmPass = {
+    "pbc-pad-gemm", "func.func", "GEMMs on buffers padded to whole register tiles", run,
+    sizeof(State),  createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {"vector-bits", "l3-bytes", NULL};
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+    return (MlirPass){NULL};
+  State st = {(int)pbcPassOptionInt(options, "vector-bits", 256),
+              pbcPassOptionInt(options, "l3-bytes", 8 << 20)};
+  return pbcCPassCreate(&pbcPadGemmPass, &st);
+}

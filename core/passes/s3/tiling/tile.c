@@ -1,0 +1,695 @@
+/* pbc-tile: the first phase of S3's two-phase tiling (PolyBlocks §4.3) for
+ * key nests (pbc.kind = matmul: matmuls, batch matmuls, convolutions,
+ * contractions). Roles come from the access analysis: the vector loop J
+ * (contiguous in the output's last subscript), the register loop I (the
+ * nearest parallel loop outside J that the output uses and J's vector
+ * operand does not: moved next to J), and the reduction loops R after J.
+ *  - Register tile: MR iterations of I x NV vectors of J, chosen by a cost
+ *    model (FMAs per load: MR*NV / (MR+NV), within the chip's vector
+ *    registers, dividing the trip counts so every tile is full; a
+ *    convolution whose I has no good divisor is split into full tiles and a
+ *    remainder nest).
+ *  - Cache tiles for GEMM-shaped nests (one reduction loop): KC so a B
+ *    micro-panel (KC x NR) fills up to a quarter of L2, MC so the A block
+ *    (MC x KC) fits the rest in blocks the cores split evenly, NC so the B
+ *    block (KC x NC) fits half of L3; loop order jc, kc, ic, jr, ir
+ *    (BLIS), point loops i, j, k.
+ * Loops are marked for the later passes: pbc.register_tile = size on I and
+ * J (pbc-register-tile; split after packing, so the copied regions are
+ * exact), pbc.vectorize on J, pbc.pack_site on the cache tile loops
+ * (pbc-pack), pbc.parallel on loops that were parallel before tiling
+ * (pbc-parallelize: packing adds buffers private to each iteration, which the
+ * dependence test can't see through). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "pbc-ext/affine.h"
+#include "pbc/affine_access.h"
+#include "pbc/c_pass.h"
+#include "passes/s3/vectorization/interleave.h"
+#include "pbc/ir_build.h"
+#include "passes/passes.h"
+#include "passes/s3/tiling/skinny_gemm.h"
+#include "passes/s3/tiling/transpose_input.h"
+
+typedef struct {
+  int vectorBits, vectorRegisters, cores;
+  long long l1, l2, l3;
+} State;
+
+typedef struct {
+  MlirOperation band[PBC_MAX_BAND];
+  long long trip[PBC_MAX_BAND];
+  bool parallel[PBC_MAX_BAND];
+  int n, I, J; /* indices in band; I = -1 if none */
+  int lanes, elemBytes;
+  bool gemm;           /* band ends with I, J, K */
+  long long reduction; /* iterations of the reduction loops after J */
+  /* Inputs read across J, to be packed or copied transposed. */
+  PbcAccess transpose[4];
+  int transposeDim[4], nTranspose;
+  bool transposeShared[4]; /* the nest reads that memref through another access too */
+} Nest;
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+typedef struct {
+  PbcAccess acc[64];
+  int n;
+} Accs;
+
+/* pbcExtAffinePermute on band[0..n), then the root's pbc.kind moves to the
+ * new outermost loop. */
+static bool permuteBand(MlirOperation *band, int n, const unsigned *perm) {
+  MlirAttribute kind = mlirOperationGetAttributeByName(band[0], str("pbc.kind"));
+  MlirOperation oldRoot = band[0];
+  if (!pbcExtAffinePermute(band, n, perm))
+    return false;
+  mlirOperationRemoveAttributeByName(oldRoot, str("pbc.kind"));
+  if (!mlirAttributeIsNull(kind))
+    mlirOperationSetAttributeByName(pbcRootOf(oldRoot), str("pbc.kind"), kind);
+  return true;
+}
+
+/* Whether some input that varies along J (the operand a register tile
+ * loads as vectors; not the output's own reads) also varies along `loop`. */
+static bool jOperandVariesAlong(const Accs *a, const PbcAccess *out, MlirOperation j,
+                                MlirOperation loop) {
+  for (int i = 0; i < a->n; ++i)
+    if (!mlirValueEqual(a->acc[i].memref, out->memref) &&
+        pbcAccessStrideAlong(&a->acc[i], j) != PBC_STRIDE_INVARIANT &&
+        pbcAccessStrideAlong(&a->acc[i], loop) != PBC_STRIDE_INVARIANT)
+      return true;
+  return false;
+}
+
+/* A register tile's rows must reuse the J operand's vectors, so I must be a
+ * loop that operand does not vary along. The parallel loops between the
+ * nearest such I and J move to the front of the band. A grouped convolution
+ * in NHWGC form (n, h, w, g, f, kh, kw, c) has the group loop, which the
+ * filter varies with, just outside J: moved out, each group is an implicit
+ * GEMM with I = w (32 groups of 8 channels, 28^2: 1.14 -> 0.15 ms). In NCHW
+ * (n, f, oh, ow, c, kh, kw) the input, read along ow, varies with oh: f
+ * becomes I and the filter is broadcast (3x3 64->64, 56^2: 1.65 -> 1.05 ms).
+ * All moved loops are parallel, so the permutation is legal;
+ * pbcExtAffinePermute checks it anyway. Returns whether the band changed,
+ * and the permutation of band[0..J) in perm. */
+static bool hoistGroupLoops(const Nest *n, const Accs *a, const PbcAccess *out, unsigned *perm) {
+  int J = n->J, I = -1;
+  for (int l = 0; l < J; ++l)
+    if (!n->parallel[l])
+      return false;
+  for (int l = J - 1; l >= 0 && I < 0; --l)
+    if (pbcAccessStrideAlong(out, n->band[l]) != PBC_STRIDE_INVARIANT &&
+        !jOperandVariesAlong(a, out, n->band[J], n->band[l]))
+      I = l;
+  if (I < 0 || I == J - 1)
+    return false;
+  for (int l = 0; l < J; ++l)
+    perm[l] = l > I ? (unsigned)(l - I - 1) : (unsigned)(l + J - I - 1);
+  MlirOperation band[PBC_MAX_BAND];
+  memcpy(band, n->band, sizeof(band));
+  return permuteBand(band, J, perm);
+}
+
+/* Puts band[0..n) (in its order before `perm` was applied) back. */
+static void unpermuteBand(const MlirOperation *band, int n, const unsigned *perm) {
+  MlirOperation now[PBC_MAX_BAND];
+  unsigned back[PBC_MAX_BAND];
+  for (int l = 0; l < n; ++l) {
+    now[perm[l]] = band[l];
+    back[perm[l]] = (unsigned)l;
+  }
+  permuteBand(now, n, back);
+}
+
+/* Finds the roles of the band's loops; false if the nest isn't one we tile. */
+static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
+  memset(n, 0, sizeof(*n));
+  n->n = pbcLoopBand(*root, n->band, PBC_MAX_BAND);
+  if (n->n < 2)
+    return false;
+  for (int l = 0; l < n->n; ++l) {
+    n->trip[l] = pbcExtAffineConstantTripCount(n->band[l]);
+    if (n->trip[l] <= 0 || pbcLoopStep(n->band[l]) != 1)
+      return false;
+    n->parallel[l] = pbcLoopIsParallel(n->band[l]);
+  }
+  Accs a;
+  bool complete = pbcGatherAccesses(n->band[n->n - 1], a.acc, 64, &a.n);
+  int out = -1;
+  for (int i = 0; i < a.n; ++i)
+    if (a.acc[i].isWrite) {
+      if (out >= 0)
+        return false; /* one output per key nest */
+      out = i;
+    }
+  if (!complete || out < 0)
+    return false;
+  const PbcAccess *o = &a.acc[out];
+  /* J: the innermost parallel loop contiguous in the output. */
+  n->J = -1;
+  for (int l = 0; l < n->n; ++l)
+    if (n->parallel[l] && pbcAccessStrideAlong(o, n->band[l]) == PBC_STRIDE_CONTIGUOUS)
+      n->J = l;
+  if (n->J < 0)
+    return false;
+  /* Everything after J must be a reduction loop (not in the output). */
+  for (int l = n->J + 1; l < n->n; ++l)
+    if (pbcAccessStrideAlong(o, n->band[l]) != PBC_STRIDE_INVARIANT)
+      return false;
+  /* A depthwise stencil over fewer channels than a vector's lanes (J = c)
+   * vectorizes across (w, c) pairs in pbc-interleave, in whole vectors
+   * instead of c's 2, 4 or 8 lanes. */
+  if (n->J > 0 && pbcInterleaveApplies(n->band[n->J - 1], st->vectorBits))
+    return false;
+  unsigned perm[PBC_MAX_BAND];
+  if (hoistGroupLoops(n, &a, o, perm)) {
+    /* A nest tiled after all gets the new order; else the old one back. */
+    MlirOperation band[PBC_MAX_BAND];
+    int J = n->J;
+    memcpy(band, n->band, sizeof(band));
+    *root = pbcRootOf(n->band[J]);
+    if (analyzeNest(root, st, n))
+      return true;
+    unpermuteBand(band, J, perm);
+    *root = band[0];
+    return false;
+  }
+  /* Every access must be contiguous or invariant along J (vectorizable), or
+   * an input that a transposed copy makes so (a GEMM's B read as Bᵀ). */
+  int bits = 0;
+  for (int i = 0; i < a.n; ++i) {
+    if (pbcAccessStrideAlong(&a.acc[i], n->band[n->J]) == PBC_STRIDE_OTHER) {
+      int dim = pbcTransposableDim(&a.acc[i], *root, n->band[n->J]);
+      bool written = false, shared = false;
+      for (int w = 0; w < a.n; ++w)
+        if (w != i && pbcMemrefsMayAlias(a.acc[w].memref, a.acc[i].memref)) {
+          written |= a.acc[w].isWrite;
+          shared = true;
+        }
+      if (dim < 0 || written || n->nTranspose == 4)
+        return false;
+      n->transpose[n->nTranspose] = a.acc[i];
+      n->transposeShared[n->nTranspose] = shared;
+      n->transposeDim[n->nTranspose++] = dim;
+    }
+    int b = pbcElementBits(mlirValueGetType(a.acc[i].memref));
+    bits = b > bits ? b : bits;
+  }
+  if (bits < 8)
+    return false;
+  n->lanes = pbcVectorLanes(st->vectorBits, bits, n->trip[n->J]);
+  n->reduction = 1;
+  for (int l = n->J + 1; l < n->n; ++l)
+    n->reduction *= n->trip[l];
+  n->elemBytes = bits / 8;
+  n->I = -1;
+  if (n->J > 0 && n->parallel[n->J - 1] &&
+      pbcAccessStrideAlong(o, n->band[n->J - 1]) != PBC_STRIDE_INVARIANT)
+    n->I = n->J - 1;
+  n->gemm = n->I >= 0 && n->J == n->n - 2;
+  /* The copy pays off when packing makes it a GEMM's panel, or when every
+   * row of I rereads the whole input (a convolution's filter). */
+  for (int t = 0; t < n->nTranspose; ++t)
+    if (!n->gemm &&
+        (n->I < 0 || pbcAccessStrideAlong(&n->transpose[t], n->band[n->I]) != PBC_STRIDE_INVARIANT))
+      return false;
+  /* A skinny GEMM reading B along K vectorizes K, not J (tileSkinnyGemm). */
+  return n->lanes > 1 || (n->gemm && n->nTranspose &&
+                          pbcSkinnyDotRowTile(n->trip[n->I], n->trip[n->n - 1],
+                                              n->trip[n->J] * n->trip[n->n - 1] * (bits / 8),
+                                              st->vectorBits, bits, 0, st->l3));
+}
+
+/* The register tile's cost model: FMAs per load of an m x v tile. Each step
+ * of the reduction loop does m*v FMAs for m broadcasts and v vector loads
+ * of J's operand. A GEMM's NR-wide panel streams from L2 (KC fills L2) but
+ * contiguously, as packed panels: its loads count once (2048^3: 4x4 and
+ * 8x2 ran 1.13 and 1.16 pbc/oneDNN time, paired). A convolution's
+ * reduction (kh*kw*c) is not blocked or packed that way, so when its panel
+ * exceeds L1 those v loads stream from L2 at a stride and count double:
+ * taller tiles win there (28x28x128 3x3: 14x2 runs 0.47 ms, 4x4 0.61). */
+static double tileScore(const Nest *n, const State *st, int m, int v) {
+  long long panelBytes = n->reduction * v * n->lanes * n->elemBytes;
+  double jLoadCost = !n->gemm && panelBytes > st->l1 ? 2.0 : 1.0;
+  return (double)(m * v) / (m + jLoadCost * v) + 1e-3 * m * v;
+}
+
+/* m*v accumulators, v loaded vectors and one broadcast in registers. */
+static bool tileFits(const State *st, int m, int v) { return m * v + v + 1 <= st->vectorRegisters; }
+
+/* Register tile: the best score among full tiles (dividing the trips). */
+static void chooseRegisterTile(const Nest *n, const State *st, int *mr, int *nv) {
+  double best = -1;
+  *mr = 1;
+  *nv = 0;
+  long long tripI = n->I >= 0 ? n->trip[n->I] : 1;
+  for (int v = 1; v <= 4; ++v) {
+    if (n->trip[n->J] % ((long long)v * n->lanes))
+      continue;
+    for (int m = 1; m <= 16; ++m) {
+      if (tripI % m || !tileFits(st, m, v))
+        continue;
+      double score = tileScore(n, st, m, v);
+      if (score > best) {
+        best = score;
+        *mr = m;
+        *nv = v;
+      }
+    }
+  }
+}
+
+/* Partial tiles (PolyBlocks §4.3): when I's trip count has no divisor near
+ * the best tile height (a 29-wide convolution output: only 1 and 29), the
+ * nest is split along I into full tiles of the best height and a remainder
+ * nest, which gets a tile as tall as the remainder. Returns where to split
+ * I, or 0 to keep the nest whole. Time per row of I is taken as
+ * inversely proportional to the tile's FMAs per load. Convolutions only:
+ * pbc-pad-gemm gives GEMMs full tiles by padding. */
+static long long partialTileSplit(const Nest *n, const State *st, int mr, int nv) {
+  /* The split restricts I from 0 (pbcLoopRestrict): I must start there. */
+  if (n->I < 0 || n->gemm || pbcLoopZeroBasedTrip(n->band[n->I]) <= 0)
+    return 0;
+  long long trip = n->trip[n->I];
+  /* A divisor from 4 up keeps the nest whole (as in pbc-pad-gemm): a
+   * second nest costs a parallel region and a thin remainder tile (1x1
+   * conv 64->256 on 56^2: 4x4 tiles whole ran 0.200 ms, 6x4 tiles and a
+   * 2-wide rest 0.235). */
+  if (pbcHasDivisorIn(trip, 4, 16))
+    return 0;
+  int bestM = mr;
+  double current = tileScore(n, st, mr, nv), best = current;
+  for (int m = mr + 1; m <= 16 && m < trip; ++m) {
+    double score = tileFits(st, m, nv) ? tileScore(n, st, m, nv) : 0;
+    if (score > best) {
+      best = score;
+      bestM = m;
+    }
+  }
+  long long rest = trip % bestM;
+  if (bestM == mr || rest == 0)
+    return 0;
+  double whole = trip / current;
+  double split = (trip - rest) / best + rest / tileScore(n, st, (int)rest, nv);
+  return split < 0.9 * whole ? trip - rest : 0;
+}
+
+/* Largest multiple of `unit` that divides `trip` and is <= bound (>= unit). */
+static long long divisorTile(long long trip, long long unit, long long bound) {
+  long long best = unit;
+  for (long long t = unit; t <= trip && t <= bound; t += unit)
+    if (trip % t == 0)
+      best = t;
+  return best;
+}
+
+/* MC: the GEMM's row blocks are the parallel work, so their count should
+ * split evenly over the cores. Among the multiples of mr dividing the rows,
+ * up to `bound`, the one with the least time on the busiest core:
+ * ceil(blocks / cores) blocks, each mc rows of compute plus one stream of
+ * the B block from L3, which costs about kBlockStreamRows rows (Zen 5, per
+ * core: 64 f32 flops and 32 bytes from L3 per cycle; a row of the A block
+ * does 2 flops per 4-byte element of B). 1000^3: 5 blocks of 200 rows on 2
+ * cores (0.82-0.84x oneDNN) -> 25 of 40 (0.94-0.99x, paired); where the largest
+ * block already splits evenly, it is the one chosen. */
+enum { kBlockStreamRows = 4 };
+
+static long long balancedRowBlock(long long trip, long long unit, long long bound, int cores) {
+  long long best = unit, bestCost = -1;
+  for (long long t = unit; t <= trip && t <= bound; t += unit) {
+    if (trip % t)
+      continue;
+    long long perCore = (trip / t + cores - 1) / cores;
+    long long cost = perCore * (t + kBlockStreamRows);
+    if (bestCost < 0 || cost <= bestCost) {
+      best = t;
+      bestCost = cost;
+    }
+  }
+  return best;
+}
+
+/* Convolution-shaped nests (several reduction loops after J, e.g. kh, kw, c):
+ * every output pixel reads the whole weight block of its J range. Tile J by
+ * NC so one block (reduction size x NC) stays in half of L2, and run the NC
+ * tiles outermost: each block is read from memory once and reused, from L2,
+ * by every pixel (a deep layer's 2-9 MB of weights otherwise stream from L3
+ * once per pixel row). The tile loop is parallel if J was, and a pack site:
+ * the block is copied into a buffer whose rows are NC wide, so the micro
+ * kernel reads it sequentially instead of one cache line per input channel
+ * at a stride of the full channel count (which also aliases in L1).
+ * When one block holds all of J, it is still copied if its rows alias: rows
+ * a multiple of 256 bytes apart (pbcRowsCrowdCacheSets), wider than the NR-wide panel
+ * the micro kernel reads, put every step of the reduction into the same few
+ * L1 sets (1x1 conv 64->256: 1 KiB rows, 0.78x -> 0.88x oneDNN). The copy
+ * runs once per call, |W| against |W| x pixels of work. */
+static void tileOutputChannels(Nest *n, const State *st, int nr, bool jParallel,
+                               MlirOperation *jLoop) {
+  long long blockBytes = n->reduction * n->elemBytes;
+  long long nc = divisorTile(n->trip[n->J], nr, (st->l2 / 2) / blockBytes);
+  long long rowBytes = n->trip[n->J] * n->elemBytes;
+  bool rowsAlias = pbcRowsCrowdCacheSets(rowBytes) && rowBytes > (long long)nr * n->elemBytes;
+  if (nc >= n->trip[n->J] && !rowsAlias)
+    return;
+  unsigned size = (unsigned)nc;
+  MlirOperation t[2];
+  if (!pbcExtAffineTile(&n->band[n->J], 1, &size, t))
+    return;
+  /* [outer..., jT, j, reductions] -> [jT, outer..., j, reductions] */
+  MlirOperation outer[PBC_MAX_BAND];
+  unsigned perm[PBC_MAX_BAND];
+  for (int l = 0; l < n->J; ++l) {
+    outer[l] = n->band[l];
+    perm[l] = (unsigned)l + 1;
+  }
+  outer[n->J] = t[0];
+  perm[n->J] = 0;
+  permuteBand(outer, n->J + 1, perm);
+  if (jParallel)
+    pbcOpSetUnitAttr(t[0], "pbc.parallel");
+  pbcOpSetUnitAttr(t[0], "pbc.pack_site"); /* the weight block, once per tile */
+  n->band[n->J] = t[1];
+  *jLoop = t[1];
+}
+
+/* Skinny GEMMs (skinny_gemm.h: a batch-1 to batch-32 linear layer, a
+ * GEMV). Each element of B serves only M rows, so B's traffic is the time,
+ * and the blocked plan's packing of B (a read and a write of B per call,
+ * then B' read once per row block) costs several times the GEMM. Instead
+ * register tiles span all M rows up to 8 (up to 32 rows: tiles of 8 or
+ * fewer, pbcSkinnyKnRowTile), and B is read in place, from memory once:
+ * each core sweeps its share of J's tiles down K, with the tile's
+ * accumulators in registers (blockSkinnyK: K blocked where needed). NV
+ * comes from a cycle model (up to kSkinnyVectors; skinnyTileVectors); J's
+ * last partial tile runs as a second nest. B as N x K (a linear layer's
+ * weight, read along K) is read as dot products along K, up to 32 rows in
+ * tiles of up to 8 (pbcSkinnyRowTile), instead of being copied transposed
+ * (16x1024x1024: 0.217 ms with the copy, 0.100 as dot products).
+ * Returns false if the nest is not skinny. */
+enum { kSkinnyVectors = 8 };
+
+/* A GEMM's B read across J (a linear layer's N x K weight) is transposed
+ * where pbc-pack copies its blocks (the access marked pbc.pack_transposed
+ * = the dimension to move last), not copied whole first and then packed:
+ * one pass over B instead of two (pbc/oneDNN time, paired: 64x4096x1024
+ * 0.65 -> 0.42, as fast as with B as K x N; 512x3072x768 1.00 -> 0.93;
+ * 128x768x768 0.93 -> 0.87). Only where the nest reads that memref through
+ * this one access (not transposeShared): a packed buffer serves every
+ * access of its memref. */
+static void markPackTransposed(const PbcAccess *acc, int dim) {
+  MlirContext ctx = mlirOperationGetContext(acc->op);
+  mlirOperationSetAttributeByName(acc->op, str("pbc.pack_transposed"),
+                                  mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), dim));
+}
+
+static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st);
+
+static void tileNest(MlirOperation root, const State *st) {
+  Nest n;
+  if (!analyzeNest(&root, st, &n))
+    return;
+  if (tileSkinnyGemm(root, &n, st) || n.lanes < 2)
+    return;
+  int mr, nv;
+  chooseRegisterTile(&n, st, &mr, &nv);
+  if (nv == 0)
+    return;
+  /* Before a split, so both parts read the one copy (or are marked alike). */
+  bool packTransposed[4];
+  for (int t = 0; t < n.nTranspose; ++t) {
+    packTransposed[t] = n.gemm && !n.transposeShared[t];
+    if (packTransposed[t])
+      markPackTransposed(&n.transpose[t], n.transposeDim[t]);
+    else
+      pbcTransposeInput(&n.transpose[t], n.transposeDim[t], root);
+  }
+  long long split = partialTileSplit(&n, st, mr, nv);
+  if (split > 0) {
+    /* I is parallel: its iterations may run as two nests, [0, split) here
+     * and the rest in a copy after it (indexing split + i). */
+    long long restTrip = n.trip[n.I] - split;
+    MlirValue origin = pbcBuildIndexConstant(root, split);
+    MlirOperation rest = pbcCloneNestRestricted(root, mlirOperationGetNextInBlock(root), 1, &n.I,
+                                                &restTrip, &origin, NULL);
+    pbcLoopSetUpperBound(n.band[n.I], split);
+    tileNest(root, st);
+    tileNest(rest, st);
+    return;
+  }
+  int nr = nv * n.lanes;
+  MlirAttribute kind = mlirOperationGetAttributeByName(root, str("pbc.kind"));
+  bool parallelBefore[PBC_MAX_BAND];
+  memcpy(parallelBefore, n.parallel, sizeof(parallelBefore));
+  MlirOperation iLoop = n.I >= 0 ? n.band[n.I] : (MlirOperation){NULL};
+  MlirOperation jLoop = n.band[n.J];
+  if (n.gemm) {
+    int I = n.I, J = n.J, K = n.n - 1;
+    long long eb = n.elemBytes;
+    /* KC: the B micro-panel (KC x NR) fills up to a quarter of L2, MC the
+     * rest of L2 with the A block (MC x KC). Each KC step reads and writes
+     * the whole I x J output once more, from L3 or memory, so KC grows as
+     * far as L2 allows; the micro-panel then streams from L2, which costs
+     * little once it is contiguous (pbc-panel-layout; read in place, its
+     * rows are at most a few KiB apart). Against the earlier KC that kept
+     * the micro-panel in L1 (paired, pbc/oneDNN time): 512x3072x768
+     * 1.18 -> 1.04 (KC 192 -> 768), 128x768x768 1.04 -> 1.00, 1024^3 and
+     * 256^3 within noise (1.02 -> 1.00, 1.14 -> 1.12). */
+    long long kc = divisorTile(n.trip[K], 1, (st->l2 / 4) / (nr * eb));
+    long long mcBound = (st->l2 - kc * nr * eb) / (kc * eb);
+    if (n.trip[I] >= (long long)mr * st->cores)
+      mcBound = mcBound < n.trip[I] / st->cores ? mcBound : n.trip[I] / st->cores;
+    long long mc = balancedRowBlock(n.trip[I], mr, mcBound, st->cores);
+    /* NC: B's block, shared by the cores from L3, fills up to half of it.
+     * A quarter split 512x3072x768's N in two, and the cores took a half
+     * each, every core then reading all of A; in one block they split the
+     * rows and share B's panels (1.10 -> 1.04 pbc/oneDNN time, paired). */
+    long long nc = divisorTile(n.trip[J], nr, (st->l3 / 2) / (kc * eb));
+    unsigned sizes[3] = {(unsigned)mc, (unsigned)nc, (unsigned)kc};
+    MlirOperation t[6];
+    if (!pbcExtAffineTile(&n.band[I], 3, sizes, t)) {
+      for (int x = 0; x < n.nTranspose; ++x)
+        if (packTransposed[x]) {
+          mlirOperationRemoveAttributeByName(n.transpose[x].op, str("pbc.pack_transposed"));
+          pbcTransposeInput(&n.transpose[x], n.transposeDim[x], root);
+        }
+      return;
+    }
+    /* [iT jT kT i j k] -> [jT kT iT i j k] (BLIS: jc, pc, ic): B's block is
+     * packed once per (jc, pc) step and shared by the cores' ic blocks. But
+     * when each core gets at most one ic block and B's block fits in 3/4 of L2,
+     * iT stays outermost: one parallel region per call instead of two per
+     * (jc, pc) step (B's packing, then the blocks), at the price of each
+     * core packing B's block itself (256^3: 0.082 -> 0.076 ms, 0.81x ->
+     * 0.90x oneDNN, forking 2 times per call instead of 4). */
+    bool icOuter =
+        parallelBefore[I] && n.trip[I] / mc <= st->cores && kc * nc * eb <= st->l2 * 3 / 4;
+    unsigned perm[3] = {2, 0, 1};
+    if (!icOuter)
+      pbcExtAffinePermute(t, 3, perm);
+    for (int l = 0; l < 3; ++l)
+      pbcOpSetUnitAttr(t[l], "pbc.pack_site");
+    /* Tiling made new loops: the point loops are the ones to mark now. */
+    iLoop = t[3];
+    jLoop = t[4];
+    if (parallelBefore[I])
+      pbcOpSetUnitAttr(t[0], "pbc.parallel");
+    if (parallelBefore[J])
+      pbcOpSetUnitAttr(t[1], "pbc.parallel");
+  } else if (n.I >= 0 && n.J < n.n - 1) {
+    tileOutputChannels(&n, st, nr, parallelBefore[n.J], &jLoop);
+  }
+  for (int l = 0; l < n.n; ++l)
+    if (parallelBefore[l] && l != n.I && l != n.J && !(n.gemm && l > n.I))
+      pbcOpSetUnitAttr(n.band[l], "pbc.parallel");
+  MlirContext ctx = mlirOperationGetContext(jLoop);
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  if (!mlirOperationIsNull(iLoop) && mr > 1)
+    mlirOperationSetAttributeByName(iLoop, str("pbc.register_tile"), mlirIntegerAttrGet(i64, mr));
+  mlirOperationSetAttributeByName(jLoop, str("pbc.register_tile"), mlirIntegerAttrGet(i64, nr));
+  pbcOpSetUnitAttr(jLoop, "pbc.vectorize");
+  /* The root may be a new loop now (the old one erased): re-tag it. */
+  if (!mlirAttributeIsNull(kind))
+    mlirOperationSetAttributeByName(pbcRootOf(jLoop), str("pbc.kind"), kind);
+}
+
+/* Cycles per reduction step of a skinny mr x v tile: the longest of the
+ * FMA latency (each of the mr * v accumulator chains takes one FMA per
+ * step), the FMAs on the FMA pipes, the loads (v of B, mr broadcasts of A)
+ * on the load ports, and the stream of v vectors of B at `bCycles` each.
+ * Zen 4/5 and recent Intel cores: 4 cycles, 2 pipes, 2 vector loads. */
+enum { kFmaLatency = 4, kFmaPipes = 2, kLoadPorts = 2 };
+
+static double skinnyStepCycles(int mr, int v, double bCycles) {
+  double c = kFmaLatency;
+  double fma = (double)mr * v / kFmaPipes, loads = (double)(mr + v) / kLoadPorts;
+  c = fma > c ? fma : c;
+  c = loads > c ? loads : c;
+  return v * bCycles > c ? v * bCycles : c;
+}
+
+/* NV for a skinny tile of mr rows over `vectors` vectors of J: the least
+ * time on the busiest core, which runs ceil(tiles / cores) of the full
+ * tiles (in parallel) and the partial tile after them (alone); the widest
+ * NV among equals. B streams from L2 at a vector a cycle, from L3 or
+ * memory at 2 or more. 62 vectors (1000 columns), 1 row, B in L3, 2 cores:
+ * NV 8 costs 4 x 16 + 12 = 76 cycles a step (0.050-0.064 ms), NV 6 5 x 12
+ * + 4 = 64 (0.045-0.057), NV 1 31 x 4 = 124 (0.064). For dot products
+ * (B read along K) the units are rows of B, a step covers a vector of K.
+ * 0 if no tile fits. */
+static int skinnyTileVectors(long long vectors, int mr, long long bBytes, bool dot,
+                             const State *st) {
+  double bCycles = bBytes <= st->l2 ? 1.0 : 2.0, bestCost = -1;
+  int best = 0;
+  for (int v = 1; v <= kSkinnyVectors && v <= vectors; ++v) {
+    /* Dot products hold mr vectors of A, not one broadcast. */
+    if (dot ? mr * v + mr + v > st->vectorRegisters : !tileFits(st, mr, v))
+      continue;
+    long long tiles = vectors / v, rest = vectors % v;
+    double cost = (double)((tiles + st->cores - 1) / st->cores) * skinnyStepCycles(mr, v, bCycles) +
+                  (rest ? skinnyStepCycles(mr, (int)rest, bCycles) : 0);
+    if (bestCost < 0 || cost <= bestCost) {
+      best = v;
+      bestCost = cost;
+    }
+  }
+  return best;
+}
+
+/* A skinny GEMM of several row tiles (B as K x N) rereads each core's K x NR
+ * panel of B from L2, once per row tile. Where the panel and a row tile's
+ * rows of A outgrow half of L2, or B's rows are a multiple of 4 KiB apart
+ * (the panel's rows then share a few cache sets and evict each other), the
+ * rereads come from L3 instead: K is blocked by a divisor of it from
+ * kSkinnyKBlock / 4 to kSkinnyKBlock, [I J K] -> [jT kT iT i j k], so the
+ * panel's kc rows stay in L2 across the row tiles
+ * (pbc/oneDNN time, paired: 32x1024x1024 1.55 -> 1.06, 16x768x3072 1.27 ->
+ * 0.97, 32x768x3072 1.15 -> 0.98; 16x1000x2048, whose panel fits, 0.97 ->
+ * 1.05 when blocked). C's tile is then loaded and stored once per block.
+ * (Not pbcRowsCrowdCacheSets: that is L1's test, any multiple of 256 bytes.
+ * The panel must stay in L2, whose sets 3 KiB rows still spread over (a
+ * 768-wide B keeps its unblocked plan); 4 KiB multiples leave it 16 sets
+ * per line, 256 rows. Rows 2 KiB apart crowd it only past 512 rows, which
+ * this approximation does not block.)
+ * False (the nest untouched) if it does not apply. */
+enum { kSkinnyKBlock = 256, kSetGroupBytes = 4096 };
+
+static bool blockSkinnyK(MlirOperation root, const Nest *n, int mr, long long nr, const State *st) {
+  int I = n->I, J = n->J, K = n->n - 1;
+  long long eb = n->elemBytes, kTrip = n->trip[K];
+  long long kc = divisorTile(kTrip, 1, kSkinnyKBlock);
+  if (I != 0 || J != 1 || K != 2 || kTrip <= kSkinnyKBlock || kc < kSkinnyKBlock / 4)
+    return false;
+  long long pitch = 0; /* bytes between B's rows: B is read along J */
+  Accs a;
+  pbcGatherAccesses(n->band[K], a.acc, 64, &a.n);
+  for (int i = 0; i < a.n && pitch == 0; ++i) {
+    const PbcAccess *x = &a.acc[i];
+    MlirType t = mlirValueGetType(x->memref);
+    if (!x->isWrite && x->rank >= 2 && pbcMemrefHasIdentityLayout(t) &&
+        mlirShapedTypeHasStaticShape(t) &&
+        pbcAccessStrideAlong(x, n->band[J]) == PBC_STRIDE_CONTIGUOUS &&
+        pbcAccessStrideAlong(x, n->band[K]) != PBC_STRIDE_INVARIANT)
+      pitch = mlirShapedTypeGetDimSize(t, x->rank - 1) * eb;
+  }
+  bool crowded = kTrip * (nr + mr) * eb > st->l2 / 2 || (pitch > 0 && pitch % kSetGroupBytes == 0);
+  if (!crowded)
+    return false;
+  unsigned sizes[3] = {(unsigned)n->trip[I], (unsigned)nr, (unsigned)kc};
+  MlirAttribute kind = mlirOperationGetAttributeByName(root, str("pbc.kind"));
+  MlirType i64 = mlirIntegerTypeGet(mlirOperationGetContext(root), 64); /* root is replaced */
+  MlirOperation band[3] = {n->band[I], n->band[J], n->band[K]}, t[6];
+  if (!pbcExtAffineTile(band, 3, sizes, t))
+    return false;
+  unsigned perm[3] = {2, 0, 1}; /* [iT jT kT] -> [jT kT iT] */
+  pbcExtAffinePermute(t, 3, perm);
+  pbcOpSetUnitAttr(t[1], "pbc.parallel");
+  if (!mlirAttributeIsNull(kind))
+    mlirOperationSetAttributeByName(pbcRootOf(t[0]), str("pbc.kind"), kind);
+  mlirOperationSetAttributeByName(t[3], str("pbc.register_tile"), mlirIntegerAttrGet(i64, mr));
+  mlirOperationSetAttributeByName(t[4], str("pbc.register_tile"), mlirIntegerAttrGet(i64, nr));
+  pbcOpSetUnitAttr(t[4], "pbc.vectorize");
+  return true;
+}
+
+static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
+  if (!n->gemm || pbcLoopZeroBasedTrip(n->band[n->J]) <= 0)
+    return false; /* (n->I is a loop of the band only in a GEMM) */
+  long long M = n->trip[n->I];
+  /* B read along K (a linear layer's N x K weight): dot products, each
+   * J row of the tile one vector accumulator per row of I along K. */
+  bool dot = n->nTranspose > 0;
+  long long bBytes = n->trip[n->J] * n->trip[n->n - 1] * n->elemBytes;
+  int mr = dot ? pbcSkinnyDotRowTile(M, n->trip[n->n - 1], bBytes, st->vectorBits, n->elemBytes * 8,
+                                     st->l1, st->l3)
+               : pbcSkinnyKnRowTile(M);
+  if (mr == 0)
+    return false;
+  if (dot && (n->nTranspose > 1 ||
+              pbcAccessStrideAlong(&n->transpose[0], n->band[n->n - 1]) != PBC_STRIDE_CONTIGUOUS))
+    return false;
+  long long unit = dot ? 1 : n->lanes; /* J iterations per unit of the tile */
+  if (n->trip[n->J] % unit)
+    return false;
+  int nv = skinnyTileVectors(n->trip[n->J] / unit, mr, bBytes, dot, st);
+  if (nv == 0)
+    return false;
+  long long nr = (long long)nv * unit, rest = n->trip[n->J] % nr;
+  if (rest) {
+    /* J is parallel: [0, split) here, the rest in a copy after it. */
+    long long split = n->trip[n->J] - rest;
+    MlirValue origin = pbcBuildIndexConstant(root, split);
+    int J = n->J;
+    MlirOperation restNest = pbcCloneNestRestricted(root, mlirOperationGetNextInBlock(root), 1, &J,
+                                                    &rest, &origin, NULL);
+    pbcLoopSetUpperBound(n->band[J], split);
+    tileNest(restNest, st);
+  }
+  MlirContext ctx = mlirOperationGetContext(root);
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  if (!dot && mr < M && blockSkinnyK(root, n, mr, nr, st))
+    return true;
+  if (mr > 1)
+    mlirOperationSetAttributeByName(n->band[n->I], str("pbc.register_tile"),
+                                    mlirIntegerAttrGet(i64, mr));
+  mlirOperationSetAttributeByName(n->band[n->J], str("pbc.register_tile"),
+                                  mlirIntegerAttrGet(i64, nr));
+  if (!dot) /* dot products: pbc-vectorize-reductions vectorizes K */
+    pbcOpSetUnitAttr(n->band[n->J], "pbc.vectorize");
+  for (int l = 0; l < n->I; ++l)
+    if (n->parallel[l])
+      pbcOpSetUnitAttr(n->band[l], "pbc.parallel");
+  return true;
+}
+
+static bool run(MlirOperation func, void *state) {
+  MlirOperation roots[4096];
+  int n = pbcRootNests(func, "matmul", roots, 4096);
+  for (int i = 0; i < n; ++i)
+    tileNest(roots[i], state);
+  return true;
+}
+
+static MlirPass createPass(const char *options, char *err, size_t errLen);
+
+const PbcCPassSpec pbcTilePass = {
+    "pbc-tile", "func.func",   "Register and cache tiling of key (matmul-kind) nests",
+    run,        sizeof(State), createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {"vector-bits", "vector-registers", "cores", "l1d-bytes",
+                                      "l2-bytes",    "l3-bytes",         NULL};
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+    return (MlirPass){NULL};
+  long long cores = pbcPassOptionInt(options, "cores", 1);
+  State st = {(int)pbcPassOptionInt(options, "vector-bits", 256),
+              (int)pbcPassOptionInt(options, "vector-registers", 16),
+              cores > 0 ? (int)cores : 1,
+              pbcPassOptionInt(options, "l1d-bytes", 32768),
+              pbcPassOptionInt(options, "l2-bytes", 1 << 20),
+              pbcPassOptionInt(options, "l3-bytes", 8 << 20)};
+  return pbcCPassCreate(&pbcTilePass, &st);
+}

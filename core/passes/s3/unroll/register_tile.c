@@ -1,0 +1,81 @@
+/* pbc-register-tile: the register level of the tiling pbc-tile decided
+ * (PolyBlocks §4.3; BLIS's micro-kernel). Loops marked pbc.register_tile =
+ * size (I and J, adjacent) are tiled by those sizes, the tile loops ordered
+ * J-outer (the NR-wide panel of J's operand stays in L1 while I moves), and
+ * the point loops marked for the passes after: pbc.vectorize (J's point loop;
+ * pbc-vectorize), pbc.unroll_jam (both; pbc-unroll-jam jams them into the
+ * reduction loop, one register accumulator per vector of the tile). It runs
+ * after pbc-pack, whose copied regions are exact only on unit-step loops. */
+#include <stdlib.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "pbc-ext/affine.h"
+#include "pbc/affine_access.h"
+#include "pbc/c_pass.h"
+#include "passes/passes.h"
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static long long tileSize(MlirOperation op) {
+  MlirAttribute a = mlirOperationGetAttributeByName(op, str("pbc.register_tile"));
+  return mlirAttributeIsNull(a) ? 0 : mlirIntegerAttrGetValueInt(a);
+}
+
+typedef struct {
+  MlirOperation loops[1024];
+  int n;
+} Marked;
+
+static MlirWalkResult collect(MlirOperation op, void *data) {
+  Marked *m = data;
+  if (pbcOpIsA(op, "affine.for") && tileSize(op) > 0 && m->n < 1024)
+    m->loops[m->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+static bool run(MlirOperation func, void *state) {
+  (void)state;
+  Marked *m = calloc(1, sizeof(Marked));
+  mlirOperationWalk(func, collect, m, MlirWalkPreOrder);
+  for (int i = 0; i < m->n; ++i) {
+    MlirOperation outer = m->loops[i];
+    if (mlirOperationIsNull(outer))
+      continue; /* tiled (and replaced) as the inner loop of a pair */
+    MlirOperation inner = pbcOnlyLoopIn(outer);
+    bool pair = !mlirOperationIsNull(inner) && tileSize(inner) > 0;
+    for (int j = i + 1; pair && j < m->n; ++j)
+      if (mlirOperationEqual(m->loops[j], inner))
+        m->loops[j] = (MlirOperation){NULL};
+    MlirOperation band[2] = {outer, inner};
+    unsigned sizes[2] = {(unsigned)tileSize(outer), pair ? (unsigned)tileSize(inner) : 0};
+    int cnt = pair ? 2 : 1;
+    bool vec[2] = {pbcOpHasAttr(outer, "pbc.vectorize"), pair && pbcOpHasAttr(inner, "pbc.vectorize")};
+    mlirOperationRemoveAttributeByName(outer, str("pbc.register_tile"));
+    /* A root tiled here (a skinny GEMM's I or J) is replaced: re-tag it. */
+    MlirAttribute kind = mlirOperationGetAttributeByName(outer, str("pbc.kind"));
+    if (pair)
+      mlirOperationRemoveAttributeByName(inner, str("pbc.register_tile"));
+    MlirOperation t[4];
+    if (!pbcExtAffineTile(band, cnt, sizes, t))
+      continue;
+    for (int l = 0; l < cnt; ++l)
+      pbcOpSetUnitAttr(t[l], "pbc.parallel"); /* I and J are parallel (pbc-tile checked) */
+    if (pair) {
+      unsigned perm[2] = {1, 0};
+      pbcExtAffinePermute(t, 2, perm);
+    }
+    if (!mlirAttributeIsNull(kind))
+      mlirOperationSetAttributeByName(pbcRootOf(t[0]), str("pbc.kind"), kind);
+    /* Tiling made new loops: t[cnt..2cnt) are the point loops. */
+    for (int l = 0; l < cnt; ++l) {
+      pbcOpSetUnitAttr(t[cnt + l], "pbc.unroll_jam");
+      if (vec[l])
+        pbcOpSetUnitAttr(t[cnt + l], "pbc.vectorize");
+    }
+  }
+  free(m);
+  return true;
+}
+
+PBC_C_PASS_WITHOUT_OPTIONS(pbcRegisterTilePass, "pbc-register-tile", "func.func",
+                           "Split the register tiles pbc-tile chose", run);

@@ -1,0 +1,67 @@
+/* pbc-unroll-jam: register tiling. Loops the tiler marked `pbc.unroll_jam`
+ * (the point loops of a register tile) are unrolled by their trip count and
+ * their copies jammed into the innermost loops (MLIR's loopUnrollJamByFactor),
+ * so the innermost (reduction) loop computes the whole register tile: MR x NV
+ * vectors become MR * NV independent chains in the reduction loop. Inner
+ * marks first: J's copies are jammed before I's, so the reduction body reads
+ * "for each row i: broadcast a_i, one FMA per vector of B". Each broadcast
+ * then dies after NV uses and the body needs MR*NV + NV + 1 registers (the
+ * tiler's budget); jamming I first orders it B-vector-major, every broadcast
+ * stays live across all NV vectors, and 14 x 2 tiles spill. */
+#include <stdlib.h>
+
+#include "pbc-ext/affine.h"
+#include "pbc/affine_access.h"
+#include "pbc/c_pass.h"
+#include "passes/passes.h"
+
+typedef struct {
+  long long maxFactor;
+} State;
+
+typedef struct {
+  MlirOperation loops[1024];
+  int n;
+} Marked;
+
+static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
+
+static MlirWalkResult collect(MlirOperation op, void *data) {
+  Marked *m = data;
+  if (pbcOpIsA(op, "affine.for") && m->n < 1024 &&
+      !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str("pbc.unroll_jam"))))
+    m->loops[m->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+static bool run(MlirOperation func, void *state) {
+  const State *st = state;
+  Marked *m = calloc(1, sizeof(Marked));
+  mlirOperationWalk(func, collect, m, MlirWalkPreOrder);
+  for (int i = m->n - 1; i >= 0; --i) { /* pre-order collected: inner last */
+    MlirOperation loop = m->loops[i];
+    mlirOperationRemoveAttributeByName(loop, str("pbc.unroll_jam"));
+    long long trip = pbcExtAffineConstantTripCount(loop);
+    if (trip < 2 || trip > st->maxFactor)
+      continue;
+    /* Unroll-jam by the full trip count leaves one iteration, and MLIR
+     * then promotes (and erases) the loop itself. */
+    pbcExtAffineUnrollJam(loop, (uint64_t)trip);
+  }
+  free(m);
+  return true;
+}
+
+static MlirPass createPass(const char *options, char *err, size_t errLen);
+
+const PbcCPassSpec pbcUnrollJamPass = {
+    "pbc-unroll-jam", "func.func", "Unroll-and-jam the register-tile loops", run,
+    sizeof(State),    createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {"max-factor", NULL};
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+    return (MlirPass){NULL};
+  State st = {pbcPassOptionInt(options, "max-factor", 32)};
+  return pbcCPassCreate(&pbcUnrollJamPass, &st);
+}
