@@ -1,6 +1,7 @@
 /* Linear forms of affine subscripts and the loop helpers built on them (see
  * pbc/affine_access.h). Linear time in the size of the expressions. */
 #include "pbc/affine_access.h"
+#include "pbc/marks.h"
 
 #include <string.h>
 
@@ -11,7 +12,6 @@
 #include "pbc-ext/affine.h"
 #include "pbc/c_pass.h"
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 static bool flatten(MlirAffineExpr e, long long scale, const MlirValue *operands, int nDims,
                     PbcLinearForm *f);
@@ -21,7 +21,7 @@ static bool flatten(MlirAffineExpr e, long long scale, const MlirValue *operands
  * (full unrolling leaves them as operands until canonicalization). */
 static bool addTerm(PbcLinearForm *f, MlirValue v, long long c) {
   if (mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant")) {
-    MlirAttribute value = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v), str("value"));
+    MlirAttribute value = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v), pbcStr("value"));
     if (mlirAttributeIsAInteger(value)) {
       f->constant += c * mlirIntegerAttrGetValueInt(value);
       return true;
@@ -30,7 +30,7 @@ static bool addTerm(PbcLinearForm *f, MlirValue v, long long c) {
   if (mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "affine.apply")) {
     MlirOperation apply = mlirOpResultGetOwner(v);
     MlirAffineMap map =
-        mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(apply, str("map")));
+        mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(apply, pbcStr("map")));
     int n = (int)mlirOperationGetNumOperands(apply);
     MlirValue ops[PBC_MAX_TERMS];
     if (mlirAffineMapGetNumResults(map) == 1 && n <= PBC_MAX_TERMS) {
@@ -89,8 +89,8 @@ static bool ivLowerBoundAndStep(MlirValue v, PbcLinearForm *lb, long long *step)
   }
   if (!pbcOpIsA(loop, "affine.parallel"))
     return false;
-  MlirAttribute steps = mlirOperationGetAttributeByName(loop, str("steps"));
-  MlirAttribute lbAttr = mlirOperationGetAttributeByName(loop, str("lowerBoundsMap"));
+  MlirAttribute steps = mlirOperationGetAttributeByName(loop, pbcStr("steps"));
+  MlirAttribute lbAttr = mlirOperationGetAttributeByName(loop, pbcStr("lowerBoundsMap"));
   if (mlirAttributeIsNull(steps) || !mlirAttributeIsAArray(steps) ||
       pos >= mlirArrayAttrGetNumElements(steps) || mlirAttributeIsNull(lbAttr) ||
       !mlirAttributeIsAAffineMap(lbAttr))
@@ -109,9 +109,9 @@ static bool ivLowerBoundAndStep(MlirValue v, PbcLinearForm *lb, long long *step)
 bool pbcLoopBoundForm(MlirOperation forOp, bool upper, PbcLinearForm *f) {
   memset(f, 0, sizeof(*f));
   f->linear = true;
-  MlirAttribute lbAttr = mlirOperationGetAttributeByName(forOp, str("lowerBoundMap"));
+  MlirAttribute lbAttr = mlirOperationGetAttributeByName(forOp, pbcStr("lowerBoundMap"));
   MlirAttribute attr =
-      upper ? mlirOperationGetAttributeByName(forOp, str("upperBoundMap")) : lbAttr;
+      upper ? mlirOperationGetAttributeByName(forOp, pbcStr("upperBoundMap")) : lbAttr;
   if (mlirAttributeIsNull(attr) || !mlirAttributeIsAAffineMap(attr))
     return false;
   MlirAffineMap map = mlirAffineMapAttrGetValue(attr);
@@ -229,7 +229,7 @@ MlirOperation pbcCopyNestOf(MlirOperation op) {
   MlirOperation nest = {NULL};
   for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
        p = mlirOperationGetParentOperation(p))
-    if (pbcOpHasAttr(p, "pbc.copy")) /* an affine.for, or parallel once parallelized */
+    if (pbcOpHasAttr(p, PBC_MARK_COPY)) /* an affine.for, or parallel once parallelized */
       nest = p;
   return nest;
 }
@@ -264,7 +264,7 @@ bool pbcAccessGet(MlirOperation op, PbcAccess *acc) {
   MlirType vt = isStore ? mlirValueGetType(mlirOperationGetOperand(op, 0))
                         : mlirValueGetType(mlirOperationGetResult(op, 0));
   acc->lanes = mlirTypeIsAVector(vt) ? (int)mlirShapedTypeGetDimSize(vt, 0) : 0;
-  MlirAttribute mapAttr = mlirOperationGetInherentAttributeByName(op, str("map"));
+  MlirAttribute mapAttr = mlirOperationGetInherentAttributeByName(op, pbcStr("map"));
   if (mlirAttributeIsNull(mapAttr))
     return false;
   MlirAffineMap map = mlirAffineMapAttrGetValue(mapAttr);
@@ -408,7 +408,7 @@ MlirBlock pbcLoopBody(MlirOperation forOp) {
 }
 
 long long pbcLoopStep(MlirOperation forOp) {
-  MlirAttribute a = mlirOperationGetInherentAttributeByName(forOp, str("step"));
+  MlirAttribute a = mlirOperationGetInherentAttributeByName(forOp, pbcStr("step"));
   return mlirAttributeIsNull(a) ? 1 : mlirIntegerAttrGetValueInt(a);
 }
 
@@ -421,8 +421,8 @@ long long pbcLoopZeroBasedTrip(MlirOperation forOp) {
 }
 
 long long pbcLoopUpperFromZero(MlirOperation forOp) {
-  MlirAttribute lb = mlirOperationGetAttributeByName(forOp, str("lowerBoundMap"));
-  MlirAttribute ub = mlirOperationGetAttributeByName(forOp, str("upperBoundMap"));
+  MlirAttribute lb = mlirOperationGetAttributeByName(forOp, pbcStr("lowerBoundMap"));
+  MlirAttribute ub = mlirOperationGetAttributeByName(forOp, pbcStr("upperBoundMap"));
   if (mlirAttributeIsNull(lb) || mlirAttributeIsNull(ub) || !mlirAttributeIsAAffineMap(lb) ||
       !mlirAttributeIsAAffineMap(ub) ||
       mlirOperationGetNumOperands(forOp) != mlirOperationGetNumResults(forOp)) /* iter_args aside */
@@ -436,13 +436,13 @@ long long pbcLoopUpperFromZero(MlirOperation forOp) {
 
 void pbcLoopSetStep(MlirOperation forOp, long long step) {
   MlirContext ctx = mlirOperationGetContext(forOp);
-  mlirOperationSetInherentAttributeByName(forOp, str("step"),
+  mlirOperationSetInherentAttributeByName(forOp, pbcStr("step"),
                                           mlirIntegerAttrGet(mlirIndexTypeGet(ctx), step));
 }
 
 void pbcLoopSetUpperBound(MlirOperation forOp, long long ub) {
   MlirContext ctx = mlirOperationGetContext(forOp);
-  mlirOperationSetAttributeByName(forOp, str("upperBoundMap"),
+  mlirOperationSetAttributeByName(forOp, pbcStr("upperBoundMap"),
                                   mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, ub)));
 }
 
@@ -569,7 +569,7 @@ MlirValue pbcMemrefBase(MlirValue memref) {
 /* The symbol a memref.get_global reads, or an empty name. */
 static MlirStringRef globalName(MlirValue memref) {
   if (mlirValueIsAOpResult(memref) && pbcOpIsA(mlirOpResultGetOwner(memref), "memref.get_global")) {
-    MlirAttribute name = mlirOperationGetAttributeByName(mlirOpResultGetOwner(memref), str("name"));
+    MlirAttribute name = mlirOperationGetAttributeByName(mlirOpResultGetOwner(memref), pbcStr("name"));
     if (mlirAttributeIsAFlatSymbolRef(name))
       return mlirFlatSymbolRefAttrGetValue(name);
   }
@@ -645,7 +645,7 @@ bool pbcOpIsConstantOrAlloc(MlirOperation op) {
 }
 
 bool pbcNestKindIs(MlirOperation op, const char *kind) {
-  MlirAttribute a = mlirOperationGetAttributeByName(op, str("pbc.kind"));
+  MlirAttribute a = mlirOperationGetAttributeByName(op, pbcStr(PBC_MARK_KIND));
   if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
     return false;
   MlirStringRef k = mlirStringAttrGetValue(a);
@@ -654,7 +654,7 @@ bool pbcNestKindIs(MlirOperation op, const char *kind) {
 
 void pbcNestSetKind(MlirOperation op, const char *kind) {
   mlirOperationSetAttributeByName(
-      op, str("pbc.kind"),
+      op, pbcStr(PBC_MARK_KIND),
       mlirStringAttrGet(mlirOperationGetContext(op), mlirStringRefCreateFromCString(kind)));
 }
 

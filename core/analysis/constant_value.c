@@ -17,7 +17,6 @@
 
 enum { kMaxLanes = 64, kMaxDepth = 4 };
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 /* Floor division and its remainder, as affine maps define them. */
 static long long floorDiv(long long a, long long b) {
@@ -75,14 +74,14 @@ bool pbcEvalIndex(MlirValue v, const PbcIvValues *b, long long *out) {
     return false;
   MlirOperation def = mlirOpResultGetOwner(v);
   if (pbcOpIsA(def, "arith.constant")) {
-    MlirAttribute a = mlirOperationGetAttributeByName(def, str("value"));
+    MlirAttribute a = mlirOperationGetAttributeByName(def, pbcStr("value"));
     if (!mlirAttributeIsAInteger(a))
       return false;
     *out = mlirIntegerAttrGetValueInt(a);
     return true;
   }
   if (pbcOpIsA(def, "affine.apply")) {
-    MlirAffineMap map = mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(def, str("map")));
+    MlirAffineMap map = mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(def, pbcStr("map")));
     return mlirAffineMapGetNumResults(map) == 1 && evalMap(map, def, 0, b, out);
   }
   return false;
@@ -109,7 +108,7 @@ static bool evalMap(MlirAffineMap map, MlirOperation op, intptr_t firstOperand,
 static bool evalSubscripts(MlirOperation access, intptr_t memrefPos, const PbcIvValues *b,
                            long long *idx) {
   MlirAffineMap map =
-      mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(access, str("map")));
+      mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(access, pbcStr("map")));
   return mlirAffineMapGetNumResults(map) <= PBC_MAX_RANK &&
          evalMap(map, access, memrefPos + 1, b, idx);
 }
@@ -153,7 +152,7 @@ static bool resolveCopy(MlirOperation reader, MlirOperation store, const long lo
   MlirOperation nest = pbcCopyNestOf(store);
   if (!precedes(nest, reader))
     return false;
-  MlirAffineMap map = mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(store, str("map")));
+  MlirAffineMap map = mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(store, pbcStr("map")));
   PbcIvValues b = {.n = 0};
   for (intptr_t r = 0; r < mlirAffineMapGetNumResults(map); ++r) {
     MlirAffineExpr e = mlirAffineMapGetResult(map, r);
@@ -210,13 +209,13 @@ static bool resolve(MlirOperation reader, MlirValue memref, const long long *idx
   }
   if (!pbcOpIsA(def, "memref.get_global"))
     return false;
-  MlirAttribute name = mlirOperationGetAttributeByName(def, str("name"));
+  MlirAttribute name = mlirOperationGetAttributeByName(def, pbcStr("name"));
   if (!mlirAttributeIsAFlatSymbolRef(name))
     return false;
   MlirOperation global = mlirSymbolTableLookup(globals, mlirFlatSymbolRefAttrGetValue(name));
   if (mlirOperationIsNull(global) || !pbcOpHasAttr(global, "constant"))
     return false;
-  MlirAttribute init = mlirOperationGetAttributeByName(global, str("initial_value"));
+  MlirAttribute init = mlirOperationGetAttributeByName(global, pbcStr("initial_value"));
   intptr_t rank = mlirShapedTypeGetRank(mlirValueGetType(memref));
   if (mlirAttributeIsNull(init) || !mlirAttributeIsADenseElements(init) || rank > PBC_MAX_RANK)
     return false;

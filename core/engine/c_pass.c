@@ -163,7 +163,7 @@ static bool parseCount(const char *v, size_t vl, long long *out) {
 long long pbcPassOptionInt(const char *options, const char *key, long long fallback) {
   char v[32];
   long long n;
-  /* pbcPassOptionsCheckCounts has rejected what does not parse. */
+  /* The count check has rejected what does not parse. */
   return pbcPassOptionGet(options, key, v, sizeof(v)) && parseCount(v, strlen(v), &n) ? n
                                                                                       : fallback;
 }
@@ -203,10 +203,27 @@ bool pbcPassOptionsCheck(const char *options, const char *const *known, char *er
   return forEachOption(options, checkFn, &c);
 }
 
-bool pbcPassOptionsCheckCounts(const char *options, const char *const *known, char *err,
-                               size_t errLen) {
+static bool pbcPassOptionsCheckCounts(const char *options, const char *const *known, char *err,
+                                      size_t errLen) {
   CheckCtx c = {known, true, NULL, err, errLen};
   return forEachOption(options, checkFn, &c);
+}
+
+bool pbcPassCountOptions(const char *options, const PbcCountOption *table, long long *values,
+                         char *err, size_t errLen) {
+  enum { kMaxOptions = 32 };
+  const char *known[kMaxOptions + 1];
+  int n = 0;
+  while (table[n].key && n < kMaxOptions) {
+    known[n] = table[n].key;
+    ++n;
+  }
+  known[n] = NULL;
+  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+    return false;
+  for (int i = 0; i < n; ++i)
+    values[i] = pbcPassOptionInt(options, table[i].key, table[i].fallback);
+  return true;
 }
 
 bool pbcPassOptionsCheckSomeCounts(const char *options, const char *const *known,
@@ -257,9 +274,10 @@ MlirPass pbcCPassCreateWithoutOptions(const PbcCPassSpec *spec, const char *opti
 
 MlirPass pbcCPassCreateWithVectorBits(const PbcCPassSpec *spec, const char *options, char *err,
                                       size_t errLen) {
-  static const char *const known[] = {"vector-bits", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  static const PbcCountOption kOptions[] = {{"vector-bits", 256}, {NULL, 0}};
+  long long v[1];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  int vectorBits = (int)pbcPassOptionInt(options, "vector-bits", 256);
+  int vectorBits = (int)v[0];
   return pbcCPassCreate(spec, &vectorBits);
 }

@@ -10,10 +10,9 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/affine_access.h"
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 static MlirNamedAttribute named(MlirContext ctx, const char *name, MlirAttribute a) {
-  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, str(name)), a);
+  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr(name)), a);
 }
 
 static MlirOperation insert(MlirOperation before, MlirOperationState *st) {
@@ -24,7 +23,7 @@ static MlirOperation insert(MlirOperation before, MlirOperationState *st) {
 
 MlirOperation pbcBuildOp(MlirOperation before, const char *name, int n, const MlirValue *operands,
                          MlirType result, int nAttrs, const MlirNamedAttribute *attrs) {
-  MlirOperationState st = mlirOperationStateGet(str(name), mlirOperationGetLocation(before));
+  MlirOperationState st = mlirOperationStateGet(pbcStr(name), mlirOperationGetLocation(before));
   mlirOperationStateAddOperands(&st, n, operands);
   mlirOperationStateAddAttributes(&st, nAttrs, attrs);
   if (!mlirTypeIsNull(result))
@@ -45,10 +44,10 @@ MlirOperation pbcBuildIf(MlirOperation before, MlirValue cond, bool withElse) {
   for (int r = 0; r < (withElse ? 2 : 1); ++r) {
     MlirBlock block = mlirBlockCreate(0, NULL, NULL);
     mlirRegionAppendOwnedBlock(regions[r], block);
-    MlirOperationState yst = mlirOperationStateGet(str("scf.yield"), loc);
+    MlirOperationState yst = mlirOperationStateGet(pbcStr("scf.yield"), loc);
     mlirBlockAppendOwnedOperation(block, mlirOperationCreate(&yst));
   }
-  MlirOperationState st = mlirOperationStateGet(str("scf.if"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("scf.if"), loc);
   mlirOperationStateAddOperands(&st, 1, &cond);
   mlirOperationStateAddOwnedRegions(&st, 2, regions);
   return insert(before, &st);
@@ -67,9 +66,9 @@ MlirOperation pbcBuildAffineFor(MlirOperation before, int64_t ub, MlirLocation l
   MlirRegion region = mlirRegionCreate();
   MlirBlock body = mlirBlockCreate(1, &index, &loc);
   mlirRegionAppendOwnedBlock(region, body);
-  MlirOperationState yst = mlirOperationStateGet(str("affine.yield"), loc);
+  MlirOperationState yst = mlirOperationStateGet(pbcStr("affine.yield"), loc);
   mlirBlockAppendOwnedOperation(body, mlirOperationCreate(&yst));
-  MlirOperationState st = mlirOperationStateGet(str("affine.for"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("affine.for"), loc);
   mlirOperationStateAddAttributes(&st, 4, attrs);
   mlirOperationStateAddOwnedRegions(&st, 1, &region);
   return insert(before, &st);
@@ -89,7 +88,7 @@ static MlirOperation access(const char *name, MlirOperation before, MlirValue va
     operands[n++] = indices[i];
   MlirNamedAttribute map =
       named(ctx, "map", mlirAffineMapAttrGet(mlirAffineMapMultiDimIdentityGet(ctx, rank)));
-  MlirOperationState st = mlirOperationStateGet(str(name), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr(name), loc);
   mlirOperationStateAddOperands(&st, n, operands);
   mlirOperationStateAddAttributes(&st, 1, &map);
   if (mlirValueIsNull(value)) {
@@ -133,7 +132,7 @@ void pbcEraseWithUsers(MlirOperation op) {
 }
 
 static MlirAffineMap accessMap(MlirOperation op) {
-  return mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(op, str("map")));
+  return mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(op, pbcStr("map")));
 }
 
 MlirAffineExpr pbcAccessSubscriptExpr(MlirOperation op, intptr_t r) {
@@ -149,7 +148,7 @@ void pbcAccessSetSubscriptExpr(MlirOperation op, intptr_t r, MlirAffineExpr e) {
   map = mlirAffineMapGet(mlirOperationGetContext(op), mlirAffineMapGetNumDims(map),
                          mlirAffineMapGetNumSymbols(map), n, results);
   free(results);
-  mlirOperationSetInherentAttributeByName(op, str("map"), mlirAffineMapAttrGet(map));
+  mlirOperationSetInherentAttributeByName(op, pbcStr("map"), mlirAffineMapAttrGet(map));
 }
 
 void pbcAccessOffsetSubscript(MlirOperation op, intptr_t r, int64_t delta) {
@@ -169,7 +168,7 @@ void pbcAccessPermuteSubscripts(MlirOperation op, const int *perm) {
   map = mlirAffineMapGet(mlirOperationGetContext(op), mlirAffineMapGetNumDims(map),
                          mlirAffineMapGetNumSymbols(map), n, results);
   free(results);
-  mlirOperationSetInherentAttributeByName(op, str("map"), mlirAffineMapAttrGet(map));
+  mlirOperationSetInherentAttributeByName(op, pbcStr("map"), mlirAffineMapAttrGet(map));
 }
 
 MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc) {
@@ -178,14 +177,14 @@ MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation lo
   MlirNamedAttribute attrs[2] = {
       named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, seg)),
       named(ctx, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 64))};
-  MlirOperationState st = mlirOperationStateGet(str("memref.alloc"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("memref.alloc"), loc);
   mlirOperationStateAddResults(&st, 1, &type);
   mlirOperationStateAddAttributes(&st, 2, attrs);
   return insert(before, &st);
 }
 
 MlirOperation pbcBuildDealloc(MlirOperation before, MlirValue buffer, MlirLocation loc) {
-  MlirOperationState st = mlirOperationStateGet(str("memref.dealloc"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("memref.dealloc"), loc);
   mlirOperationStateAddOperands(&st, 1, &buffer);
   return insert(before, &st);
 }
@@ -209,7 +208,7 @@ MlirValue pbcBuildAffineApply(MlirOperation before, MlirAffineMap map, const Mli
   MlirContext ctx = mlirLocationGetContext(loc);
   MlirNamedAttribute attr = named(ctx, "map", mlirAffineMapAttrGet(map));
   MlirType index = mlirIndexTypeGet(ctx);
-  MlirOperationState st = mlirOperationStateGet(str("affine.apply"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("affine.apply"), loc);
   mlirOperationStateAddOperands(&st, n, operands);
   mlirOperationStateAddResults(&st, 1, &index);
   mlirOperationStateAddAttributes(&st, 1, &attr);
@@ -225,7 +224,7 @@ MlirOperation pbcBuildAffinePrefetch(MlirOperation before, const MlirValue *oper
       named(ctx, "localityHint", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
       named(ctx, "isDataCache", mlirBoolAttrGet(ctx, 1)),
   };
-  MlirOperationState st = mlirOperationStateGet(str("affine.prefetch"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("affine.prefetch"), loc);
   mlirOperationStateAddOperands(&st, n, operands);
   mlirOperationStateAddAttributes(&st, 4, attrs);
   return insert(before, &st);

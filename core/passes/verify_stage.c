@@ -27,6 +27,7 @@
 #include "mlir-c/IR.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/marks.h"
 
 typedef struct VerifyState {
   int stage; /* 1..5 */
@@ -128,7 +129,7 @@ static bool fail(Checker *c, MlirOperation op, const char *why) {
 
 static bool hasKind(MlirOperation op) {
   MlirAttribute a = mlirOperationGetDiscardableAttributeByName(
-      op, mlirStringRefCreateFromCString("pbc.kind"));
+      op, mlirStringRefCreateFromCString(PBC_MARK_KIND));
   return !mlirAttributeIsNull(a) && mlirAttributeIsAString(a);
 }
 

@@ -11,10 +11,9 @@
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 static MlirNamedAttribute named(MlirContext ctx, const char *name, MlirAttribute a) {
-  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, str(name)), a);
+  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr(name)), a);
 }
 
 static MlirOperation insert(MlirOperation before, MlirOperationState *st) {
@@ -46,7 +45,7 @@ MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b) {
   MlirType i1 = mlirIntegerTypeGet(ctx, 1);
   MlirNamedAttribute pred =
       named(ctx, "predicate", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 2 /* slt */));
-  MlirOperationState st = mlirOperationStateGet(str("arith.cmpi"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("arith.cmpi"), loc);
   MlirValue ops[2] = {a, b};
   mlirOperationStateAddOperands(&st, 2, ops);
   mlirOperationStateAddAttributes(&st, 1, &pred);
@@ -58,7 +57,7 @@ int64_t pbcGpuConstantOf(MlirValue v) {
   if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
     return -1;
   MlirOperation def = mlirOpResultGetOwner(v);
-  MlirAttribute a = mlirOperationGetAttributeByName(def, str("value"));
+  MlirAttribute a = mlirOperationGetAttributeByName(def, pbcStr("value"));
   return mlirAttributeIsAInteger(a) ? mlirIntegerAttrGetValueInt(a) : -1;
 }
 
@@ -87,9 +86,9 @@ MlirOperation pbcGpuBuildParallel(MlirOperation before, int n, const MlirValue *
   MlirRegion region = mlirRegionCreate();
   MlirBlock body = mlirBlockCreate(n, argTypes, argLocs);
   mlirRegionAppendOwnedBlock(region, body);
-  MlirOperationState rst = mlirOperationStateGet(str("scf.reduce"), loc);
+  MlirOperationState rst = mlirOperationStateGet(pbcStr("scf.reduce"), loc);
   mlirBlockAppendOwnedOperation(body, mlirOperationCreate(&rst));
-  MlirOperationState st = mlirOperationStateGet(str("scf.parallel"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("scf.parallel"), loc);
   mlirOperationStateAddOperands(&st, 3 * n, operands);
   mlirOperationStateAddAttributes(&st, 1, &seg);
   mlirOperationStateAddOwnedRegions(&st, 1, &region);
@@ -112,7 +111,7 @@ MlirOperation pbcGpuBuildLaunch(MlirOperation before, const MlirValue grid[3],
   MlirRegion region = mlirRegionCreate();
   MlirBlock body = mlirBlockCreate(12, types, locs);
   mlirRegionAppendOwnedBlock(region, body);
-  MlirOperationState tst = mlirOperationStateGet(str("gpu.terminator"), loc);
+  MlirOperationState tst = mlirOperationStateGet(pbcStr("gpu.terminator"), loc);
   mlirBlockAppendOwnedOperation(body, mlirOperationCreate(&tst));
   MlirValue ops[7] = {grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes};
   bool dynamicShared = !mlirValueIsNull(sharedBytes);
@@ -121,7 +120,7 @@ MlirOperation pbcGpuBuildLaunch(MlirOperation before, const MlirValue grid[3],
       named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 11, segments)),
       named(ctx, "workgroup_attributions", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 0)),
   };
-  MlirOperationState st = mlirOperationStateGet(str("gpu.launch"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("gpu.launch"), loc);
   mlirOperationStateAddOperands(&st, 6 + dynamicShared, ops);
   mlirOperationStateAddAttributes(&st, 2, attrs);
   mlirOperationStateAddOwnedRegions(&st, 1, &region);
@@ -147,10 +146,10 @@ MlirOperation pbcGpuBuildFor(MlirOperation before, MlirValue lb, MlirValue ub, M
   MlirValue carried[kMax];
   for (int i = 0; i < n; ++i)
     carried[i] = mlirBlockGetArgument(body, 1 + i);
-  MlirOperationState yst = mlirOperationStateGet(str("scf.yield"), loc);
+  MlirOperationState yst = mlirOperationStateGet(pbcStr("scf.yield"), loc);
   mlirOperationStateAddOperands(&yst, n, carried);
   mlirBlockAppendOwnedOperation(body, mlirOperationCreate(&yst));
-  MlirOperationState st = mlirOperationStateGet(str("scf.for"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("scf.for"), loc);
   mlirOperationStateAddOperands(&st, 3 + n, ops);
   mlirOperationStateAddResults(&st, n, types + 1);
   mlirOperationStateAddOwnedRegions(&st, 1, &region);
@@ -163,13 +162,13 @@ MlirOperation pbcGpuBuildFor(MlirOperation before, MlirValue lb, MlirValue ub, M
 static MlirValue streamBegin(MlirOperation before) {
   MlirLocation loc = mlirOperationGetLocation(before);
   MlirType token = mlirGPUAsyncTokenTypeGet(mlirLocationGetContext(loc));
-  MlirOperationState st = mlirOperationStateGet(str("gpu.wait"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("gpu.wait"), loc);
   mlirOperationStateAddResults(&st, 1, &token);
   return mlirOperationGetResult(insert(before, &st), 0);
 }
 
 static void streamEnd(MlirOperation before, MlirValue done) {
-  MlirOperationState st = mlirOperationStateGet(str("gpu.wait"), mlirOperationGetLocation(before));
+  MlirOperationState st = mlirOperationStateGet(pbcStr("gpu.wait"), mlirOperationGetLocation(before));
   mlirOperationStateAddOperands(&st, 1, &done);
   insert(before, &st);
 }
@@ -183,7 +182,7 @@ MlirValue pbcGpuAlloc(MlirOperation before, MlirType type, MlirValue like) {
     if (!mlirShapedTypeIsDynamicDim(type, d))
       continue;
     MlirValue idx = pbcGpuConstIndex(before, d);
-    MlirOperationState dst = mlirOperationStateGet(str("memref.dim"), loc);
+    MlirOperationState dst = mlirOperationStateGet(pbcStr("memref.dim"), loc);
     MlirValue ops[2] = {like, idx};
     MlirType index = mlirIndexTypeGet(ctx);
     mlirOperationStateAddOperands(&dst, 2, ops);
@@ -195,7 +194,7 @@ MlirValue pbcGpuAlloc(MlirOperation before, MlirType type, MlirValue like) {
   MlirNamedAttribute seg =
       named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 3, segments));
   MlirType results[2] = {type, mlirGPUAsyncTokenTypeGet(ctx)};
-  MlirOperationState st = mlirOperationStateGet(str("gpu.alloc"), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("gpu.alloc"), loc);
   mlirOperationStateAddOperands(&st, 1 + n, operands);
   mlirOperationStateAddAttributes(&st, 1, &seg);
   mlirOperationStateAddResults(&st, 2, results);
@@ -210,7 +209,7 @@ static void asyncOp(MlirOperation before, const char *name, int n, const MlirVal
   MlirValue ops[3] = {streamBegin(before)};
   for (int i = 0; i < n; ++i)
     ops[1 + i] = args[i];
-  MlirOperationState st = mlirOperationStateGet(str(name), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr(name), loc);
   mlirOperationStateAddOperands(&st, 1 + n, ops);
   mlirOperationStateAddResults(&st, 1, &token);
   streamEnd(before, mlirOperationGetResult(insert(before, &st), 0));
@@ -268,9 +267,9 @@ void pbcGpuMoveRange(MlirOperation first, MlirOperation end, MlirOperation befor
 }
 
 MlirAttribute pbcGpuParseAttr(MlirOperation op, const char *text) {
-  return mlirAttributeParseGet(mlirOperationGetContext(op), str(text));
+  return mlirAttributeParseGet(mlirOperationGetContext(op), pbcStr(text));
 }
 
 MlirType pbcGpuParseType(MlirOperation op, const char *text) {
-  return mlirTypeParseGet(mlirOperationGetContext(op), str(text));
+  return mlirTypeParseGet(mlirOperationGetContext(op), pbcStr(text));
 }

@@ -23,7 +23,6 @@ typedef struct {
   long long threads;
 } State;
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 static MlirAttribute mappingAttr(MlirOperation op, const char *const *procs, int n) {
   MlirAttribute elems[8];
@@ -112,8 +111,8 @@ static bool mapLoop(MlirOperation par, long long budget) {
   for (int d = 0; d < n; ++d)
     mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(body, d), iv[d]);
   pbcGpuMoveRange(mlirBlockGetFirstOperation(body), mlirBlockGetTerminator(body), dest);
-  mlirOperationSetAttributeByName(outer, str("mapping"), mappingAttr(outer, outerProc, n));
-  mlirOperationSetAttributeByName(inner, str("mapping"), mappingAttr(inner, innerProc, n));
+  mlirOperationSetAttributeByName(outer, pbcStr("mapping"), mappingAttr(outer, outerProc, n));
+  mlirOperationSetAttributeByName(inner, pbcStr("mapping"), mappingAttr(inner, innerProc, n));
   mlirOperationDestroy(par);
   return true;
 }
@@ -143,7 +142,7 @@ static bool wrapSerial(MlirOperation first, MlirOperation last) {
   MlirValue zero = pbcGpuConstIndex(first, 0), one = pbcGpuConstIndex(first, 1);
   MlirOperation outer = pbcGpuBuildParallel(first, 1, &zero, &one, &one);
   static const char *const block[] = {"block_x"};
-  mlirOperationSetAttributeByName(outer, str("mapping"), mappingAttr(outer, block, 1));
+  mlirOperationSetAttributeByName(outer, pbcStr("mapping"), mappingAttr(outer, block, 1));
   pbcGpuMoveRange(first, end, mlirBlockGetTerminator(pbcGpuBody(outer, 0)));
   return true;
 }
@@ -214,10 +213,14 @@ const PbcCPassSpec pbcGpuMapParallelPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"threads", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { THREADS, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [THREADS] = {"threads", 256},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {pbcPassOptionInt(options, "threads", 256)};
+  State st = {v[THREADS]};
   if (st.threads < 1 || st.threads > 1024) {
     snprintf(err, errLen, "threads must be in 1..1024");
     return (MlirPass){NULL};

@@ -13,7 +13,6 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/c_pass.h"
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 bool pbcGpuSubscriptIsIv(const PbcLinearForm *f, MlirOperation loop) {
   return f->linear && f->nTerms == 1 && f->constant == 0 && f->coeffs[0] == 1 &&

@@ -66,19 +66,27 @@ MlirPass pbcCPassCreateWithVectorBits(const PbcCPassSpec *spec, const char *opti
  * into out (NUL-terminated) if present. */
 bool pbcPassOptionGet(const char *options, const char *key, char *out, size_t outLen);
 /* The integer value of `key`, or `fallback` if the key is absent. Call it on
- * options that pbcPassOptionsCheckCounts accepted. */
+ * options that a count check (pbcPassOptionsCheckSomeCounts) accepted. */
 long long pbcPassOptionInt(const char *options, const char *key, long long fallback);
+/* A pass option whose value is a count (a size, width or factor), with its
+ * value when absent. A pass declares its options once, as a table ending in
+ * {NULL, 0}, indexed by an enum of its own. */
+typedef struct PbcCountOption {
+  const char *key;
+  long long fallback;
+} PbcCountOption;
+/* Checks `options` against the table (every key known, every value a whole
+ * non-negative integer, so `l2-bytes=1M` or `vector-bits=` is an error, not
+ * a silent 0) and stores each option's value, or its fallback, in values[i]
+ * (one per table entry). False with a message in err otherwise. */
+bool pbcPassCountOptions(const char *options, const PbcCountOption *table, long long *values,
+                         char *err, size_t errLen);
 /* Returns false and writes a message into err if `options` names a key that is
  * not in the NULL-terminated list `known`. */
 bool pbcPassOptionsCheck(const char *options, const char *const *known, char *err, size_t errLen);
-/* As pbcPassOptionsCheck, for passes whose options are all counts (sizes,
- * widths, factors): each value must also be a whole non-negative integer, so
- * `l2-bytes=1M` or `vector-bits=` is an error, not a silent 0. */
-bool pbcPassOptionsCheckCounts(const char *options, const char *const *known, char *err,
-                               size_t errLen);
 /* As pbcPassOptionsCheck, with the values of the keys in `countKeys` (a
- * NULL-terminated sublist of `known`) checked as pbcPassOptionsCheckCounts
- * checks all: for passes that also take a word (unit=mma-sync). */
+ * NULL-terminated sublist of `known`) checked as pbcPassCountOptions checks
+ * all: for passes that also take a word (unit=mma-sync). */
 bool pbcPassOptionsCheckSomeCounts(const char *options, const char *const *known,
                                    const char *const *countKeys, char *err, size_t errLen);
 
@@ -86,6 +94,7 @@ bool pbcPassOptionsCheckSomeCounts(const char *options, const char *const *known
 void pbcEmitOpError(MlirOperation op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Small helpers used by many passes. */
+static inline MlirStringRef pbcStr(const char *s) { return mlirStringRefCreateFromCString(s); }
 bool pbcOpIsA(MlirOperation op, const char *name);
 /* Discardable attributes as marks between passes (pbc.vectorize, ...). */
 bool pbcOpHasAttr(MlirOperation op, const char *name);

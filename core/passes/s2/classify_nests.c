@@ -52,6 +52,7 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/IR.h"
 #include "pbc/c_pass.h"
+#include "pbc/marks.h"
 
 #define PBC_MAX_IVS 64
 /* Bound on ops visited when following a stored value's def chain. */
@@ -375,7 +376,7 @@ static MlirWalkResult tagRoot(MlirOperation op, void *userData) {
   free(n.loads);
   MlirContext ctx = mlirOperationGetContext(op);
   mlirOperationSetDiscardableAttributeByName(
-      op, mlirStringRefCreateFromCString("pbc.kind"),
+      op, mlirStringRefCreateFromCString(PBC_MARK_KIND),
       mlirStringAttrGet(ctx, mlirStringRefCreateFromCString(kind)));
   return MlirWalkResultSkip; /* loops inside belong to this nest */
 }

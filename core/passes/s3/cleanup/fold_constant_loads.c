@@ -23,7 +23,6 @@
 
 enum { kMaxLoads = 4096 };
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 /* Replaces a load at constant subscripts with its value; true if folded. */
 static bool fold(MlirOperation load, MlirSymbolTable globals) {
@@ -33,7 +32,7 @@ static bool fold(MlirOperation load, MlirSymbolTable globals) {
     return false;
   MlirType type = mlirValueGetType(mlirOperationGetResult(load, 0));
   MlirNamedAttribute attr =
-      mlirNamedAttributeGet(mlirIdentifierGet(mlirOperationGetContext(load), str("value")), value);
+      mlirNamedAttributeGet(mlirIdentifierGet(mlirOperationGetContext(load), pbcStr("value")), value);
   MlirOperation c = pbcBuildOp(load, "arith.constant", 0, NULL, type, 1, &attr);
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(load, 0), mlirOperationGetResult(c, 0));
   mlirOperationDestroy(load);

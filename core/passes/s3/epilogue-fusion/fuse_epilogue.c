@@ -34,6 +34,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/marks.h"
 #include "passes/passes.h"
 
 #define MAX_STORES 256
@@ -42,7 +43,6 @@
 /* A slice of at most this many vector (or scalar) iterations is unrolled. */
 static const long long kMaxUnrolledVectors = 64;
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 typedef struct {
   MlirValue c;
@@ -447,7 +447,7 @@ static bool fuse(MlirOperation m, MlirOperation e) {
     dims[d] = d;
   MlirOperation band[PBC_MAX_BAND];
   MlirOperation slice = pbcCloneNestRestricted(e, end, ep.depth, dims, box.width, origin, band);
-  mlirOperationRemoveAttributeByName(slice, str("pbc.kind"));
+  mlirOperationRemoveAttributeByName(slice, pbcStr(PBC_MARK_KIND));
   long long vectors = 1;
   for (int d = 0; d < ep.depth; ++d)
     vectors *= box.width[d] / pbcLoopStep(band[d]);

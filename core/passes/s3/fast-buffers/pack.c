@@ -16,6 +16,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/marks.h"
 #include "passes/passes.h"
 #include "passes/s3/tiling/transpose_input.h"
 
@@ -26,7 +27,6 @@ typedef struct {
   long long l2; /* 0: copy every input (see wholeRowCopyIsWaste) */
 } State;
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 typedef struct {
   PbcAccess acc[128];
@@ -40,7 +40,7 @@ typedef struct {
 
 static MlirWalkResult findSites(MlirOperation op, void *data) {
   Roots *r = data;
-  if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, "pbc.pack_site")) {
+  if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, PBC_MARK_PACK_SITE)) {
     if (r->n < 1024)
       r->roots[r->n++] = op; /* outermost site of a nest */
     return MlirWalkResultSkip;
@@ -152,7 +152,7 @@ static MlirValue copyBuffer(MlirOperation site, MlirValue memref) {
   for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(site));
        !mlirOperationIsNull(op) && mlirOperationIsNull(c.load);
        op = mlirOperationGetNextInBlock(op))
-    if (pbcOpHasAttr(op, "pbc.copy"))
+    if (pbcOpHasAttr(op, PBC_MARK_COPY))
       mlirOperationWalk(op, findCopyLoad, &c, MlirWalkPreOrder);
   if (mlirOperationIsNull(c.load))
     return (MlirValue){NULL};
@@ -222,17 +222,17 @@ static void packNest(MlirOperation outerSite, const State *st, int *packed) {
     for (MlirOperation p = mlirOperationGetParentOperation(x->op);
          !mlirOperationIsNull(p) && pbcOpIsInside(p, outerSite);
          p = mlirOperationGetParentOperation(p))
-      if (pbcOpHasAttr(p, "pbc.pack_site") && pbcAccessDependsOnLoop(x, p)) {
+      if (pbcOpHasAttr(p, PBC_MARK_PACK_SITE) && pbcAccessDependsOnLoop(x, p)) {
         site = p;
         break;
       }
     /* An input pbc-tile marked (a GEMM's B read across J) is copied
      * whatever its rows, into a buffer with the marked dimension last: the
      * copy transposes (pbc-transpose-copies), the nest reads it along J. */
-    MlirAttribute transposed = mlirOperationGetAttributeByName(x->op, str("pbc.pack_transposed"));
+    MlirAttribute transposed = mlirOperationGetAttributeByName(x->op, pbcStr(PBC_MARK_PACK_TRANSPOSED));
     bool transpose = !mlirAttributeIsNull(transposed);
     if (mlirOperationIsNull(site) || (!transpose && wholeRowCopyIsWaste(x, site, st)) ||
-        !pbcExtAffineDataCopy(site, x->memref, 0, st->fastSpace, "pbc.copy"))
+        !pbcExtAffineDataCopy(site, x->memref, 0, st->fastSpace, PBC_MARK_COPY))
       continue;
     ++*packed;
     if (transpose)
@@ -284,8 +284,8 @@ static MlirWalkResult padBuffers(MlirOperation op, void *data) {
 
 static MlirWalkResult unmark(MlirOperation op, void *data) {
   (void)data;
-  mlirOperationRemoveAttributeByName(op, str("pbc.pack_site"));
-  mlirOperationRemoveAttributeByName(op, str("pbc.pack_transposed"));
+  mlirOperationRemoveAttributeByName(op, pbcStr(PBC_MARK_PACK_SITE));
+  mlirOperationRemoveAttributeByName(op, pbcStr(PBC_MARK_PACK_TRANSPOSED));
   return MlirWalkResultAdvance;
 }
 
@@ -309,13 +309,19 @@ const PbcCPassSpec pbcPackPass = {
     run,        sizeof(State), createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"fast-memory-space", "cache-line-bytes", "pad", "l2-bytes",
-                                      NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { FAST_MEMORY_SPACE, CACHE_LINE_BYTES, PAD, L2_BYTES, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [FAST_MEMORY_SPACE] = {"fast-memory-space", 0},
+      [CACHE_LINE_BYTES] = {"cache-line-bytes", 64},
+      [PAD] = {"pad", 1},
+      [L2_BYTES] = {"l2-bytes", 0},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  long long line = pbcPassOptionInt(options, "cache-line-bytes", 64);
-  State st = {(unsigned)pbcPassOptionInt(options, "fast-memory-space", 0),
-              line > 0 ? (int)line : 64, pbcPassOptionInt(options, "pad", 1) != 0,
-              pbcPassOptionInt(options, "l2-bytes", 0)};
+  long long line = v[CACHE_LINE_BYTES];
+  State st = {(unsigned)v[FAST_MEMORY_SPACE],
+              line > 0 ? (int)line : 64, v[PAD] != 0,
+              v[L2_BYTES]};
   return pbcCPassCreate(&pbcPackPass, &st);
 }

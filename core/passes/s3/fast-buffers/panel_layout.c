@@ -36,7 +36,6 @@ typedef struct {
 
 enum { kMaxUses = 256 };
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 typedef struct {
   MlirOperation ops[kMaxUses];
@@ -112,7 +111,7 @@ static long long panelWidth(const Uses *u, long long columns) {
  * column is base + c with base a multiple of nr: ((e1 - c) floordiv nr, e0, c). */
 static void remap(MlirOperation op, const PbcAccess *a, long long nr) {
   MlirAffineMap map =
-      mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(op, str("map")));
+      mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(op, pbcStr("map")));
   MlirContext ctx = mlirAffineMapGetContext(map);
   MlirAffineExpr e0 = mlirAffineMapGetResult(map, 0), e1 = mlirAffineMapGetResult(map, 1);
   MlirAffineExpr width = mlirAffineConstantExprGet(ctx, nr), exprs[3];
@@ -128,7 +127,7 @@ static void remap(MlirOperation op, const PbcAccess *a, long long nr) {
   exprs[1] = e0;
   MlirAffineMap panel = mlirAffineMapGet(ctx, mlirAffineMapGetNumDims(map),
                                          mlirAffineMapGetNumSymbols(map), 3, exprs);
-  mlirOperationSetInherentAttributeByName(op, str("map"), mlirAffineMapAttrGet(panel));
+  mlirOperationSetInherentAttributeByName(op, pbcStr("map"), mlirAffineMapAttrGet(panel));
 }
 
 static void relayout(MlirOperation alloc) {
@@ -182,9 +181,13 @@ const PbcCPassSpec pbcPanelLayoutPass = {
     sizeof(State),      createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"fast-memory-space", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { FAST_MEMORY_SPACE, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [FAST_MEMORY_SPACE] = {"fast-memory-space", 0},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {(unsigned)pbcPassOptionInt(options, "fast-memory-space", 0)};
+  State st = {(unsigned)v[FAST_MEMORY_SPACE]};
   return pbcCPassCreate(&pbcPanelLayoutPass, &st);
 }

@@ -21,6 +21,7 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/marks.h"
 #include "analysis/nest_work.h"
 #include "passes/passes.h"
 
@@ -31,10 +32,9 @@ typedef struct {
   long long hoist;   /* 1: parallel loops first in their band where legal */
 } State;
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 static bool isWorkLoop(MlirOperation op) {
-  return pbcOpIsA(op, "affine.for") && !pbcOpHasAttr(op, "pbc.copy");
+  return pbcOpIsA(op, "affine.for") && !pbcOpHasAttr(op, PBC_MARK_COPY);
 }
 
 /* The first loop holding work (copy nests aside) at or after `op` in its
@@ -70,7 +70,7 @@ static MlirOperation hoistParallelLoops(MlirOperation root) {
   int n = pbcLoopBand(root, band, PBC_MAX_BAND);
   bool parallel[PBC_MAX_BAND], needed = false;
   for (int i = 0; i < n; ++i) {
-    parallel[i] = pbcOpHasAttr(band[i], "pbc.parallel") || pbcLoopIsParallel(band[i]);
+    parallel[i] = pbcOpHasAttr(band[i], PBC_MARK_PARALLEL) || pbcLoopIsParallel(band[i]);
     for (int j = 0; j < i; ++j)
       needed |= parallel[i] && !parallel[j];
   }
@@ -81,14 +81,14 @@ static MlirOperation hoistParallelLoops(MlirOperation root) {
     for (int i = 0; i < n; ++i)
       if (parallel[i] == (pass == 0))
         perm[i] = pos++;
-  MlirAttribute kind = mlirOperationGetAttributeByName(root, str("pbc.kind"));
+  MlirAttribute kind = mlirOperationGetAttributeByName(root, pbcStr(PBC_MARK_KIND));
   if (!pbcExtAffinePermute(band, n, perm))
     return root;
   for (int i = 0; i < n; ++i)
     if (perm[i] == 0) {
-      mlirOperationRemoveAttributeByName(root, str("pbc.kind"));
+      mlirOperationRemoveAttributeByName(root, pbcStr(PBC_MARK_KIND));
       if (!mlirAttributeIsNull(kind))
-        mlirOperationSetAttributeByName(band[i], str("pbc.kind"), kind);
+        mlirOperationSetAttributeByName(band[i], pbcStr(PBC_MARK_KIND), kind);
       return band[i];
     }
   return root;
@@ -129,11 +129,11 @@ static long long copyElements(MlirOperation nest) {
  * holds several (a nest whose first iteration pbc-absorb-fill peeled:
  * jc { kc = first; kc = rest }) has each of them descended alone. */
 static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
-  MlirAttribute kind = mlirOperationGetAttributeByName(loop, str("pbc.kind"));
-  bool copy = pbcOpHasAttr(loop, "pbc.copy");
+  MlirAttribute kind = mlirOperationGetAttributeByName(loop, pbcStr(PBC_MARK_KIND));
+  bool copy = pbcOpHasAttr(loop, PBC_MARK_COPY);
   long long done = 0;
   while (!mlirOperationIsNull(loop) && done < st->band) {
-    bool parallel = pbcOpHasAttr(loop, "pbc.parallel") || pbcLoopIsParallel(loop);
+    bool parallel = pbcOpHasAttr(loop, PBC_MARK_PARALLEL) || pbcLoopIsParallel(loop);
     long long trip = pbcExtAffineConstantTripCount(loop);
     if (!parallel || (trip >= 0 && trip < st->minTrip)) {
       if (done)
@@ -158,9 +158,9 @@ static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
     if (mlirOperationIsNull(par))
       return;
     if (isRoot && !mlirAttributeIsNull(kind))
-      mlirOperationSetAttributeByName(par, str("pbc.kind"), kind);
+      mlirOperationSetAttributeByName(par, pbcStr(PBC_MARK_KIND), kind);
     if (isRoot && copy) /* later passes leave copy nests alone */
-      pbcOpSetUnitAttr(par, "pbc.copy");
+      pbcOpSetUnitAttr(par, PBC_MARK_COPY);
     ++done;
     isRoot = false;
     loop = workLoopIn(par);
@@ -172,7 +172,7 @@ static void parallelizeNest(MlirOperation root, const State *st) {
    * join cost, and its join waits for every core to come round (the
    * layernorm example's 5 nests of 25-68 K ops: 0.011 ms serial against
    * 0.019 on 2 threads, and 0.42 in some benchmark runs). */
-  long long copied = pbcOpHasAttr(root, "pbc.copy") ? copyElements(root) : -1;
+  long long copied = pbcOpHasAttr(root, PBC_MARK_COPY) ? copyElements(root) : -1;
   if (copied < 0 && st->minWork > 0 && pbcNestWork(root, 0) < st->minWork)
     return; /* (copy nests have their own bound, kMinCopyElements) */
   if (copied >= 0 && copied < kMinCopyElements && st->band == 1)
@@ -191,7 +191,7 @@ static MlirWalkResult findSerialCopies(MlirOperation op, void *data) {
   CopyNests *c = data;
   if (pbcOpIsA(op, "affine.parallel"))
     return MlirWalkResultSkip; /* already spread over the cores */
-  if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, "pbc.copy")) {
+  if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, PBC_MARK_COPY)) {
     if (c->n < 1024)
       c->nests[c->n++] = op;
     return MlirWalkResultSkip;
@@ -241,12 +241,12 @@ static void parallelizeCopy(MlirOperation nest, const State *st) {
     return;
   MlirOperation par = pbcExtAffineParallelize(nest);
   if (!mlirOperationIsNull(par))
-    pbcOpSetUnitAttr(par, "pbc.copy");
+    pbcOpSetUnitAttr(par, PBC_MARK_COPY);
 }
 
 static MlirWalkResult unmark(MlirOperation op, void *data) {
   (void)data;
-  mlirOperationRemoveAttributeByName(op, str("pbc.parallel"));
+  mlirOperationRemoveAttributeByName(op, pbcStr(PBC_MARK_PARALLEL));
   return MlirWalkResultAdvance;
 }
 
@@ -272,10 +272,17 @@ const PbcCPassSpec pbcParallelizePass = {
     sizeof(State),     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"min-trip", "min-work", "band", "hoist", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { MIN_TRIP, MIN_WORK, BAND, HOIST, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [MIN_TRIP] = {"min-trip", 2},
+      [MIN_WORK] = {"min-work", 0},
+      [BAND] = {"band", 1},
+      [HOIST] = {"hoist", 0},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {pbcPassOptionInt(options, "min-trip", 2), pbcPassOptionInt(options, "min-work", 0),
-              pbcPassOptionInt(options, "band", 1), pbcPassOptionInt(options, "hoist", 0)};
+  State st = {v[MIN_TRIP], v[MIN_WORK],
+              v[BAND], v[HOIST]};
   return pbcCPassCreate(&pbcParallelizePass, &st);
 }

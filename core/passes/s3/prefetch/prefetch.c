@@ -33,7 +33,6 @@ typedef struct {
 
 enum { kMaxLoops = 4096, kMaxLines = 16, kMaxRunBytes = 8192 };
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 /* A tile whose reduction is shorter than this computes for less than a
  * memory latency: the prefetch can't run ahead of anything and costs an
@@ -96,7 +95,7 @@ static void prefetchNext(MlirOperation load, MlirValue iv, MlirValue next, bool 
     MlirValue v = mlirOperationGetOperand(load, i);
     operands[i] = i > 0 && mlirValueEqual(v, iv) ? next : v;
   }
-  pbcBuildAffinePrefetch(load, operands, (int)n, mlirOperationGetAttributeByName(load, str("map")),
+  pbcBuildAffinePrefetch(load, operands, (int)n, mlirOperationGetAttributeByName(load, pbcStr("map")),
                          isWrite, mlirOperationGetLocation(load));
   free(operands);
 }
@@ -209,11 +208,16 @@ const PbcCPassSpec pbcPrefetchPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"l2-bytes", "cache-line-bytes", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { L2_BYTES, CACHE_LINE_BYTES, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [L2_BYTES] = {"l2-bytes", 1 << 20},
+      [CACHE_LINE_BYTES] = {"cache-line-bytes", 64},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {pbcPassOptionInt(options, "l2-bytes", 1 << 20),
-              pbcPassOptionInt(options, "cache-line-bytes", 64)};
+  State st = {v[L2_BYTES],
+              v[CACHE_LINE_BYTES]};
   if (st.lineBytes <= 0)
     st.lineBytes = 64;
   return pbcCPassCreate(&pbcPrefetchPass, &st);

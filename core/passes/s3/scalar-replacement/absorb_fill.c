@@ -27,11 +27,11 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/marks.h"
 #include "passes/passes.h"
 
 #define MAX_INITS 256
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 static long long lanesOf(const PbcAccess *a) { return a->lanes ? a->lanes : 1; }
 
@@ -135,7 +135,7 @@ static long long initCoverage(const PbcAccess *init, MlirOperation n, MlirOperat
     long long trip = pbcExtAffineConstantTripCount(p);
     if (trip <= 0)
       return -1;
-    if (trip > 1 && !(pbcOpHasAttr(p, "pbc.parallel") || pbcLoopIsParallel(p))) {
+    if (trip > 1 && !(pbcOpHasAttr(p, PBC_MARK_PARALLEL) || pbcLoopIsParallel(p))) {
       if (!seq || !mlirOperationIsNull(*seq))
         return -1; /* one iteration visits nothing twice */
       *seq = p;
@@ -187,7 +187,7 @@ static bool absorbable(const Uses *u, MlirOperation n, long long elements, MlirO
 
 static bool hasBoundInputs(MlirOperation l, const char *map) {
   return mlirAffineMapGetNumInputs(
-             mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(l, str(map)))) != 0;
+             mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(l, pbcStr(map)))) != 0;
 }
 
 /* Splits L's first iteration off into a clone inserted before L, which then
@@ -204,7 +204,7 @@ static MlirOperation peelFirstIteration(MlirOperation l) {
   MlirOperation first = mlirOperationClone(l);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(l), l, first);
   pbcLoopSetUpperBound(first, second);
-  mlirOperationSetAttributeByName(l, str("lowerBoundMap"),
+  mlirOperationSetAttributeByName(l, pbcStr("lowerBoundMap"),
                                   mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, second)));
   return first;
 }
@@ -220,7 +220,7 @@ static void replaceInit(const PbcAccess *init, MlirOperation constant) {
   MlirValue v = mlirOperationGetResult(k, 0);
   if (!mlirTypeEqual(mlirValueGetType(v), want)) {
     MlirOperationState st =
-        mlirOperationStateGet(str("vector.broadcast"), mlirOperationGetLocation(init->op));
+        mlirOperationStateGet(pbcStr("vector.broadcast"), mlirOperationGetLocation(init->op));
     mlirOperationStateAddOperands(&st, 1, &v);
     mlirOperationStateAddResults(&st, 1, &want);
     MlirOperation b = mlirOperationCreate(&st);

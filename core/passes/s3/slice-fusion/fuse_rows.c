@@ -37,6 +37,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/marks.h"
 #include "analysis/nest_work.h"
 #include "passes/passes.h"
 
@@ -220,7 +221,7 @@ static void fuseInto(MlirOperation P, MlirOperation C, int depth) {
    * (a vectorized invariant read is a vector.transfer_read). */
   for (int l = 0; l < depth; ++l) {
     mlirValueReplaceAllUsesOfWith(pbcLoopIv(pb[l]), pbcLoopIv(cb[l]));
-    pbcOpSetUnitAttr(cb[l], "pbc.parallel");
+    pbcOpSetUnitAttr(cb[l], PBC_MARK_PARALLEL);
   }
   if (pbcNestKindIs(P, "reduction"))
     pbcNestSetKind(C, "reduction");
@@ -280,12 +281,19 @@ const PbcCPassSpec pbcFuseRowsPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"cores", "min-work", "vector-bits", "l2-bytes", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { CORES, MIN_WORK, VECTOR_BITS, L2_BYTES, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [CORES] = {"cores", 1},
+      [MIN_WORK] = {"min-work", 131072},
+      [VECTOR_BITS] = {"vector-bits", 256},
+      [L2_BYTES] = {"l2-bytes", 1 << 20},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  long long cores = pbcPassOptionInt(options, "cores", 1);
-  State st = {cores > 0 ? cores : 1, pbcPassOptionInt(options, "min-work", 131072),
-              (int)pbcPassOptionInt(options, "vector-bits", 256),
-              pbcPassOptionInt(options, "l2-bytes", 1 << 20)};
+  long long cores = v[CORES];
+  State st = {cores > 0 ? cores : 1, v[MIN_WORK],
+              (int)v[VECTOR_BITS],
+              v[L2_BYTES]};
   return pbcCPassCreate(&pbcFuseRowsPass, &st);
 }

@@ -40,6 +40,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/marks.h"
 #include "passes/passes.h"
 
 enum {
@@ -54,7 +55,6 @@ typedef struct {
   long long l2Bytes;
 } State;
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 /* A perfect band of loops from 0, step 1, constant trips, whose innermost
  * body has no regions. Returns the depth, or 0. */
@@ -276,7 +276,7 @@ static void rebase(MlirOperation nest, MlirValue x, MlirValue xp, const Tiling *
     int m = store ? 1 : 0; /* the memref's operand position */
     if ((!load && !store) || mlirOperationGetOperand(op, m).ptr != x.ptr)
       continue;
-    MlirAffineMap map = mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(op, str("map")));
+    MlirAffineMap map = mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(op, pbcStr("map")));
     intptr_t dims = mlirAffineMapGetNumDims(map), syms = mlirAffineMapGetNumSymbols(map);
     intptr_t results = mlirAffineMapGetNumResults(map);
     MlirAffineExpr exprs[PBC_MAX_RANK];
@@ -301,7 +301,7 @@ static void rebase(MlirOperation nest, MlirValue x, MlirValue xp, const Tiling *
       ops[n++] = mlirOperationGetOperand(op, m + 1 + dims + i);
     mlirOperationSetOperands(op, n, ops);
     free(ops);
-    mlirOperationSetAttributeByName(op, str("map"), mlirAffineMapAttrGet(shifted));
+    mlirOperationSetAttributeByName(op, pbcStr("map"), mlirAffineMapAttrGet(shifted));
   }
 }
 
@@ -481,7 +481,7 @@ static bool fuseInto(MlirOperation c, MlirOperation *ops, int at, const State *s
     /* Parallel: the consumer's loops are, and each tile computes its own
      * slice into its own buffer (MLIR's dependence test cannot see that).
      * pbc-parallelize takes the outermost. */
-    mlirOperationSetAttributeByName(tileLoop[i], str("pbc.parallel"), mlirUnitAttrGet(ctx));
+    mlirOperationSetAttributeByName(tileLoop[i], pbcStr(PBC_MARK_PARALLEL), mlirUnitAttrGet(ctx));
   }
   MlirType xt = mlirValueGetType(s.x);
   int64_t shape[PBC_MAX_RANK];
@@ -532,9 +532,13 @@ const PbcCPassSpec pbcFuseSlicesPass = {
     sizeof(State),     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"l2-bytes", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { L2_BYTES, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [L2_BYTES] = {"l2-bytes", 1 << 20},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {.l2Bytes = pbcPassOptionInt(options, "l2-bytes", 1 << 20)};
+  State st = {.l2Bytes = v[L2_BYTES]};
   return pbcCPassCreate(&pbcFuseSlicesPass, &st);
 }

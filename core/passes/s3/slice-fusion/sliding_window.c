@@ -57,7 +57,6 @@ typedef struct {
   long long offset[kMaxAccesses]; /* and their k */
 } Plan;
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 /* True if a and b are the same memref: one value, or equal collapse_shape
  * views of one buffer (slicing fusion makes one per access group). */
@@ -70,8 +69,8 @@ static bool sameView(MlirValue a, MlirValue b) {
   MlirOperation va = mlirOpResultGetOwner(a), vb = mlirOpResultGetOwner(b);
   return pbcOpIsA(va, "memref.collapse_shape") && pbcOpIsA(vb, "memref.collapse_shape") &&
          mlirValueEqual(mlirOperationGetOperand(va, 0), mlirOperationGetOperand(vb, 0)) &&
-         mlirAttributeEqual(mlirOperationGetInherentAttributeByName(va, str("reassociation")),
-                            mlirOperationGetInherentAttributeByName(vb, str("reassociation")));
+         mlirAttributeEqual(mlirOperationGetInherentAttributeByName(va, pbcStr("reassociation")),
+                            mlirOperationGetInherentAttributeByName(vb, pbcStr("reassociation")));
 }
 
 /* True if a (over A's band ivs) equals b (over B's) with A's level-l iv
@@ -206,7 +205,7 @@ static bool bufferIsPrivate(Plan *p) {
     if (!pbcOpIsA(view, "memref.collapse_shape") ||
         !mlirValueEqual(mlirOperationGetOperand(view, 0), base))
       return false;
-    MlirAttribute groups = mlirOperationGetInherentAttributeByName(view, str("reassociation"));
+    MlirAttribute groups = mlirOperationGetInherentAttributeByName(view, pbcStr("reassociation"));
     MlirAttribute group = mlirArrayAttrGetElement(groups, p->dim);
     if (mlirArrayAttrGetNumElements(group) != 1)
       return false;
@@ -299,8 +298,8 @@ static void shrinkBuffer(Plan *p) {
     MlirType newViewType = withDimSize(mlirValueGetType(oldView), p->dim, p->window);
     MlirContext ctx = mlirOperationGetContext(views[i]);
     MlirNamedAttribute attr = mlirNamedAttributeGet(
-        mlirIdentifierGet(ctx, str("reassociation")),
-        mlirOperationGetInherentAttributeByName(views[i], str("reassociation")));
+        mlirIdentifierGet(ctx, pbcStr("reassociation")),
+        mlirOperationGetInherentAttributeByName(views[i], pbcStr("reassociation")));
     MlirOperation view =
         pbcBuildOp(views[i], "memref.collapse_shape", 1, &base, newViewType, 1, &attr);
     mlirValueReplaceAllUsesOfWith(oldView, mlirOperationGetResult(view, 0));
@@ -321,7 +320,7 @@ static void foldShiftIntoMaps(MlirValue row, MlirValue iv, long long delta) {
     MlirOperation user = mlirOpOperandGetOwner(u);
     unsigned pos = mlirOpOperandGetOperandNumber(u);
     u = mlirOpOperandGetNextUse(u);
-    MlirAttribute attr = mlirOperationGetInherentAttributeByName(user, str("map"));
+    MlirAttribute attr = mlirOperationGetInherentAttributeByName(user, pbcStr("map"));
     if (mlirAttributeIsNull(attr) || !mlirAttributeIsAAffineMap(attr))
       continue;
     MlirAffineMap map = mlirAffineMapAttrGetValue(attr);
@@ -333,7 +332,7 @@ static void foldShiftIntoMaps(MlirValue row, MlirValue iv, long long delta) {
         j < dims ? mlirAffineDimExprGet(ctx, j) : mlirAffineSymbolExprGet(ctx, j - dims);
     map = mlirAffineMapReplace(
         map, e, mlirAffineAddExprGet(e, mlirAffineConstantExprGet(ctx, delta)), dims, syms);
-    mlirOperationSetInherentAttributeByName(user, str("map"), mlirAffineMapAttrGet(map));
+    mlirOperationSetInherentAttributeByName(user, pbcStr("map"), mlirAffineMapAttrGet(map));
     mlirOperationSetOperand(user, pos, iv);
   }
   if (mlirOpOperandIsNull(mlirValueGetFirstUse(row)))
@@ -520,10 +519,14 @@ const PbcCPassSpec pbcSlidingWindowPass = {"pbc-sliding-window",
                                            createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"cores", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { CORES, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [CORES] = {"cores", 1},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {pbcPassOptionInt(options, "cores", 1)};
+  State st = {v[CORES]};
   if (st.cores < 1)
     st.cores = 1;
   return pbcCPassCreate(&pbcSlidingWindowPass, &st);

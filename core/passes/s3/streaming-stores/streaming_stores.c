@@ -34,7 +34,6 @@ typedef struct {
 
 enum { kMaxStores = 256, kMaxBases = 8 };
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 static bool isFuncArgument(MlirValue v) {
   return mlirValueIsABlockArgument(v) &&
@@ -137,7 +136,7 @@ static MlirWalkResult collect(MlirOperation op, void *data) {
 static MlirValue basesAligned(MlirOperation before, const Streamable *s) {
   MlirContext ctx = mlirOperationGetContext(before);
   MlirType index = mlirIndexTypeGet(ctx), i1 = mlirIntegerTypeGet(ctx, 1);
-  MlirNamedAttribute eq = mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("predicate")),
+  MlirNamedAttribute eq = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("predicate")),
                                                 mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 0));
   MlirValue zero = pbcBuildIndexConstant(before, 0);
   MlirValue align = pbcBuildIndexConstant(before, s->alignment), all = {NULL};
@@ -165,7 +164,7 @@ static void makeNonTemporal(MlirOperation store, long long alignment) {
   MlirLocation loc = mlirOperationGetLocation(store);
   MlirContext ctx = mlirLocationGetContext(loc);
   MlirAffineMap map =
-      mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(store, str("map")));
+      mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(store, pbcStr("map")));
   intptr_t nMapOperands = mlirOperationGetNumOperands(store) - 2;
   intptr_t rank = mlirAffineMapGetNumResults(map);
   MlirValue *mapOperands = malloc(sizeof(MlirValue) * (size_t)(nMapOperands + 1));
@@ -180,8 +179,8 @@ static void makeNonTemporal(MlirOperation store, long long alignment) {
                                           (int)nMapOperands, loc);
   }
   MlirNamedAttribute attrs[2] = {
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("nontemporal")), mlirBoolAttrGet(ctx, 1)),
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("alignment")),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("nontemporal")), mlirBoolAttrGet(ctx, 1)),
+      mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("alignment")),
                             mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), alignment))};
   pbcBuildOp(store, "vector.store", (int)rank + 2, operands, (MlirType){NULL}, 2, attrs);
   mlirOperationDestroy(store);
@@ -233,9 +232,13 @@ const PbcCPassSpec pbcStreamingStoresPass = {
     sizeof(State),          createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"l3-bytes", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { L3_BYTES, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [L3_BYTES] = {"l3-bytes", 32 << 20},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {pbcPassOptionInt(options, "l3-bytes", 32 << 20) / 4};
+  State st = {v[L3_BYTES] / 4};
   return pbcCPassCreate(&pbcStreamingStoresPass, &st);
 }

@@ -31,7 +31,6 @@ typedef struct {
 
 enum { kMaxAccesses = 16, kMaxOperands = 3 };
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 typedef struct {
   MlirOperation band[3];
@@ -158,7 +157,7 @@ static void buildShiftedCopy(MlirOperation before, MlirValue src, const long lon
   MlirValue v;
   if (mlirValueIsNull(src)) {
     MlirType e = mlirShapedTypeGetElementType(mlirValueGetType(dst));
-    MlirNamedAttribute value = mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("value")),
+    MlirNamedAttribute value = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("value")),
                                                      mlirFloatAttrDoubleGet(ctx, e, 0.0));
     v = mlirOperationGetResult(pbcBuildOp(end, "arith.constant", 0, NULL, e, 1, &value), 0);
   } else {
@@ -373,10 +372,15 @@ const PbcCPassSpec pbcPadGemmPass = {
     sizeof(State),  createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"vector-bits", "l3-bytes", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { VECTOR_BITS, L3_BYTES, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [VECTOR_BITS] = {"vector-bits", 256},
+      [L3_BYTES] = {"l3-bytes", 8 << 20},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {(int)pbcPassOptionInt(options, "vector-bits", 256),
-              pbcPassOptionInt(options, "l3-bytes", 8 << 20)};
+  State st = {(int)v[VECTOR_BITS],
+              v[L3_BYTES]};
   return pbcCPassCreate(&pbcPadGemmPass, &st);
 }

@@ -28,6 +28,7 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/marks.h"
 #include "passes/s3/vectorization/interleave.h"
 #include "pbc/ir_build.h"
 #include "passes/passes.h"
@@ -53,7 +54,6 @@ typedef struct {
   bool transposeShared[4]; /* the nest reads that memref through another access too */
 } Nest;
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 typedef struct {
   PbcAccess acc[64];
@@ -63,13 +63,13 @@ typedef struct {
 /* pbcExtAffinePermute on band[0..n), then the root's pbc.kind moves to the
  * new outermost loop. */
 static bool permuteBand(MlirOperation *band, int n, const unsigned *perm) {
-  MlirAttribute kind = mlirOperationGetAttributeByName(band[0], str("pbc.kind"));
+  MlirAttribute kind = mlirOperationGetAttributeByName(band[0], pbcStr(PBC_MARK_KIND));
   MlirOperation oldRoot = band[0];
   if (!pbcExtAffinePermute(band, n, perm))
     return false;
-  mlirOperationRemoveAttributeByName(oldRoot, str("pbc.kind"));
+  mlirOperationRemoveAttributeByName(oldRoot, pbcStr(PBC_MARK_KIND));
   if (!mlirAttributeIsNull(kind))
-    mlirOperationSetAttributeByName(pbcRootOf(oldRoot), str("pbc.kind"), kind);
+    mlirOperationSetAttributeByName(pbcRootOf(oldRoot), pbcStr(PBC_MARK_KIND), kind);
   return true;
 }
 
@@ -370,8 +370,8 @@ static void tileOutputChannels(Nest *n, const State *st, int nr, bool jParallel,
   perm[n->J] = 0;
   permuteBand(outer, n->J + 1, perm);
   if (jParallel)
-    pbcOpSetUnitAttr(t[0], "pbc.parallel");
-  pbcOpSetUnitAttr(t[0], "pbc.pack_site"); /* the weight block, once per tile */
+    pbcOpSetUnitAttr(t[0], PBC_MARK_PARALLEL);
+  pbcOpSetUnitAttr(t[0], PBC_MARK_PACK_SITE); /* the weight block, once per tile */
   n->band[n->J] = t[1];
   *jLoop = t[1];
 }
@@ -402,7 +402,7 @@ enum { kSkinnyVectors = 8 };
  * access of its memref. */
 static void markPackTransposed(const PbcAccess *acc, int dim) {
   MlirContext ctx = mlirOperationGetContext(acc->op);
-  mlirOperationSetAttributeByName(acc->op, str("pbc.pack_transposed"),
+  mlirOperationSetAttributeByName(acc->op, pbcStr(PBC_MARK_PACK_TRANSPOSED),
                                   mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), dim));
 }
 
@@ -441,7 +441,7 @@ static void tileNest(MlirOperation root, const State *st) {
     return;
   }
   int nr = nv * n.lanes;
-  MlirAttribute kind = mlirOperationGetAttributeByName(root, str("pbc.kind"));
+  MlirAttribute kind = mlirOperationGetAttributeByName(root, pbcStr(PBC_MARK_KIND));
   bool parallelBefore[PBC_MAX_BAND];
   memcpy(parallelBefore, n.parallel, sizeof(parallelBefore));
   MlirOperation iLoop = n.I >= 0 ? n.band[n.I] : (MlirOperation){NULL};
@@ -473,7 +473,7 @@ static void tileNest(MlirOperation root, const State *st) {
     if (!pbcExtAffineTile(&n.band[I], 3, sizes, t)) {
       for (int x = 0; x < n.nTranspose; ++x)
         if (packTransposed[x]) {
-          mlirOperationRemoveAttributeByName(n.transpose[x].op, str("pbc.pack_transposed"));
+          mlirOperationRemoveAttributeByName(n.transpose[x].op, pbcStr(PBC_MARK_PACK_TRANSPOSED));
           pbcTransposeInput(&n.transpose[x], n.transposeDim[x], root);
         }
       return;
@@ -491,29 +491,29 @@ static void tileNest(MlirOperation root, const State *st) {
     if (!icOuter)
       pbcExtAffinePermute(t, 3, perm);
     for (int l = 0; l < 3; ++l)
-      pbcOpSetUnitAttr(t[l], "pbc.pack_site");
+      pbcOpSetUnitAttr(t[l], PBC_MARK_PACK_SITE);
     /* Tiling made new loops: the point loops are the ones to mark now. */
     iLoop = t[3];
     jLoop = t[4];
     if (parallelBefore[I])
-      pbcOpSetUnitAttr(t[0], "pbc.parallel");
+      pbcOpSetUnitAttr(t[0], PBC_MARK_PARALLEL);
     if (parallelBefore[J])
-      pbcOpSetUnitAttr(t[1], "pbc.parallel");
+      pbcOpSetUnitAttr(t[1], PBC_MARK_PARALLEL);
   } else if (n.I >= 0 && n.J < n.n - 1) {
     tileOutputChannels(&n, st, nr, parallelBefore[n.J], &jLoop);
   }
   for (int l = 0; l < n.n; ++l)
     if (parallelBefore[l] && l != n.I && l != n.J && !(n.gemm && l > n.I))
-      pbcOpSetUnitAttr(n.band[l], "pbc.parallel");
+      pbcOpSetUnitAttr(n.band[l], PBC_MARK_PARALLEL);
   MlirContext ctx = mlirOperationGetContext(jLoop);
   MlirType i64 = mlirIntegerTypeGet(ctx, 64);
   if (!mlirOperationIsNull(iLoop) && mr > 1)
-    mlirOperationSetAttributeByName(iLoop, str("pbc.register_tile"), mlirIntegerAttrGet(i64, mr));
-  mlirOperationSetAttributeByName(jLoop, str("pbc.register_tile"), mlirIntegerAttrGet(i64, nr));
-  pbcOpSetUnitAttr(jLoop, "pbc.vectorize");
+    mlirOperationSetAttributeByName(iLoop, pbcStr(PBC_MARK_REGISTER_TILE), mlirIntegerAttrGet(i64, mr));
+  mlirOperationSetAttributeByName(jLoop, pbcStr(PBC_MARK_REGISTER_TILE), mlirIntegerAttrGet(i64, nr));
+  pbcOpSetUnitAttr(jLoop, PBC_MARK_VECTORIZE);
   /* The root may be a new loop now (the old one erased): re-tag it. */
   if (!mlirAttributeIsNull(kind))
-    mlirOperationSetAttributeByName(pbcRootOf(jLoop), str("pbc.kind"), kind);
+    mlirOperationSetAttributeByName(pbcRootOf(jLoop), pbcStr(PBC_MARK_KIND), kind);
 }
 
 /* Cycles per reduction step of a skinny mr x v tile: the longest of the
@@ -599,19 +599,19 @@ static bool blockSkinnyK(MlirOperation root, const Nest *n, int mr, long long nr
   if (!crowded)
     return false;
   unsigned sizes[3] = {(unsigned)n->trip[I], (unsigned)nr, (unsigned)kc};
-  MlirAttribute kind = mlirOperationGetAttributeByName(root, str("pbc.kind"));
+  MlirAttribute kind = mlirOperationGetAttributeByName(root, pbcStr(PBC_MARK_KIND));
   MlirType i64 = mlirIntegerTypeGet(mlirOperationGetContext(root), 64); /* root is replaced */
   MlirOperation band[3] = {n->band[I], n->band[J], n->band[K]}, t[6];
   if (!pbcExtAffineTile(band, 3, sizes, t))
     return false;
   unsigned perm[3] = {2, 0, 1}; /* [iT jT kT] -> [jT kT iT] */
   pbcExtAffinePermute(t, 3, perm);
-  pbcOpSetUnitAttr(t[1], "pbc.parallel");
+  pbcOpSetUnitAttr(t[1], PBC_MARK_PARALLEL);
   if (!mlirAttributeIsNull(kind))
-    mlirOperationSetAttributeByName(pbcRootOf(t[0]), str("pbc.kind"), kind);
-  mlirOperationSetAttributeByName(t[3], str("pbc.register_tile"), mlirIntegerAttrGet(i64, mr));
-  mlirOperationSetAttributeByName(t[4], str("pbc.register_tile"), mlirIntegerAttrGet(i64, nr));
-  pbcOpSetUnitAttr(t[4], "pbc.vectorize");
+    mlirOperationSetAttributeByName(pbcRootOf(t[0]), pbcStr(PBC_MARK_KIND), kind);
+  mlirOperationSetAttributeByName(t[3], pbcStr(PBC_MARK_REGISTER_TILE), mlirIntegerAttrGet(i64, mr));
+  mlirOperationSetAttributeByName(t[4], pbcStr(PBC_MARK_REGISTER_TILE), mlirIntegerAttrGet(i64, nr));
+  pbcOpSetUnitAttr(t[4], PBC_MARK_VECTORIZE);
   return true;
 }
 
@@ -653,15 +653,15 @@ static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
   if (!dot && mr < M && blockSkinnyK(root, n, mr, nr, st))
     return true;
   if (mr > 1)
-    mlirOperationSetAttributeByName(n->band[n->I], str("pbc.register_tile"),
+    mlirOperationSetAttributeByName(n->band[n->I], pbcStr(PBC_MARK_REGISTER_TILE),
                                     mlirIntegerAttrGet(i64, mr));
-  mlirOperationSetAttributeByName(n->band[n->J], str("pbc.register_tile"),
+  mlirOperationSetAttributeByName(n->band[n->J], pbcStr(PBC_MARK_REGISTER_TILE),
                                   mlirIntegerAttrGet(i64, nr));
   if (!dot) /* dot products: pbc-vectorize-reductions vectorizes K */
-    pbcOpSetUnitAttr(n->band[n->J], "pbc.vectorize");
+    pbcOpSetUnitAttr(n->band[n->J], PBC_MARK_VECTORIZE);
   for (int l = 0; l < n->I; ++l)
     if (n->parallel[l])
-      pbcOpSetUnitAttr(n->band[l], "pbc.parallel");
+      pbcOpSetUnitAttr(n->band[l], PBC_MARK_PARALLEL);
   return true;
 }
 
@@ -680,16 +680,24 @@ const PbcCPassSpec pbcTilePass = {
     run,        sizeof(State), createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"vector-bits", "vector-registers", "cores", "l1d-bytes",
-                                      "l2-bytes",    "l3-bytes",         NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { VECTOR_BITS, VECTOR_REGISTERS, CORES, L1D_BYTES, L2_BYTES, L3_BYTES, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [VECTOR_BITS] = {"vector-bits", 256},
+      [VECTOR_REGISTERS] = {"vector-registers", 16},
+      [CORES] = {"cores", 1},
+      [L1D_BYTES] = {"l1d-bytes", 32768},
+      [L2_BYTES] = {"l2-bytes", 1 << 20},
+      [L3_BYTES] = {"l3-bytes", 8 << 20},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  long long cores = pbcPassOptionInt(options, "cores", 1);
-  State st = {(int)pbcPassOptionInt(options, "vector-bits", 256),
-              (int)pbcPassOptionInt(options, "vector-registers", 16),
+  long long cores = v[CORES];
+  State st = {(int)v[VECTOR_BITS],
+              (int)v[VECTOR_REGISTERS],
               cores > 0 ? (int)cores : 1,
-              pbcPassOptionInt(options, "l1d-bytes", 32768),
-              pbcPassOptionInt(options, "l2-bytes", 1 << 20),
-              pbcPassOptionInt(options, "l3-bytes", 8 << 20)};
+              v[L1D_BYTES],
+              v[L2_BYTES],
+              v[L3_BYTES]};
   return pbcCPassCreate(&pbcTilePass, &st);
 }

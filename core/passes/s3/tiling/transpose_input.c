@@ -13,9 +13,10 @@
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/marks.h"
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 int pbcTransposableDim(const PbcAccess *acc, MlirOperation root, MlirOperation loop) {
   MlirType t = mlirValueGetType(acc->memref);
@@ -59,7 +60,7 @@ static void buildCopy(MlirOperation before, MlirValue in, MlirValue copy, const 
     src[perm[q]] = ivs[q];
   MlirOperation load = pbcBuildAffineLoad(at, in, src, rank, loc);
   pbcBuildAffineStore(at, mlirOperationGetResult(load, 0), copy, ivs, rank, loc);
-  mlirOperationSetAttributeByName(nest, str("pbc.copy"),
+  mlirOperationSetAttributeByName(nest, pbcStr(PBC_MARK_COPY),
                                   mlirUnitAttrGet(mlirLocationGetContext(loc)));
   pbcNestSetKind(nest, "pointwise");
 }
@@ -89,7 +90,7 @@ void pbcTransposeInput(const PbcAccess *acc, int dim, MlirOperation root) {
   pbcBuildDealloc(mlirOperationGetNextInBlock(root), copy, loc);
   /* The access reads the copy with its subscripts permuted alike. */
   MlirAffineMap map =
-      mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(acc->op, str("map")));
+      mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(acc->op, pbcStr("map")));
   bool dims = mlirAffineMapGetNumDims(map) == rank && mlirAffineMapGetNumSymbols(map) == 0;
   for (int q = 0; q < rank; ++q)
     dims &= mlirAffineExprIsADim(mlirAffineMapGetResult(map, perm[q]));
@@ -104,7 +105,7 @@ void pbcTransposeInput(const PbcAccess *acc, int dim, MlirOperation root) {
     for (int q = 0; q < rank; ++q)
       mlirOperationSetOperand(acc->op, 1 + q, operands[q]);
     mlirOperationSetAttributeByName(
-        acc->op, str("map"), mlirAffineMapAttrGet(mlirAffineMapMultiDimIdentityGet(ctx, rank)));
+        acc->op, pbcStr("map"), mlirAffineMapAttrGet(mlirAffineMapMultiDimIdentityGet(ctx, rank)));
   } else {
     pbcAccessPermuteSubscripts(acc->op, perm);
   }

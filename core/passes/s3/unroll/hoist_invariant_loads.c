@@ -279,9 +279,13 @@ const PbcCPassSpec pbcHoistInvariantLoadsPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"vector-registers", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { VECTOR_REGISTERS, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [VECTOR_REGISTERS] = {"vector-registers", 16},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {pbcPassOptionInt(options, "vector-registers", 16)};
+  State st = {v[VECTOR_REGISTERS]};
   return pbcCPassCreate(&pbcHoistInvariantLoadsPass, &st);
 }

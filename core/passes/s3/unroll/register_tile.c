@@ -12,12 +12,12 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/marks.h"
 #include "passes/passes.h"
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 static long long tileSize(MlirOperation op) {
-  MlirAttribute a = mlirOperationGetAttributeByName(op, str("pbc.register_tile"));
+  MlirAttribute a = mlirOperationGetAttributeByName(op, pbcStr(PBC_MARK_REGISTER_TILE));
   return mlirAttributeIsNull(a) ? 0 : mlirIntegerAttrGetValueInt(a);
 }
 
@@ -49,28 +49,28 @@ static bool run(MlirOperation func, void *state) {
     MlirOperation band[2] = {outer, inner};
     unsigned sizes[2] = {(unsigned)tileSize(outer), pair ? (unsigned)tileSize(inner) : 0};
     int cnt = pair ? 2 : 1;
-    bool vec[2] = {pbcOpHasAttr(outer, "pbc.vectorize"), pair && pbcOpHasAttr(inner, "pbc.vectorize")};
-    mlirOperationRemoveAttributeByName(outer, str("pbc.register_tile"));
+    bool vec[2] = {pbcOpHasAttr(outer, PBC_MARK_VECTORIZE), pair && pbcOpHasAttr(inner, PBC_MARK_VECTORIZE)};
+    mlirOperationRemoveAttributeByName(outer, pbcStr(PBC_MARK_REGISTER_TILE));
     /* A root tiled here (a skinny GEMM's I or J) is replaced: re-tag it. */
-    MlirAttribute kind = mlirOperationGetAttributeByName(outer, str("pbc.kind"));
+    MlirAttribute kind = mlirOperationGetAttributeByName(outer, pbcStr(PBC_MARK_KIND));
     if (pair)
-      mlirOperationRemoveAttributeByName(inner, str("pbc.register_tile"));
+      mlirOperationRemoveAttributeByName(inner, pbcStr(PBC_MARK_REGISTER_TILE));
     MlirOperation t[4];
     if (!pbcExtAffineTile(band, cnt, sizes, t))
       continue;
     for (int l = 0; l < cnt; ++l)
-      pbcOpSetUnitAttr(t[l], "pbc.parallel"); /* I and J are parallel (pbc-tile checked) */
+      pbcOpSetUnitAttr(t[l], PBC_MARK_PARALLEL); /* I and J are parallel (pbc-tile checked) */
     if (pair) {
       unsigned perm[2] = {1, 0};
       pbcExtAffinePermute(t, 2, perm);
     }
     if (!mlirAttributeIsNull(kind))
-      mlirOperationSetAttributeByName(pbcRootOf(t[0]), str("pbc.kind"), kind);
+      mlirOperationSetAttributeByName(pbcRootOf(t[0]), pbcStr(PBC_MARK_KIND), kind);
     /* Tiling made new loops: t[cnt..2cnt) are the point loops. */
     for (int l = 0; l < cnt; ++l) {
-      pbcOpSetUnitAttr(t[cnt + l], "pbc.unroll_jam");
+      pbcOpSetUnitAttr(t[cnt + l], PBC_MARK_UNROLL_JAM);
       if (vec[l])
-        pbcOpSetUnitAttr(t[cnt + l], "pbc.vectorize");
+        pbcOpSetUnitAttr(t[cnt + l], PBC_MARK_VECTORIZE);
     }
   }
   free(m);

@@ -13,6 +13,7 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/marks.h"
 #include "passes/passes.h"
 
 typedef struct {
@@ -24,12 +25,11 @@ typedef struct {
   int n;
 } Marked;
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 static MlirWalkResult collect(MlirOperation op, void *data) {
   Marked *m = data;
   if (pbcOpIsA(op, "affine.for") && m->n < 1024 &&
-      !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str("pbc.unroll_jam"))))
+      !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, pbcStr(PBC_MARK_UNROLL_JAM))))
     m->loops[m->n++] = op;
   return MlirWalkResultAdvance;
 }
@@ -40,7 +40,7 @@ static bool run(MlirOperation func, void *state) {
   mlirOperationWalk(func, collect, m, MlirWalkPreOrder);
   for (int i = m->n - 1; i >= 0; --i) { /* pre-order collected: inner last */
     MlirOperation loop = m->loops[i];
-    mlirOperationRemoveAttributeByName(loop, str("pbc.unroll_jam"));
+    mlirOperationRemoveAttributeByName(loop, pbcStr(PBC_MARK_UNROLL_JAM));
     long long trip = pbcExtAffineConstantTripCount(loop);
     if (trip < 2 || trip > st->maxFactor)
       continue;
@@ -59,9 +59,13 @@ const PbcCPassSpec pbcUnrollJamPass = {
     sizeof(State),    createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"max-factor", NULL};
-  if (!pbcPassOptionsCheckCounts(options, known, err, errLen))
+  enum { MAX_FACTOR, NUM_OPTIONS };
+  static const PbcCountOption kOptions[] = {
+      [MAX_FACTOR] = {"max-factor", 32},
+      [NUM_OPTIONS] = {NULL, 0}};
+  long long v[NUM_OPTIONS];
+  if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {pbcPassOptionInt(options, "max-factor", 32)};
+  State st = {v[MAX_FACTOR]};
   return pbcCPassCreate(&pbcUnrollJamPass, &st);
 }

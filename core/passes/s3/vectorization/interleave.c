@@ -32,6 +32,7 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/marks.h"
 #include "passes/s3/vectorization/interleave.h"
 #include "pbc/ir_build.h"
 #include "passes/passes.h"
@@ -53,7 +54,6 @@ typedef struct {
   bool ok;
 } Plan;
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 static MlirWalkResult gather(MlirOperation op, void *data) {
   Plan *p = data;
@@ -207,10 +207,10 @@ static MlirValue collapseLastTwo(MlirValue memref, MlirOperation before) {
   shape[r - 2] *= mlirShapedTypeGetDimSize(t, r - 1);
   MlirType collapsed = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), r - 1, shape,
                                          mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
-  MlirNamedAttribute reassoc = mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("reassociation")),
+  MlirNamedAttribute reassoc = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("reassociation")),
                                                      mlirArrayAttrGet(ctx, r - 1, groups));
   MlirOperationState st =
-      mlirOperationStateGet(str("memref.collapse_shape"), mlirOperationGetLocation(before));
+      mlirOperationStateGet(pbcStr("memref.collapse_shape"), mlirOperationGetLocation(before));
   mlirOperationStateAddOperands(&st, 1, &memref);
   mlirOperationStateAddResults(&st, 1, &collapsed);
   mlirOperationStateAddAttributes(&st, 1, &reassoc);
@@ -237,7 +237,7 @@ static MlirValue replicate(MlirValue memref, long long times, MlirOperation at) 
   MlirValue ivs[PBC_MAX_RANK], src[PBC_MAX_RANK];
   MlirOperation end;
   MlirOperation nest = pbcBuildAffineNest(at, shape, r, loc, ivs, &end);
-  pbcOpSetUnitAttr(nest, "pbc.copy");
+  pbcOpSetUnitAttr(nest, PBC_MARK_COPY);
   pbcNestSetKind(nest, "pointwise");
   memcpy(src, ivs, sizeof(MlirValue) * (size_t)r);
   MlirAffineExpr mod =
@@ -251,7 +251,7 @@ static MlirValue replicate(MlirValue memref, long long times, MlirOperation at) 
 
 /* Subscripts [..., s(r-2), s(r-1)] -> [..., Cn * s(r-2) + s(r-1)]. */
 static void collapseSubscripts(MlirOperation op, long long cn) {
-  MlirAttribute attr = mlirOperationGetAttributeByName(op, str("map"));
+  MlirAttribute attr = mlirOperationGetAttributeByName(op, pbcStr("map"));
   MlirAffineMap map = mlirAffineMapAttrGetValue(attr);
   MlirContext ctx = mlirAffineMapGetContext(map);
   intptr_t n = mlirAffineMapGetNumResults(map);
@@ -263,7 +263,7 @@ static void collapseSubscripts(MlirOperation op, long long cn) {
                            mlirAffineMapGetResult(map, n - 1));
   MlirAffineMap collapsed = mlirAffineMapGet(ctx, mlirAffineMapGetNumDims(map),
                                              mlirAffineMapGetNumSymbols(map), n - 1, res);
-  mlirOperationSetAttributeByName(op, str("map"), mlirAffineMapAttrGet(collapsed));
+  mlirOperationSetAttributeByName(op, pbcStr("map"), mlirAffineMapAttrGet(collapsed));
 }
 
 static void rewrite(Plan *p) {
@@ -292,9 +292,9 @@ static void rewrite(Plan *p) {
   MlirContext ctx = mlirOperationGetContext(p->c);
   pbcLoopSetStep(p->w, p->v);
   mlirOperationSetAttributeByName(
-      p->c, str("upperBoundMap"),
+      p->c, pbcStr("upperBoundMap"),
       mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, p->v * p->cn)));
-  pbcOpSetUnitAttr(p->c, "pbc.vectorize");
+  pbcOpSetUnitAttr(p->c, PBC_MARK_VECTORIZE);
 }
 
 static bool run(MlirOperation func, void *state) {
@@ -304,7 +304,7 @@ static bool run(MlirOperation func, void *state) {
   Plan *p = malloc(sizeof(Plan));
   /* Inner first: a rewritten W's C is marked and no longer a candidate's W. */
   for (int i = 0; i < n; ++i)
-    if (!pbcOpHasAttr(loops[i], "pbc.vectorize") && plan(p, loops[i], st->vectorBits))
+    if (!pbcOpHasAttr(loops[i], PBC_MARK_VECTORIZE) && plan(p, loops[i], st->vectorBits))
       rewrite(p);
   free(p);
   return true;

@@ -37,7 +37,6 @@ typedef struct {
   long long offset; /* last subscript, relative to the row's first load */
 } Tap;
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 /* True if b reads the same memref and vector type as a at subscripts that
  * differ only by a constant in the last one (*offset = b's - a's). */
@@ -83,7 +82,7 @@ static MlirValue shuffleTap(MlirOperation before, MlirValue lo, long long loStar
     mask[t] = e < loStart + lanes ? e - loStart : lanes + (e - hiStart);
   }
   MlirContext ctx = mlirOperationGetContext(before);
-  MlirNamedAttribute attr = mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("mask")),
+  MlirNamedAttribute attr = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("mask")),
                                                   mlirDenseI64ArrayGet(ctx, lanes, mask));
   MlirValue operands[2] = {lo, hi};
   return mlirOperationGetResult(

@@ -24,6 +24,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/marks.h"
 #include "passes/passes.h"
 
 typedef struct {
@@ -32,7 +33,6 @@ typedef struct {
 
 enum { kMaxNests = 1024, kMaxLanes = 16, kMaxOperands = 2 + PBC_MAX_TERMS };
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 /* The side of the square blocks a copy of `elem` is transposed in, in
  * vectors of vectorBits: a power of two, at most 16 (16 vectors plus the
@@ -70,8 +70,8 @@ static MlirOperation shiftedAccess(MlirOperation at, MlirOperation op, const Pbc
   if (!mlirValueIsNull(value))
     operands[0] = value;
   MlirNamedAttribute map =
-      mlirNamedAttributeGet(mlirIdentifierGet(mlirOperationGetContext(op), str("map")),
-                            mlirOperationGetInherentAttributeByName(op, str("map")));
+      mlirNamedAttributeGet(mlirIdentifierGet(mlirOperationGetContext(op), pbcStr("map")),
+                            mlirOperationGetInherentAttributeByName(op, pbcStr("map")));
   MlirOperation access = pbcBuildOp(at, name, (int)n, operands, result, 1, &map);
   for (int d = 0; d < a->rank; ++d)
     pbcAccessOffsetSubscript(access, d, pbcLinearCoeff(&a->subscripts[d], iv) * shift);
@@ -81,14 +81,14 @@ static MlirOperation shiftedAccess(MlirOperation at, MlirOperation op, const Pbc
 /* The single-result bound map `name` of an affine.for plus `delta`. */
 static bool shiftBound(MlirOperation loop, const char *name, long long delta) {
   MlirAffineMap map =
-      mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(loop, str(name)));
+      mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(loop, pbcStr(name)));
   if (mlirAffineMapGetNumResults(map) != 1)
     return false;
   MlirContext ctx = mlirOperationGetContext(loop);
   MlirAffineExpr e =
       mlirAffineAddExprGet(mlirAffineMapGetResult(map, 0), mlirAffineConstantExprGet(ctx, delta));
   map = mlirAffineMapGet(ctx, mlirAffineMapGetNumDims(map), mlirAffineMapGetNumSymbols(map), 1, &e);
-  mlirOperationSetInherentAttributeByName(loop, str(name), mlirAffineMapAttrGet(map));
+  mlirOperationSetInherentAttributeByName(loop, pbcStr(name), mlirAffineMapAttrGet(map));
   return true;
 }
 
@@ -170,9 +170,9 @@ static bool blockPair(MlirOperation outer, MlirOperation inner, int vectorBits) 
       highMask[c] = c & b ? lanes + c : c + b;
     }
     MlirNamedAttribute masks[2] = {
-        mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("mask")),
+        mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("mask")),
                               mlirDenseI64ArrayGet(ctx, lanes, lowMask)),
-        mlirNamedAttributeGet(mlirIdentifierGet(ctx, str("mask")),
+        mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("mask")),
                               mlirDenseI64ArrayGet(ctx, lanes, highMask))};
     for (int r = 0; r < lanes; ++r) {
       if (r & b)
@@ -200,7 +200,7 @@ typedef struct {
 
 static MlirWalkResult findCopies(MlirOperation op, void *data) {
   Nests *c = data;
-  if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, "pbc.copy")) {
+  if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, PBC_MARK_COPY)) {
     if (c->n < kMaxNests)
       c->nests[c->n++] = op;
     return MlirWalkResultSkip;

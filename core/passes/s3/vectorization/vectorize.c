@@ -22,6 +22,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/marks.h"
 #include "passes/passes.h"
 
 typedef struct {
@@ -40,7 +41,6 @@ typedef struct {
   int nAccesses;
 } Plan;
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 static bool inPlan(const Plan *p, MlirOperation op) {
   for (int i = 0; i < p->nOps; ++i)
@@ -215,13 +215,13 @@ static MlirType vectorOf(MlirType elem, int lanes) {
 
 static MlirOperation create(const char *name, MlirLocation loc, int nOperands,
                             const MlirValue *operands, MlirType *result, MlirAttribute mapAttr) {
-  MlirOperationState st = mlirOperationStateGet(str(name), loc);
+  MlirOperationState st = mlirOperationStateGet(pbcStr(name), loc);
   mlirOperationStateAddOperands(&st, nOperands, operands);
   if (result)
     mlirOperationStateAddResults(&st, 1, result);
   if (!mlirAttributeIsNull(mapAttr)) {
     MlirNamedAttribute na = mlirNamedAttributeGet(
-        mlirIdentifierGet(mlirAttributeGetContext(mapAttr), str("map")), mapAttr);
+        mlirIdentifierGet(mlirAttributeGetContext(mapAttr), pbcStr("map")), mapAttr);
     mlirOperationStateAddAttributes(&st, 1, &na);
   }
   return mlirOperationCreate(&st);
@@ -280,7 +280,7 @@ static void widen(Plan *p, int lanes) {
     MlirOperation op = p->ops[i];
     MlirLocation loc = mlirOperationGetLocation(op);
     MlirBlock blk = mlirOperationGetBlock(op);
-    MlirAttribute mapAttr = mlirOperationGetInherentAttributeByName(op, str("map"));
+    MlirAttribute mapAttr = mlirOperationGetInherentAttributeByName(op, pbcStr("map"));
     MlirOperation repl;
     if (pbcOpIsA(op, "affine.load")) {
       intptr_t n = mlirOperationGetNumOperands(op);
@@ -386,7 +386,7 @@ static MlirWalkResult collect(MlirOperation op, void *data) {
   Candidates *c = data;
   if (!pbcOpIsA(op, "affine.for"))
     return MlirWalkResultAdvance;
-  if (!mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str("pbc.vectorize")))) {
+  if (!mlirAttributeIsNull(mlirOperationGetAttributeByName(op, pbcStr(PBC_MARK_VECTORIZE)))) {
     if (c->nMarked < 1024)
       c->marked[c->nMarked++] = op;
     return MlirWalkResultSkip;
@@ -401,7 +401,7 @@ static bool run(MlirOperation func, void *state) {
   mlirOperationWalk(func, collect, c, MlirWalkPreOrder);
   for (int i = 0; i < c->nMarked; ++i) {
     tryVectorize(c->marked[i], false, state);
-    mlirOperationRemoveAttributeByName(c->marked[i], str("pbc.vectorize"));
+    mlirOperationRemoveAttributeByName(c->marked[i], pbcStr(PBC_MARK_VECTORIZE));
   }
   for (int i = 0; i < c->nInner; ++i)
     if (!tryVectorize(c->innermost[i], true, state))

@@ -19,6 +19,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/marks.h"
 #include "passes/passes.h"
 
 typedef struct {
@@ -36,7 +37,6 @@ enum { kMaxLoops = 4096 };
  * with B as N x K: 0.66 -> 1.57 of oneDNN's time). */
 enum { kChains = 4, kLongChain = 128 };
 
-static MlirStringRef str(const char *s) { return mlirStringRefCreateFromCString(s); }
 
 /* Lanes for the loop, or 0 if it is not a candidate. */
 static int candidateLanes(MlirOperation loop, const State *st) {
@@ -121,7 +121,7 @@ static void makeReadsAffine(MlirOperation scope) {
     MlirValue memref = mlirOperationGetOperand(op, 0);
     MlirType vt = mlirValueGetType(mlirOperationGetResult(op, 0));
     int rank = (int)mlirShapedTypeGetRank(mlirValueGetType(memref));
-    MlirAttribute perm = mlirOperationGetAttributeByName(op, str("permutation_map"));
+    MlirAttribute perm = mlirOperationGetAttributeByName(op, pbcStr("permutation_map"));
     /* memref, indices, padding: no mask. */
     bool ok = rank <= PBC_MAX_RANK && mlirOperationGetNumOperands(op) == rank + 2 &&
               mlirShapedTypeGetRank(vt) == 1 && !mlirAttributeIsNull(perm) &&
@@ -146,7 +146,7 @@ static void makeReadsAffine(MlirOperation scope) {
  * a root loop (a reduction of a whole 1-D tensor) keeps its nest kind, which
  * the stage contract requires of every root nest. */
 static bool vectorizeKeepingKind(MlirOperation loop, int lanes) {
-  MlirAttribute kind = mlirOperationGetAttributeByName(loop, str("pbc.kind"));
+  MlirAttribute kind = mlirOperationGetAttributeByName(loop, pbcStr(PBC_MARK_KIND));
   MlirBlock block = mlirOperationGetBlock(loop);
   if (!pbcExtAffineVectorizeReduction(loop, lanes))
     return false;
@@ -156,8 +156,8 @@ static bool vectorizeKeepingKind(MlirOperation loop, int lanes) {
   for (MlirOperation op = mlirBlockGetFirstOperation(block); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op))
     if (pbcOpIsA(op, "affine.for") &&
-        mlirAttributeIsNull(mlirOperationGetAttributeByName(op, str("pbc.kind"))))
-      mlirOperationSetAttributeByName(op, str("pbc.kind"), kind);
+        mlirAttributeIsNull(mlirOperationGetAttributeByName(op, pbcStr(PBC_MARK_KIND))))
+      mlirOperationSetAttributeByName(op, pbcStr(PBC_MARK_KIND), kind);
   return true;
 }
 
