@@ -4,13 +4,9 @@ LIT_DATA = [
     "//tests:lit.cfg.py",
     "//tools/pbc",
     "//tools/pbc-opt",
-    "//targets/cpu:libpbc_target_cpu.so",
-    "//plugins/template:libpbc_target_template.so",
-    "//targets/nvgpu:libpbc_target_nvgpu.so",
-    "//targets/nvgpu:libpbc_nvgpu_runtime.so",
-    "//targets/amdgpu:libpbc_target_amdgpu.so",
-    "//targets/amdgpu:libpbc_amdgpu_runtime.so",
+    "//:plugins",
     "//tests/plugins/fixtures",
+    "//plugins:WRITING_A_TARGET.md",
     "//examples",
 ]
 

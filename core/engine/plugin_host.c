@@ -384,6 +384,11 @@ void pbcPluginDiscover(const char *const *extraDirs, int numExtraDirs,
   free(why);
 }
 
+const char *pbcPluginReplacedGroups(const PbcTargetPlugin *t) {
+  size_t need = offsetof(PbcTargetPlugin, s3_replaced_groups) + sizeof(t->s3_replaced_groups);
+  return t && t->struct_size >= need ? t->s3_replaced_groups : NULL;
+}
+
 const PbcLoadedPlugin *pbcPluginFind(const PbcPluginSet *set, const char *name) {
   for (int i = 0; i < set->numPlugins; ++i)
     if (strcmp(set->plugins[i].table->name, name) == 0)

@@ -11,6 +11,7 @@
 #include "mlir-c/Dialect/Func.h"
 #include "mlir-c/RegisterEverything.h"
 #include "pbc/diag.h"
+#include "pbc/plugin_host.h"
 #include "input/parse_guard.h"
 
 static void registerEverything(PbcSession *s) {
@@ -58,12 +59,12 @@ PbcSession *pbcSessionCreate(const PbcSessionOptions *opts) {
   registerEverything(s);
 
   /* -O0 turns off every optimization group; --disable turns off some. A
-   * chip's s3-replaced-groups are core S3 groups its target replaces with
-   * its own passes at extension points (e.g. CPU cache tiling on a GPU). */
+   * target's s3_replaced_groups are core S3 groups it replaces with its own
+   * passes at extension points (e.g. CPU cache tiling on a GPU). */
   char disabled[512];
   snprintf(disabled, sizeof(disabled), "%s",
            opts->optLevel == 0 ? "*" : (opts->disabledGroups ? opts->disabledGroups : ""));
-  const char *replaced = opts->chip ? pbcChipGet(opts->chip, "s3-replaced-groups") : NULL;
+  const char *replaced = pbcPluginReplacedGroups(opts->plugin);
   PbcStrBuf groups = {0};
   PbcPipelineEnv env = {&s->registry, opts->chip, opts->plugin, disabled, replaced, &groups};
   const char *texts[PBC_NUM_STAGES] = {

@@ -102,9 +102,13 @@ void pbcPrintTargets(const PbcPluginSet *set, FILE *out) {
 
 void pbcPrintTargetInfo(const PbcLoadedPlugin *plugin, const PbcChip *chip, FILE *out) {
   const PbcTargetPlugin *t = plugin->table;
-  fprintf(out, "target: %s %s - %s\nplugin: %s (plugin API v%u)\nchip:\n", t->name,
+  const char *replaced = pbcPluginReplacedGroups(t);
+  fprintf(out, "target: %s %s - %s\nplugin: %s (plugin API v%u)\n", t->name,
           t->version ? t->version : "", t->description ? t->description : "",
           plugin->path, t->api_version);
+  if (replaced && *replaced)
+    fprintf(out, "s3-replaced-groups: %s\n", replaced);
+  fprintf(out, "chip:\n");
   PbcStrBuf b = {0};
   pbcChipPrint(chip, &b);
   fputs(pbcStrBufGet(&b), out);

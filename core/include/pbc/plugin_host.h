@@ -55,6 +55,10 @@ void pbcPluginSetProbeHelper(const char *executable);
  * then ends the process (_exit(0)). */
 void pbcPluginProbeFiles(const char *const *paths, int n, int fd) __attribute__((noreturn));
 
+/* The plugin's s3_replaced_groups, read only where its table has the field
+ * (API version 2 on); NULL for none or an older plugin. */
+const char *pbcPluginReplacedGroups(const PbcTargetPlugin *t);
+
 /* A loaded plugin by target name, or NULL. */
 const PbcLoadedPlugin *pbcPluginFind(const PbcPluginSet *set, const char *name);
 /* Names of the loaded targets, comma separated, for error messages. */

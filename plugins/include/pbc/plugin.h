@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 /* Version of this header. Bump when a field is added to a table below. */
-#define PBC_PLUGIN_API_VERSION 1u
+#define PBC_PLUGIN_API_VERSION 2u
 /* The oldest plugin API version this header's host can still serve. */
 #define PBC_PLUGIN_API_VERSION_MIN 1u
 #define PBC_PLUGIN_QUERY_SYMBOL "pbc_target_plugin_query"
@@ -93,6 +93,13 @@ typedef struct PbcTargetPlugin {
   /* Runtime libraries JIT execution loads and AOT libraries link, as absolute
    * paths, NULL-terminated. */
   const char *const *runtime_libraries;
+
+  /* --- API version 2 --- */
+  /* Core S3 groups (the [group] names of pipelines/s3.pipeline, comma
+   * separated) this target replaces with its own passes at extension
+   * points, e.g. CPU cache tiling on a GPU; NULL or "": none. Declared once
+   * per target; `--target-info` shows it. */
+  const char *s3_replaced_groups;
 } PbcTargetPlugin;
 
 typedef const PbcTargetPlugin *(*PbcTargetPluginQueryFn)(uint32_t hostVersion);
