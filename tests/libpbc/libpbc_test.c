@@ -14,18 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "pbc/libpbc.h"
 
-static int failures;
-#define CHECK(c, ...)                                     \
-  do {                                                    \
-    if (!(c)) {                                           \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                       \
-      fprintf(stderr, "\n");                              \
-      ++failures;                                         \
-    }                                                     \
-  } while (0)
 
 typedef struct {
   float *allocated, *aligned;
