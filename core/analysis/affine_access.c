@@ -1,5 +1,7 @@
-/* Linear forms of affine subscripts and the loop helpers built on them (see
- * pbc/affine_access.h). Linear time in the size of the expressions. */
+/* Linear forms of affine subscripts, the accesses built on them, and the
+ * analyses that read them: strides, distinctness, loop dependences, loop
+ * parallelism (see pbc/affine_access.h). Linear time in the size of the
+ * expressions. */
 #include "pbc/affine_access.h"
 #include "pbc/marks.h"
 
@@ -225,25 +227,6 @@ bool pbcHasDivisorIn(long long n, long long lo, long long hi) {
   return false;
 }
 
-MlirOperation pbcCopyNestOf(MlirOperation op) {
-  MlirOperation nest = {NULL};
-  for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
-       p = mlirOperationGetParentOperation(p))
-    if (pbcOpHasAttr(p, PBC_MARK_COPY)) /* an affine.for, or parallel once parallelized */
-      nest = p;
-  return nest;
-}
-
-bool pbcOpIsInCopyNest(MlirOperation op) { return !mlirOperationIsNull(pbcCopyNestOf(op)); }
-
-bool pbcOpFollowsInBlock(MlirOperation op, MlirOperation anchor) {
-  for (MlirOperation o = mlirOperationGetNextInBlock(anchor); !mlirOperationIsNull(o);
-       o = mlirOperationGetNextInBlock(o))
-    if (mlirOperationEqual(o, op))
-      return true;
-  return false;
-}
-
 long long pbcLinearCoeff(const PbcLinearForm *f, MlirValue v) {
   for (int i = 0; i < f->nTerms; ++i)
     if (mlirValueEqual(f->values[i], v))
@@ -401,19 +384,9 @@ bool pbcAccessDependsOnLoop(const PbcAccess *acc, MlirOperation loop) {
   return false;
 }
 
-MlirValue pbcLoopIv(MlirOperation forOp) { return mlirBlockGetArgument(pbcLoopBody(forOp), 0); }
-
-MlirBlock pbcLoopBody(MlirOperation forOp) {
-  return mlirRegionGetFirstBlock(mlirOperationGetRegion(forOp, 0));
-}
-
 long long pbcLoopStep(MlirOperation forOp) {
   MlirAttribute a = mlirOperationGetInherentAttributeByName(forOp, pbcStr("step"));
   return mlirAttributeIsNull(a) ? 1 : mlirIntegerAttrGetValueInt(a);
-}
-
-bool pbcLoopRunsAtLeastOnce(MlirOperation forOp) {
-  return pbcOpIsA(forOp, "affine.for") && pbcExtAffineConstantTripCount(forOp) >= 1;
 }
 
 long long pbcLoopZeroBasedTrip(MlirOperation forOp) {
@@ -432,71 +405,6 @@ long long pbcLoopUpperFromZero(MlirOperation forOp) {
       !mlirAffineMapIsSingleConstant(u) || mlirAffineMapGetSingleConstantResult(u) <= 0)
     return -1;
   return mlirAffineMapGetSingleConstantResult(u);
-}
-
-void pbcLoopSetStep(MlirOperation forOp, long long step) {
-  MlirContext ctx = mlirOperationGetContext(forOp);
-  mlirOperationSetInherentAttributeByName(forOp, pbcStr("step"),
-                                          mlirIntegerAttrGet(mlirIndexTypeGet(ctx), step));
-}
-
-void pbcLoopSetUpperBound(MlirOperation forOp, long long ub) {
-  MlirContext ctx = mlirOperationGetContext(forOp);
-  mlirOperationSetAttributeByName(forOp, pbcStr("upperBoundMap"),
-                                  mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, ub)));
-}
-
-int pbcLoopIndexOf(MlirValue v, const MlirOperation loops[], int n) {
-  for (int l = 0; l < n; ++l)
-    if (mlirValueEqual(pbcLoopIv(loops[l]), v))
-      return l;
-  return -1;
-}
-
-bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor) {
-  for (; !mlirOperationIsNull(op); op = mlirOperationGetParentOperation(op))
-    if (mlirOperationEqual(op, ancestor))
-      return true;
-  return false;
-}
-
-bool pbcValueIsDefinedInside(MlirValue v, MlirOperation op) {
-  MlirOperation def;
-  if (mlirValueIsABlockArgument(v))
-    def = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v));
-  else
-    def = mlirOpResultGetOwner(v);
-  return pbcOpIsInside(def, op);
-}
-
-MlirOperation pbcOnlyLoopIn(MlirOperation forOp) {
-  MlirOperation first = mlirBlockGetFirstOperation(pbcLoopBody(forOp));
-  if (mlirOperationIsNull(first) || !pbcOpIsA(first, "affine.for"))
-    return (MlirOperation){NULL};
-  MlirOperation next = mlirOperationGetNextInBlock(first);
-  if (!pbcOpIsA(next, "affine.yield") || mlirOperationGetNumOperands(next) != 0)
-    return (MlirOperation){NULL};
-  return first;
-}
-
-int pbcLoopBand(MlirOperation root, MlirOperation *band, int max) {
-  int n = 0;
-  for (MlirOperation l = root; !mlirOperationIsNull(l) && n < max; l = pbcOnlyLoopIn(l))
-    band[n++] = l;
-  return n;
-}
-
-bool pbcMemrefIsRoot(MlirValue memref) {
-  if (mlirValueIsABlockArgument(memref)) {
-    MlirOperation owner = mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(memref));
-    return pbcOpIsA(owner, "func.func");
-  }
-  MlirOperation def = mlirOpResultGetOwner(memref);
-  return pbcOpIsA(def, "memref.alloc") || pbcOpIsA(def, "memref.alloca");
-}
-
-bool pbcMemrefHasIdentityLayout(MlirType type) {
-  return mlirTypeIsAMemRef(type) && mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(type));
 }
 
 bool pbcRowsCrowdCacheSets(long long rowBytes) {
@@ -522,173 +430,6 @@ long long pbcMemrefElements(MlirType t) {
   for (intptr_t d = 0; d < mlirShapedTypeGetRank(t); ++d)
     n *= mlirShapedTypeGetDimSize(t, d);
   return n;
-}
-
-long long pbcMemrefBytes(MlirType t) { return pbcMemrefElements(t) * (pbcElementBits(t) / 8); }
-
-bool pbcMemrefLastDimContiguous(MlirType memrefType) {
-  MlirAttribute layout = mlirMemRefTypeGetLayout(memrefType);
-  if (mlirAttributeIsAStridedLayout(layout)) {
-    intptr_t n = mlirStridedLayoutAttrGetNumStrides(layout);
-    return n > 0 && mlirStridedLayoutAttrGetStride(layout, n - 1) == 1;
-  }
-  return mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(memrefType));
-}
-
-int pbcElementBits(MlirType t) {
-  if (mlirTypeIsAShaped(t))
-    t = mlirShapedTypeGetElementType(t);
-  if (mlirTypeIsAFloat(t))
-    return (int)mlirFloatTypeGetWidth(t);
-  if (mlirTypeIsAInteger(t))
-    return (int)mlirIntegerTypeGetWidth(t);
-  return 0;
-}
-
-bool pbcOpIsMemrefView(MlirOperation op) {
-  static const char *const views[] = {
-      "memref.subview",        "memref.reinterpret_cast", "memref.cast",
-      "memref.collapse_shape", "memref.expand_shape",     "memref.transpose",
-      "memref.view",           "memref.reshape",          NULL};
-  for (int i = 0; views[i]; ++i)
-    if (pbcOpIsA(op, views[i]))
-      return true;
-  return false;
-}
-
-MlirValue pbcMemrefBase(MlirValue memref) {
-  while (mlirValueIsAOpResult(memref)) {
-    MlirOperation def = mlirOpResultGetOwner(memref);
-    if (!pbcOpIsMemrefView(def) || mlirOperationGetNumOperands(def) == 0)
-      break;
-    memref = mlirOperationGetOperand(def, 0);
-  }
-  return memref;
-}
-
-/* The symbol a memref.get_global reads, or an empty name. */
-static MlirStringRef globalName(MlirValue memref) {
-  if (mlirValueIsAOpResult(memref) && pbcOpIsA(mlirOpResultGetOwner(memref), "memref.get_global")) {
-    MlirAttribute name = mlirOperationGetAttributeByName(mlirOpResultGetOwner(memref), pbcStr("name"));
-    if (mlirAttributeIsAFlatSymbolRef(name))
-      return mlirFlatSymbolRefAttrGetValue(name);
-  }
-  return (MlirStringRef){NULL, 0};
-}
-
-bool pbcMemrefIsGlobal(MlirValue memref) { return globalName(memref).data != NULL; }
-
-bool pbcMemrefsMayAlias(MlirValue a, MlirValue b) {
-  MlirValue ba = pbcMemrefBase(a), bb = pbcMemrefBase(b);
-  if (mlirValueEqual(ba, bb))
-    return true;
-  /* Module globals (pbc's are private constants, never passed in): one
-   * global aliases only itself, and no argument or allocation. */
-  MlirStringRef ga = globalName(ba), gb = globalName(bb);
-  if (ga.data && gb.data)
-    return ga.length == gb.length && !strncmp(ga.data, gb.data, ga.length);
-  if ((ga.data && pbcMemrefIsRoot(bb)) || (gb.data && pbcMemrefIsRoot(ba)))
-    return false;
-  return !pbcMemrefIsRoot(ba) || !pbcMemrefIsRoot(bb);
-}
-
-typedef struct {
-  MlirValue memref;
-  bool writes;
-} WriteQuery;
-
-static MlirWalkResult findWrite(MlirOperation op, void *data) {
-  WriteQuery *q = data;
-  PbcAccess a;
-  if (pbcAccessGet(op, &a)) {
-    q->writes |= a.isWrite && pbcMemrefsMayAlias(a.memref, q->memref);
-  } else if (pbcOpIsA(op, "func.call") || pbcOpIsA(op, "func.call_indirect")) {
-    q->writes = true;
-  } else if (!pbcOpIsMemrefView(op) && !pbcOpIsA(op, "memref.dealloc") &&
-             !pbcOpIsA(op, "affine.prefetch") && !pbcOpIsA(op, "memref.load") &&
-             !pbcOpIsA(op, "vector.load")) {
-    q->writes |= pbcOpUsesMemref(op, q->memref);
-  }
-  return q->writes ? MlirWalkResultInterrupt : MlirWalkResultAdvance;
-}
-
-bool pbcOpUsesMemref(MlirOperation op, MlirValue memref) {
-  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
-    MlirValue v = mlirOperationGetOperand(op, i);
-    if (mlirTypeIsAMemRef(mlirValueGetType(v)) && pbcMemrefsMayAlias(v, memref))
-      return true;
-  }
-  return false;
-}
-
-static MlirWalkResult findAccess(MlirOperation op, void *data) {
-  WriteQuery *q = data;
-  q->writes = pbcOpUsesMemref(op, q->memref) || pbcOpIsA(op, "func.call") ||
-              pbcOpIsA(op, "func.call_indirect");
-  return q->writes ? MlirWalkResultInterrupt : MlirWalkResultAdvance;
-}
-
-bool pbcMayAccessMemref(MlirOperation op, MlirValue memref) {
-  WriteQuery q = {memref, false};
-  mlirOperationWalk(op, findAccess, &q, MlirWalkPreOrder);
-  return q.writes;
-}
-
-bool pbcMayWriteMemref(MlirOperation op, MlirValue memref) {
-  WriteQuery q = {memref, false};
-  mlirOperationWalk(op, findWrite, &q, MlirWalkPreOrder);
-  return q.writes;
-}
-
-bool pbcOpIsConstantOrAlloc(MlirOperation op) {
-  return pbcOpIsA(op, "arith.constant") || pbcOpIsA(op, "memref.alloc");
-}
-
-bool pbcNestKindIs(MlirOperation op, const char *kind) {
-  MlirAttribute a = mlirOperationGetAttributeByName(op, pbcStr(PBC_MARK_KIND));
-  if (mlirAttributeIsNull(a) || !mlirAttributeIsAString(a))
-    return false;
-  MlirStringRef k = mlirStringAttrGetValue(a);
-  return k.length == strlen(kind) && !strncmp(k.data, kind, k.length);
-}
-
-void pbcNestSetKind(MlirOperation op, const char *kind) {
-  mlirOperationSetAttributeByName(
-      op, pbcStr(PBC_MARK_KIND),
-      mlirStringAttrGet(mlirOperationGetContext(op), mlirStringRefCreateFromCString(kind)));
-}
-
-MlirOperation pbcRootOf(MlirOperation op) {
-  for (;;) {
-    MlirOperation parent = mlirOperationGetParentOperation(op);
-    if (mlirOperationIsNull(parent) || pbcOpIsA(parent, "func.func"))
-      return op;
-    op = parent;
-  }
-}
-
-int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int max) {
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
-  int n = 0;
-  if (mlirBlockIsNull(body))
-    return 0;
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op) && n < max;
-       op = mlirOperationGetNextInBlock(op))
-    if (pbcOpIsA(op, "affine.for") && (!kind || pbcNestKindIs(op, kind)))
-      roots[n++] = op;
-  return n;
-}
-
-typedef struct {
-  MlirOperation *loops;
-  int n, max;
-} LoopList;
-
-static MlirWalkResult appendLoop(MlirOperation op, void *data) {
-  LoopList *l = data;
-  if (pbcOpIsA(op, "affine.for") && l->n < l->max)
-    l->loops[l->n++] = op;
-  return MlirWalkResultAdvance;
 }
 
 long long pbcBandIterations(MlirOperation root) {
@@ -739,14 +480,6 @@ bool pbcGatherAccesses(MlirOperation root, PbcAccess *acc, int max, int *n) {
   return g.complete;
 }
 
-bool pbcLoopBodyIsFlat(MlirOperation loop) {
-  for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(loop)); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op))
-    if (mlirOperationGetNumRegions(op))
-      return false;
-  return true;
-}
-
 bool pbcLoopStoresOnlyConstant(MlirOperation loop, PbcAccess *store, MlirOperation *constant) {
   MlirOperation first = mlirBlockGetFirstOperation(pbcLoopBody(loop));
   if (!pbcAccessGet(first, store) || !store->isWrite ||
@@ -757,10 +490,4 @@ bool pbcLoopStoresOnlyConstant(MlirOperation loop, PbcAccess *store, MlirOperati
     return false;
   *constant = mlirOpResultGetOwner(k);
   return true;
-}
-
-int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max) {
-  LoopList l = {loops, 0, max};
-  mlirOperationWalk(root, appendLoop, &l, MlirWalkPostOrder);
-  return l.n;
 }
