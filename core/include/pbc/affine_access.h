@@ -83,7 +83,7 @@ bool pbcAccessesSame(const PbcAccess *a, const PbcAccess *b);
  * tile loop). */
 bool pbcAccessDependsOnLoop(const PbcAccess *acc, MlirOperation loop);
 
-/* Loop helpers. */
+/* Loop analyses on accesses. */
 /* MLIR's dependence test (no loop-carried dependence through memory), or
  * false without asking it where the loop holds too many accesses for its
  * pairwise integer programs to finish in reasonable time. */
