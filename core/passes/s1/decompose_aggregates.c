@@ -5,7 +5,7 @@
  *    through the transform dialect);
  *  - linalg.conv_2d_nhwc_fhwc (TOSA's convolutions) -> conv_2d_nhwc_hwcf on
  *    a transposed copy of the filter: S3 tiles the hwcf form, whose filter
- *    rows are contiguous along F, the vector loop (fhwc ran at 75 GFLOP/s,
+ *    rows are contiguous along F, the vector loop (the fhwc form ran
  *    untiled); the copy is F*KH*KW*C elements, once per call;
  * (tensor.pad is left to bufferization: MLIR 22's destination-passing-style
  * rewrite of pad miscomputed padded NCHW convolutions in our e2e tests.)

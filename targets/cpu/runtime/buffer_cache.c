@@ -3,8 +3,7 @@
  * _mlir_memref_to_llvm_alloc/_free (S5: finalize-memref-to-llvm with
  * use-generic-functions), per call. With plain malloc, glibc returns large
  * buffers to the system when they are freed (munmap, or trimming the heap),
- * so every call faults their pages in again: a 1000^3 GEMM on zero-padded
- * copies ran 7.6 ms instead of 5.0 ms. Freed buffers of at least
+ * so every call faults their pages in again. Freed buffers of at least
  * kMinCachedBytes are kept here instead (up to a limit in all) and
  * handed to the next allocation of the same size: a program called in a loop
  * allocates the same sizes every call. Thread-safe (parallel loops allocate
@@ -22,10 +21,7 @@
  * kernel as transparent-huge-page candidates (madvise; a hint, ignored where
  * THP is off). Tiled nests walk short row segments of large buffers, which
  * costs more on 4 KiB pages (likely TLB reach and page-bounded hardware
- * prefetch; this VM has no counters to tell): the fused blur (then in
- * 128-row tiles) ran 6-15% faster with its x and y on 2 MiB pages, the
- * unfused one 0-4% faster with its intermediate (allocated here) on them
- * (tools/bench/README.md). */
+ * prefetch; this VM has no counters to tell; tools/bench/README.md). */
 #define _DEFAULT_SOURCE /* madvise */
 #include "pbc_cpu_runtime.h"
 
@@ -97,8 +93,7 @@ static void **headerOwner(void *block) { return &((void **)block)[1]; }
  * newest. A parallel loop's threads each allocate a private buffer of the
  * same size every call; a block that goes back to the thread that last
  * wrote it is warm in that core's cache. Taking the newest alone swapped
- * the two threads' packed B of a 256^3 matmul in about half the calls:
- * median 0.083 ms against 0.070 ms. */
+ * the two threads' packed B of a 256^3 matmul in about half the calls. */
 static void *takeCached(size_t size) {
   void *block = NULL;
   int found = -1;

@@ -8,11 +8,8 @@
  * registers, but read from a replica they are opaque to LLVM. The fused
  * blur holds 30 of them (5 taps x 3 phases, two stencils) and spilled every
  * iteration; as constants they are 3 distinct splats (1/16, 1/4, 3/8), which
- * LLVM keeps in 3 registers, and the fused loop no longer spills. Blur
- * 4096^2 (tools/bench/bench_blur, quiet spells, runs back to back): 8.9 ->
- * 6.2 ms; in busy spells, when both run at the copy's memory floor,
- * 9.3 -> 8.9 ms. A replica left without readers is erased with its copy
- * nest. */
+ * LLVM keeps in 3 registers, and the fused loop no longer spills. A replica
+ * left without readers is erased with its copy nest. */
 #include <stdlib.h>
 
 #include "mlir-c/BuiltinAttributes.h"

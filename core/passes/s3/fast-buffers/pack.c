@@ -97,11 +97,9 @@ enum { kMinReuse = 64 };
 /* On a CPU (fast memory = the caches) a tile made of whole rows of a
  * row-major input gains nothing from a copy but the spreading of its rows
  * over cache sets. That matters when the rows share one L1 set group (a
- * multiple of 4 KiB, the way size of 32-48 KiB L1s: 1024^3 runs 1.35-1.5x
- * slower uncopied); rows 1-3 KiB apart still spread over 4+ groups. The copy
- * is then a waste where the input is larger than L2 (a pass over L3 or memory
- * per call: 128x768x768 runs 15% faster without copying B's 192 x 768
- * blocks), where each copied element is reused by few rows (the mlp
+ * multiple of 4 KiB, the way size of 32-48 KiB L1s); rows 1-3 KiB apart still
+ * spread over 4+ groups. The copy is then a waste where the input is larger
+ * than L2 (a pass over L3 or memory per call), where each copied element is reused by few rows (the mlp
  * example's 16 rows per core), or where the rows are read one after another
  * along the innermost loop (a GEMM's A, row i along k): only the register
  * tile's few rows are live at a time, too few to crowd a set group (256^3:

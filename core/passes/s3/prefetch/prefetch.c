@@ -119,9 +119,7 @@ static void prefetchLoop(MlirOperation loop, const State *st) {
 
 /* Rows ahead: a prefetch must be issued about a memory latency before the
  * load, which under load is about kAheadBytes of a core's reads (~250 ns
- * at ~30 GB/s); one run's compute is less when runs are short. Blur
- * 4096^2 (6 KiB runs; bench_blur, quiet spells, paired): 1 -> 2 rows ahead
- * 0-5% faster (3 paired runs); 3 rows no better. */
+ * at ~30 GB/s); one run's compute is less when runs are short. */
 enum { kAheadBytes = 8192, kMaxRowsAhead = 8 };
 
 static long long rowsAhead(long long runBytes) {

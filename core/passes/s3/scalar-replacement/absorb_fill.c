@@ -10,7 +10,6 @@
  *    elements after those loops, each init under loops that are all parallel
  *    (so no element is visited twice) and, together, |M| elements,
  * each init becomes K itself and F goes: the output is written once.
- * Blur: 1.10 -> 0.94 ms per call.
  * A GEMM whose reduction is split into KC blocks re-reads its accumulators
  * under a sequential loop L (the kc tile loop): each iteration of L visits
  * every element once. L's first iteration is then peeled (a clone of L that

@@ -14,8 +14,7 @@
  * redundant work within 10%; the private buffer must fit in half of L2 (one
  * per core: the tile loops are parallel, each iteration allocates its own
  * buffer; the other half holds the input and output streaming through).
- * Measured on the blur (4096^2 and 1024^2, paired): half of L2 is 6-8%
- * faster than all of it; a quarter is within noise of half.
+ * (Half of L2 against all of it and a quarter: tools/bench/README.md.)
  *
  * Legal when:
  *  - X is a local allocation used only by its producers, the consumer and

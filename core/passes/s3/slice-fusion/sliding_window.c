@@ -5,11 +5,8 @@
  * horizontal pass over its T+K-1 rows into a private buffer, then the
  * vertical pass reads K rows of it per output row. The two nests alternate
  * a read-only phase (x from memory) with a write-only one (y to memory), and
- * the buffer lives in L2. Hand-written C on this machine (4096x4096x3,
- * tiles of 64 rows of 512 pixels, same runs): the two-phase tile 7.0-8.2
- * ms, the one-nest form below 5.1-6.4 ms, the unfused blur 12.5-13.1 ms;
- * with one row loop but each row's two phases apart, 7.0-7.4 ms. pbc's
- * blur (bench_blur, busy spells): 10.9-11.5 -> 9.1-9.7 ms, unfused 18-20 ms.
+ * the buffer lives in L2 (hand-written C and pbc's blur measured both forms:
+ * tools/bench/README.md).
  *
  * For sibling nests A (producer) and B (consumer) with equal bands except
  * one level w, where A runs K-1 iterations more, when A writes only a
@@ -420,11 +417,8 @@ static bool rowUseStays(MlirOperation user, const Plan *p, MlirValue t, MlirValu
  * Legal when t, L's index, is used only by the prologue (rows from the
  * tile's start, any height) and in B as rowUseStays allows: B's rows r then
  * run on into the next tile's, whose rows the window already holds.
- * Blur, pbc's libraries with 512-row tiles against 128-row ones (bench_blur
- * with one as --unfused, the time ratio paired over 10 rounds, each order
- * in turn): 4096^2, 3-6% faster on 4 KiB pages and 0-7% on 2 MiB; 1024^2,
- * 1-2%. Hand-set heights of 512, 1024 and 2048 rows were within 1% of each
- * other. (The earlier bounds, 4% and 4 tiles per core, stopped at 128.) */
+ * (Taller tiles against 128-row ones: tools/bench/README.md. The earlier
+ * bounds, 4% and 4 tiles per core, stopped at 128 rows.) */
 static void growTile(const Plan *p, long long cores) {
   MlirOperation rowLoop = p->bandB[p->w];
   long long rows = pbcLoopUpperFromZero(rowLoop);

@@ -5,8 +5,7 @@
  * result that is only written in the function and is larger than a quarter
  * of L3 would not survive in the cache until its consumer anyway: its
  * vector stores become non-temporal (vmovntps), which write whole lines
- * without reading them (blur: 1.03 -> 0.6 ms, with pbc-hoist-invariant-loads;
- * the same stores into a 12 MB buffer took 0.68 ms cached, 0.4 streamed).
+ * without reading them.
  *
  * x86 has non-temporal stores only for aligned vectors, and a caller's buffer
  * may be aligned to anything. So a nest with such stores is versioned:

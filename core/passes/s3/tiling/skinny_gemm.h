@@ -18,9 +18,7 @@
  * that divide them, 2 to 8: the most if A's rows fit L1 (`aFitsL1`: B's
  * rows are then reused from L1 by few tiles), else the fewest, since every
  * tile re-reads A from L2 and a tile is best few rows of A by many rows of
- * B (2 x 8 vectors). 16x1024x1024 (A 64 KiB): 8 rows 0.134 ms, 4 rows
- * 0.108, 2 rows 0.100; 32x1024x1024: 0.335, 0.203, 0.183; 12x1000x512 (A
- * 24 KiB): 6 rows 0.039, 2 rows 0.044. 0: not skinny. */
+ * B (2 x 8 vectors). 0: not skinny. */
 static inline int pbcSkinnyRowTile(long long rows, long long dotRows, bool aFitsL1) {
   if (rows <= 8)
     return (int)rows;

@@ -90,9 +90,9 @@ static bool jOperandVariesAlong(const Accs *a, const PbcAccess *out, MlirOperati
  * nearest such I and J move to the front of the band. A grouped convolution
  * in NHWGC form (n, h, w, g, f, kh, kw, c) has the group loop, which the
  * filter varies with, just outside J: moved out, each group is an implicit
- * GEMM with I = w (32 groups of 8 channels, 28^2: 1.14 -> 0.15 ms). In NCHW
+ * GEMM with I = w. In NCHW
  * (n, f, oh, ow, c, kh, kw) the input, read along ow, varies with oh: f
- * becomes I and the filter is broadcast (3x3 64->64, 56^2: 1.65 -> 1.05 ms).
+ * becomes I and the filter is broadcast.
  * All moved loops are parallel, so the permutation is legal;
  * pbcExtAffinePermute checks it anyway. Returns whether the band changed,
  * and the permutation of band[0..J) in perm. */
@@ -227,11 +227,10 @@ static bool analyzeNest(MlirOperation *root, const State *st, Nest *n) {
 /* The register tile's cost model: FMAs per load of an m x v tile. Each step
  * of the reduction loop does m*v FMAs for m broadcasts and v vector loads
  * of J's operand. A GEMM's NR-wide panel streams from L2 (KC fills L2) but
- * contiguously, as packed panels: its loads count once (2048^3: 4x4 and
- * 8x2 ran 1.13 and 1.16 pbc/oneDNN time, paired). A convolution's
+ * contiguously, as packed panels: its loads count once. A convolution's
  * reduction (kh*kw*c) is not blocked or packed that way, so when its panel
  * exceeds L1 those v loads stream from L2 at a stride and count double:
- * taller tiles win there (28x28x128 3x3: 14x2 runs 0.47 ms, 4x4 0.61). */
+ * taller tiles win there. */
 static double tileScore(const Nest *n, const State *st, int m, int v) {
   long long panelBytes = n->reduction * v * n->lanes * n->elemBytes;
   double jLoadCost = !n->gemm && panelBytes > st->l1 ? 2.0 : 1.0;
@@ -276,9 +275,7 @@ static long long partialTileSplit(const Nest *n, const State *st, int mr, int nv
     return 0;
   long long trip = n->trip[n->I];
   /* A divisor from 4 up keeps the nest whole (as in pbc-pad-gemm): a
-   * second nest costs a parallel region and a thin remainder tile (1x1
-   * conv 64->256 on 56^2: 4x4 tiles whole ran 0.200 ms, 6x4 tiles and a
-   * 2-wide rest 0.235). */
+   * second nest costs a parallel region and a thin remainder tile. */
   if (pbcHasDivisorIn(trip, 4, 16))
     return 0;
   int bestM = mr;
@@ -387,8 +384,7 @@ static void tileOutputChannels(Nest *n, const State *st, int nr, bool jParallel,
  * comes from a cycle model (up to kSkinnyVectors; skinnyTileVectors); J's
  * last partial tile runs as a second nest. B as N x K (a linear layer's
  * weight, read along K) is read as dot products along K, up to 32 rows in
- * tiles of up to 8 (pbcSkinnyRowTile), instead of being copied transposed
- * (16x1024x1024: 0.217 ms with the copy, 0.100 as dot products).
+ * tiles of up to 8 (pbcSkinnyRowTile), instead of being copied transposed.
  * Returns false if the nest is not skinny. */
 enum { kSkinnyVectors = 8 };
 
@@ -454,10 +450,7 @@ static void tileNest(MlirOperation root, const State *st) {
      * the whole I x J output once more, from L3 or memory, so KC grows as
      * far as L2 allows; the micro-panel then streams from L2, which costs
      * little once it is contiguous (pbc-panel-layout; read in place, its
-     * rows are at most a few KiB apart). Against the earlier KC that kept
-     * the micro-panel in L1 (paired, pbc/oneDNN time): 512x3072x768
-     * 1.18 -> 1.04 (KC 192 -> 768), 128x768x768 1.04 -> 1.00, 1024^3 and
-     * 256^3 within noise (1.02 -> 1.00, 1.14 -> 1.12). */
+     * rows are at most a few KiB apart). */
     long long kc = divisorTile(n.trip[K], 1, (st->l2 / 4) / (nr * eb));
     long long mcBound = (st->l2 - kc * nr * eb) / (kc * eb);
     if (n.trip[I] >= (long long)mr * st->cores)
@@ -483,8 +476,7 @@ static void tileNest(MlirOperation root, const State *st) {
      * when each core gets at most one ic block and B's block fits in 3/4 of L2,
      * iT stays outermost: one parallel region per call instead of two per
      * (jc, pc) step (B's packing, then the blocks), at the price of each
-     * core packing B's block itself (256^3: 0.082 -> 0.076 ms, 0.81x ->
-     * 0.90x oneDNN, forking 2 times per call instead of 4). */
+     * core packing B's block itself. */
     bool icOuter =
         parallelBefore[I] && n.trip[I] / mc <= st->cores && kc * nc * eb <= st->l2 * 3 / 4;
     unsigned perm[3] = {2, 0, 1};
@@ -536,8 +528,8 @@ static double skinnyStepCycles(int mr, int v, double bCycles) {
  * tiles (in parallel) and the partial tile after them (alone); the widest
  * NV among equals. B streams from L2 at a vector a cycle, from L3 or
  * memory at 2 or more. 62 vectors (1000 columns), 1 row, B in L3, 2 cores:
- * NV 8 costs 4 x 16 + 12 = 76 cycles a step (0.050-0.064 ms), NV 6 5 x 12
- * + 4 = 64 (0.045-0.057), NV 1 31 x 4 = 124 (0.064). For dot products
+ * NV 8 costs 4 x 16 + 12 = 76 cycles a step, NV 6 5 x 12 + 4 = 64, NV 1
+ * 31 x 4 = 124. For dot products
  * (B read along K) the units are rows of B, a step covers a vector of K.
  * 0 if no tile fits. */
 static int skinnyTileVectors(long long vectors, int mr, long long bBytes, bool dot,

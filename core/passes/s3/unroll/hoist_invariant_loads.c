@@ -5,8 +5,7 @@
  * short inner loops are unrolled does each read become loop-invariant. LLVM
  * unrolls them, and then can't hoist the reads: the filter and the output
  * reach the OpenMP body as plain pointers that may alias. So every output
- * vector paid 10 loads for 5 FMAs, and the loop ran at the load ports' rate
- * (blur: 1.1 -> 0.6 ms with the stores below streaming; pbc-streaming-stores).
+ * vector paid 10 loads for 5 FMAs, and the loop ran at the load ports' rate.
  *
  * Here, where memrefs are still distinct buffers: for each loop L that is
  * not short (more than kMaxShortTrip iterations) and holds only short loops
@@ -15,8 +14,7 @@
  * copies fit half the vector registers (the rest is for the body; copies
  * of a constant filter count as their distinct values, which
  * pbc-fold-constant-loads makes constants: a 7-tap blur's 21 filter
- * vectors per pass, equal across channels, are 5 splats; 1024^2, 0.57 ->
- * 0.29 ms with the sliding window this lets apply), the short
+ * vectors per pass, equal across channels, are 5 splats), the short
  * loops are fully unrolled and the invariant loads moved before L, and on
  * out of each enclosing loop that holds nothing else and where they stay
  * invariant (above a second nest they would hold registers it needs). A

@@ -4,10 +4,7 @@
  * x[i+12] for each 16-lane output vector) loads almost the same lanes five
  * times, and four of the five loads straddle two cache lines. The core pays
  * for every straddling load twice, and on this stream from memory the loads,
- * not the FMAs, set the pace (blur 4096x4096x3, hand-written C: 10.3-10.7 ms
- * with five unaligned loads a vector, 7.2-7.4 ms with two loads and
- * shuffles; pbc's fused blur, old and new alternating: 10.6-12.0 -> 7.6-7.9
- * ms when the machine was quiet, 0-8% when it was busy).
+ * not the FMAs, set the pace.
  *
  * Here, in each block: affine.vector_loads of one memref and vector type
  * whose subscripts agree except for a constant offset in the last one form

@@ -8,8 +8,7 @@
  * rows, a transpose in registers (log2(lanes) rounds of vector.shuffle,
  * each swapping the off-diagonal halves of 2b x 2b blocks: bits b of row
  * and lane exchanged), and `lanes` vector stores along the copy's rows.
- * Every cache line is read and written whole, once (64x4096x1024 with B as
- * N x K: 16 ms for a scalar transposed copy, 2.5 with B as K x N).
+ * Every cache line is read and written whole, once.
  *
  * Applies where both loops have unit steps and constant trips of at least
  * the lanes; the partial blocks' strips stay element by element. The nest

@@ -29,12 +29,10 @@ typedef struct {
 enum { kMaxLoops = 4096 };
 
 /* A loop of one reduction over at least kLongChain full vectors runs
- * kChains accumulator chains (softmax 1024x4096: 0.71 -> 0.65 ms, 512x2048:
- * 0.152 -> 0.132). Shorter rows lost more to the wider horizontal reduction
- * after the loop than they gained (layer norm's 48 vectors a row: 0.0116 ->
- * 0.0183 ms with 4 chains); a loop of several (a skinny GEMM's dot-product
- * tile) has its chains already, and 4 times as many spilled (4x1000x2048
- * with B as N x K: 0.66 -> 1.57 of oneDNN's time). */
+ * kChains accumulator chains. Shorter rows lose more to the wider
+ * horizontal reduction after the loop than they gain; a loop of several (a
+ * skinny GEMM's dot-product tile) has its chains already, and 4 times as
+ * many spill. */
 enum { kChains = 4, kLongChain = 128 };
 
 
