@@ -176,6 +176,7 @@ bool pbcPipelineBuild(MlirContext ctx, PbcPipeline *p) {
     e->pm = mlirPassManagerCreateOnOperation(
         ctx, mlirStringRefCreateFromCString("builtin.module"));
     MlirOpPassManager top = mlirPassManagerGetAsOpPassManager(e->pm);
+    mlirPassManagerEnableVerifier(e->pm, !p->verifyOnceAtEnd);
     if (e->pass) {
       char err[512] = "";
       MlirPass pass = e->pass->create(e->options, err, sizeof(err));
@@ -289,6 +290,15 @@ bool pbcPipelineRun(const PbcPipeline *p, MlirOperation module,
       fprintf(f, "// IR after %s (%s:%d)\n", e->text, e->source, e->line);
       dumpModule(module, f);
       fclose(f);
+    }
+  }
+  if (p->verifyOnceAtEnd && p->numEntries > 0) {
+    pbcCrashContextSetPhase("stage %s, verifying the module after it", p->stage);
+    if (!mlirOperationVerify(module)) {
+      fprintf(stderr,
+              "pbc: error: stage %s left invalid IR (pbc --verify-each names the pass)\n",
+              p->stage);
+      return false;
     }
   }
   return true;

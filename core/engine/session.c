@@ -90,8 +90,12 @@ PbcSession *pbcSessionCreate(const PbcSessionOptions *opts) {
   if (ok && opts->optLevel != 0 && opts->disabledGroups)
     ok = knownGroups(opts->disabledGroups, pbcStrBufGet(&groups));
   pbcStrBufDestroy(&groups);
-  for (int i = 0; ok && i < PBC_NUM_STAGES; ++i)
+  /* S1-S3 are pbc's own passes: verified after each. S4 and S5 are
+   * upstream conversions, verified once after the stage unless asked. */
+  for (int i = 0; ok && i < PBC_NUM_STAGES; ++i) {
+    s->stages[i].verifyOnceAtEnd = i >= 3 && !opts->verifyEach;
     ok = pbcPipelineBuild(s->ctx, &s->stages[i]);
+  }
   if (!ok) {
     pbcSessionDestroy(s);
     return NULL;

@@ -70,6 +70,8 @@ static const char kUsage[] =
     "                       (created if missing; its parent must exist)\n"
     "  --timing             per-pass, per-stage and code generation times\n"
     "  --no-isolate         compile in this process (no crash containment)\n"
+    "  --verify-each        verify the IR after every pass of S4 and S5 too (by\n"
+    "                       default once after each of them; S1-S3 always)\n"
     "  --reproducer-dir=DIR where crash reproducers go (default:\n"
     "                       $PBC_REPRODUCER_DIR, else $TMPDIR, else /tmp)\n"
     "  --help, --version\n"
@@ -93,7 +95,7 @@ typedef struct Options {
   int optLevel;
   EmitKind emit;
   int runs; /* 0: no --run */
-  bool check, printIr, timing, isolate, listTargets, targetInfo;
+  bool check, printIr, timing, isolate, listTargets, targetInfo, verifyEach;
   uint64_t seed;
   bool seedGiven;
 } Options;
@@ -190,6 +192,8 @@ static int parseArgs(int argc, char **argv, Options *o) {
       o->timing = true;
     } else if (strcmp(a, "--no-isolate") == 0) {
       o->isolate = false;
+    } else if (strcmp(a, "--verify-each") == 0) {
+      o->verifyEach = true;
     } else if (startsWith(a, "--reproducer-dir=")) {
       o->reproDir = a + 17;
     } else if (startsWith(a, "--signatures=")) {
@@ -253,6 +257,7 @@ static PbcSession *compileModule(Job *j, bool reference, int lastStage, MlirModu
       .printIrAfterAll = reference ? false : o->printIr,
       .dumpDir = reference ? NULL : o->dumpDir,
       .reference = reference,
+      .verifyEach = o->verifyEach,
   };
   PbcSession *s = pbcSessionCreate(&so);
   if (!s)

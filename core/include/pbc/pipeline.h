@@ -39,6 +39,11 @@ typedef struct PbcPipeline {
   char *stage; /* "s1".."s5" or a free name */
   int numEntries;
   PbcPipelineEntry *entries;
+  /* Set before pbcPipelineBuild: MLIR verifies the module after every pass
+   * by default; with this, only once, after the last entry (S4 and S5 are
+   * upstream conversions whose per-pass verification cost ResNet-50 about a
+   * second; see tools/bench/README.md). */
+  bool verifyOnceAtEnd;
 } PbcPipeline;
 
 /* What a pipeline is parsed against. */

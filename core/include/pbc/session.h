@@ -24,6 +24,8 @@ typedef struct PbcSessionOptions {
   bool printIrAfterAll;
   const char *dumpDir;
   bool reference;             /* the naive -O0 reference lowering for --check */
+  bool verifyEach;            /* verify after every pass of S4/S5 too (their
+                                 default: once, after the stage) */
 } PbcSessionOptions;
 
 typedef struct PbcSession {
