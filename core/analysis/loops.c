@@ -2,6 +2,7 @@
  * bands of perfectly nested loops, loops in order, copy nests (see pbc/loops.h). */
 #include "pbc/loops.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "mlir-c/AffineExpr.h"
@@ -118,4 +119,17 @@ int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max) {
   LoopList l = {loops, 0, max};
   mlirOperationWalk(root, appendLoop, &l, MlirWalkPostOrder);
   return l.n;
+}
+
+static MlirWalkResult countLoop(MlirOperation op, void *data) {
+  *(int *)data += pbcOpIsA(op, "affine.for");
+  return MlirWalkResultAdvance;
+}
+
+MlirOperation *pbcLoopsInnerFirstAll(MlirOperation root, int *n) {
+  int count = 0;
+  mlirOperationWalk(root, countLoop, &count, MlirWalkPostOrder);
+  MlirOperation *loops = calloc((size_t)(count ? count : 1), sizeof(MlirOperation));
+  *n = pbcLoopsInnerFirst(root, loops, count);
+  return loops;
 }

@@ -55,5 +55,9 @@ MlirOperation pbcOnlyLoopIn(MlirOperation forOp);
  * replace a loop when its turn comes; its ancestors come later and stay
  * valid). Returns how many (at most max). */
 int pbcLoopsInnerFirst(MlirOperation root, MlirOperation *loops, int max);
+/* The same for every loop, however many: a calloc'd array the caller frees,
+ * *n loops long (a fixed bound would silently skip a large model's last
+ * nests). */
+MlirOperation *pbcLoopsInnerFirstAll(MlirOperation root, int *n);
 
 #endif

@@ -31,7 +31,7 @@ typedef struct {
   long long l2, lineBytes;
 } State;
 
-enum { kMaxLoops = 4096, kMaxLines = 16, kMaxRunBytes = 8192 };
+enum { kMaxLines = 16, kMaxRunBytes = 8192 };
 
 
 /* A tile whose reduction is shorter than this computes for less than a
@@ -185,8 +185,8 @@ static void prefetchNextRow(MlirOperation loop, const State *st) {
 }
 
 static bool run(MlirOperation func, void *state) {
-  MlirOperation *loops = calloc(kMaxLoops, sizeof(MlirOperation));
-  int n = pbcLoopsInnerFirst(func, loops, kMaxLoops);
+  int n;
+  MlirOperation *loops = pbcLoopsInnerFirstAll(func, &n);
   for (int i = 0; i < n; ++i) {
     prefetchLoop(loops[i], state);
     prefetchNextRow(loops[i], state);

@@ -134,13 +134,11 @@ static MlirOperation promoteLoop(MlirOperation loop) {
   return newLoop;
 }
 
-enum { kMaxLoops = 4096 };
-
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  MlirOperation *loops = calloc(kMaxLoops, sizeof(MlirOperation));
   /* Inner first: a promoted loop is replaced only after its own turn. */
-  int n = pbcLoopsInnerFirst(func, loops, kMaxLoops);
+  int n;
+  MlirOperation *loops = pbcLoopsInnerFirstAll(func, &n);
   for (int i = 0; i < n; ++i)
     promoteLoop(loops[i]);
   free(loops);

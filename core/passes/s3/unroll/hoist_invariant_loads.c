@@ -248,8 +248,8 @@ static void hoistFrom(MlirOperation L, const State *st, MlirSymbolTable globals)
 }
 
 static bool run(MlirOperation func, void *state) {
-  MlirOperation *loops = calloc(kMaxLoops, sizeof(MlirOperation));
-  int n = pbcLoopsInnerFirst(func, loops, kMaxLoops), m = 0;
+  int n, m = 0;
+  MlirOperation *loops = pbcLoopsInnerFirstAll(func, &n);
   /* The candidates, before any unrolling erases loops. None holds another:
    * a candidate holds only short loops, and candidates are not short. */
   for (int i = 0; i < n; ++i) {

@@ -19,8 +19,6 @@
 
 #include <stdlib.h>
 
-enum { kMaxLoops = 4096 };
-
 static bool definedOutside(MlirValue v, MlirOperation loop) {
   return !pbcValueIsDefinedInside(v, loop);
 }
@@ -81,8 +79,8 @@ static void rewriteLoop(MlirOperation loop) {
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  MlirOperation *loops = calloc(kMaxLoops, sizeof(MlirOperation));
-  int n = pbcLoopsInnerFirst(func, loops, kMaxLoops);
+  int n;
+  MlirOperation *loops = pbcLoopsInnerFirstAll(func, &n);
   for (int i = 0; i < n; ++i)
     if (pbcLoopBodyIsFlat(loops[i]))
       rewriteLoop(loops[i]);

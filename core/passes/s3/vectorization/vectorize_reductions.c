@@ -26,15 +26,12 @@ typedef struct {
   int vectorBits;
 } State;
 
-enum { kMaxLoops = 4096 };
-
 /* A loop of one reduction over at least kLongChain full vectors runs
  * kChains accumulator chains. Shorter rows lose more to the wider
  * horizontal reduction after the loop than they gain; a loop of several (a
  * skinny GEMM's dot-product tile) has its chains already, and 4 times as
  * many spill. */
 enum { kChains = 4, kLongChain = 128 };
-
 
 /* Lanes for the loop, or 0 if it is not a candidate. */
 static int candidateLanes(MlirOperation loop, const State *st) {
@@ -160,8 +157,8 @@ static bool vectorizeKeepingKind(MlirOperation loop, int lanes) {
 }
 
 static bool run(MlirOperation func, void *state) {
-  MlirOperation *loops = calloc(kMaxLoops, sizeof(MlirOperation));
-  int n = pbcLoopsInnerFirst(func, loops, kMaxLoops);
+  int n;
+  MlirOperation *loops = pbcLoopsInnerFirstAll(func, &n);
   bool any = false;
   for (int i = 0; i < n; ++i) {
     int lanes = candidateLanes(loops[i], state);
