@@ -250,15 +250,18 @@ static int takeLines(char *buf, size_t *len, int first, int end, int next, Probe
 }
 
 /* Runs children until every candidate has a result; a candidate that takes
- * its child down is the broken one, and the next child starts after it. */
-static bool probe(const Candidates *c, ProbeResult *res, char (*why)[512]) {
+ * its child down is the broken one, and the next child starts after it.
+ * If a child cannot start, candidates without a result stay
+ * PROBE_UNKNOWN (loaded unprobed, as trusted code); results found before
+ * stand. */
+static void probe(const Candidates *c, ProbeResult *res, char (*why)[512]) {
   int next = 0;
   while (next < c->n) {
     int first = next, count;
     pid_t pid;
     int fd = startProbe(c, first, &count, &pid);
     if (fd < 0)
-      return false;
+      return;
     char buf[8192];
     size_t len = 0;
     double deadline = now() + PBC_PLUGIN_PROBE_SECONDS;
@@ -306,7 +309,6 @@ static bool probe(const Candidates *c, ProbeResult *res, char (*why)[512]) {
       ++next;
     }
   }
-  return true;
 }
 
 /* --- discovery ------------------------------------------------------------------ */
@@ -374,8 +376,7 @@ void pbcPluginDiscover(const char *const *extraDirs, int numExtraDirs,
   }
   ProbeResult *res = calloc((size_t)(c.n ? c.n : 1), sizeof(*res));
   char(*why)[512] = calloc((size_t)(c.n ? c.n : 1), sizeof(*why));
-  if (!probe(&c, res, why)) /* cannot fork: load unprobed, as trusted code */
-    memset(res, 0, (size_t)(c.n ? c.n : 1) * sizeof(*res));
+  probe(&c, res, why);
   loadProbed(&c, res, why, set);
   for (int i = 0; i < c.n; ++i)
     free(c.paths[i]);

@@ -3,10 +3,10 @@
  * empty, garbage, another program's) is detected before anything is
  * loaded, the entry rebuilt, and the compile succeeds with right results.
  * Concurrent processes compiling one program into one cache all succeed;
- * the size bound evicts the least recently used entry, never the new one.
+ * the size bound evicts the least recently used entry, never the new one;
+ * another driver keys its own entries.
  * argv[1]: the cpu plugin file. */
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,13 +128,40 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: cache_test CPU_PLUGIN.so\n");
     return 2;
   }
-  srand((unsigned)time(NULL));
   char pluginDir[4096], cacheDir[4096];
-  snprintf(pluginDir, sizeof(pluginDir), "%s", argv[1]);
-  const char *tmp = getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp";
-  snprintf(cacheDir, sizeof(cacheDir), "%s/libpbc-cache-test-%d", tmp, rand());
-  opts = (PbcCompileOptions){.pluginDir = dirname(pluginDir), .optLevel = 1,
-                             .cacheDir = cacheDir};
+  testFolders(argv[1], "libpbc-cache-test", pluginDir, cacheDir);
+  opts = (PbcCompileOptions){.pluginDir = pluginDir, .optLevel = 1, .cacheDir = cacheDir};
+
+  /* Another compiler (here: the driver under another path) keys its own
+   * entries: a rebuilt pbc never loads the old one's libraries. A child
+   * sets the driver before libpbc first looks for it. */
+  int fds[2];
+  const char *driverEnv = getenv("PBC_DRIVER");
+  if (driverEnv && pipe(fds) == 0) {
+    char alias[4300], real[4096];
+    snprintf(alias, sizeof(alias), "%s-other-pbc", cacheDir);
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(fds[0]);
+      bool linked = realpath(driverEnv, real) && symlink(real, alias) == 0;
+      setenv("PBC_DRIVER", alias, 1);
+      const char *path = linked ? compileAndCheck(0, "the other driver") : NULL;
+      dprintf(fds[1], "%s", path ? path : "");
+      _exit(path && !failures ? 0 : 1);
+    }
+    close(fds[1]);
+    char childLib[4300] = "";
+    ssize_t got = read(fds[0], childLib, sizeof(childLib) - 1);
+    childLib[got > 0 ? got : 0] = 0;
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const char *mine = compileAndCheck(0, "this driver");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && childLib[0],
+          "compile with another driver path failed");
+    CHECK(mine && childLib[0] && strcmp(mine, childLib) != 0,
+          "two drivers shared one cache entry: %s", childLib);
+  }
 
   char lib[4200], sig[4200], otherSig[4200];
   const char *other = compileAndCheck(1, "other program");

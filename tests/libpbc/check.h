@@ -1,9 +1,13 @@
-/* CHECK(cond, fmt, ...) for the libpbc tests: reports a failed condition
- * with its line and counts it in `failures`, and goes on. */
+/* For the libpbc tests: CHECK(cond, fmt, ...) reports a failed condition
+ * with its line, counts it in `failures` and goes on; testFolders gives the
+ * plugin folder and a fresh cache folder. */
 #ifndef PBC_TESTS_LIBPBC_CHECK_H
 #define PBC_TESTS_LIBPBC_CHECK_H
 
+#include <libgen.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
 
 static int failures;
 #define CHECK(c, ...)                                      \
@@ -15,5 +19,18 @@ static int failures;
       ++failures;                                          \
     }                                                      \
   } while (0)
+
+/* The folder of the cpu plugin file `plugin` (argv[1]), and a cache folder
+ * named `tag` plus a random number under $TEST_TMPDIR (else /tmp). Seeds
+ * rand() from the clock first. */
+static void testFolders(const char *plugin, const char *tag, char pluginDir[4096],
+                        char cacheDir[4096]) {
+  srand((unsigned)time(NULL));
+  char copy[4096];
+  snprintf(copy, sizeof(copy), "%s", plugin);
+  snprintf(pluginDir, 4096, "%s", dirname(copy));
+  const char *tmp = getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp";
+  snprintf(cacheDir, 4096, "%s/%s-%d", tmp, tag, rand());
+}
 
 #endif

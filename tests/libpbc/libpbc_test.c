@@ -64,12 +64,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: libpbc_test CPU_PLUGIN.so [CRASHING_PLUGIN.so...]\n");
     return 2;
   }
-  srand((unsigned)time(NULL));
   char pluginDir[4096], cacheDir[4096];
-  snprintf(pluginDir, sizeof(pluginDir), "%s", argv[1]);
-  const char *tmp = getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp";
-  snprintf(cacheDir, sizeof(cacheDir), "%s/libpbc-cache-%d", tmp, rand());
-  PbcCompileOptions o = {.pluginDir = dirname(pluginDir), .optLevel = 3,
+  testFolders(argv[1], "libpbc-cache", pluginDir, cacheDir);
+  PbcCompileOptions o = {.pluginDir = pluginDir, .optLevel = 3,
                          .cacheDir = cacheDir};
 
   /* Compile (a miss), then again (a hit: the same library, much faster). */
@@ -275,7 +272,7 @@ int main(int argc, char **argv) {
   /* A plugin folder full of bad entries (a FIFO, a symlink loop, 100
    * garbage files, plugins that crash or exit while loading: argv[2...]):
    * libpbc still compiles for cpu, found on PBC_PLUGIN_PATH. */
-  char abuse[4300], path[4400], cpuDir[4096];
+  char abuse[4300], path[4400];
   snprintf(abuse, sizeof(abuse), "%s/abuse", cacheDir);
   mkdir(abuse, 0755);
   snprintf(path, sizeof(path), "%s/libpbc_target_fifo.so", abuse);
@@ -296,8 +293,7 @@ int main(int argc, char **argv) {
     if (symlink(argv[i][0] == '/' ? argv[i] : realpath(argv[i], NULL), path) != 0)
       CHECK(0, "symlink %s", argv[i]);
   }
-  snprintf(cpuDir, sizeof(cpuDir), "%s", argv[1]);
-  setenv("PBC_PLUGIN_PATH", dirname(cpuDir), 1);
+  setenv("PBC_PLUGIN_PATH", pluginDir, 1);
   PbcCompileOptions abused = o;
   abused.pluginDir = abuse;
   err = NULL;

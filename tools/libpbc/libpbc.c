@@ -1,6 +1,6 @@
-/* libpbc: compile a program in an isolated child into a cached shared
- * library, load it, and hand out its entry points. See pbc/libpbc.h; the
- * cache is cache.c, checked calls invoke.c. */
+/* libpbc: compile a program with the pbc driver, run as a new process, into
+ * a cached shared library, load it, and hand out its entry points. See
+ * pbc/libpbc.h; the cache is cache.c, checked calls invoke.c. */
 #include "pbc/libpbc.h"
 
 #include <dlfcn.h>
@@ -148,13 +148,6 @@ static void drain(int fd, PbcStrBuf *out, size_t limit) {
     pbcStrBufPrintf(out, "\n... (%zu more bytes of diagnostics omitted)\n", dropped);
 }
 
-typedef struct Request Request;
-
-/* Runs `pbc --emit=lib` on the text (its stdin, a memory file) into
- * `libPath`, the signatures into `sigsPath`; diagnostics into diag. */
-static bool runDriver(const Request *r, const char *libPath, const char *sigsPath,
-                      PbcStrBuf *diag);
-
 /* --- loading ---------------------------------------------------------------- */
 
 static PbcProgram *load(const char *libPath, PbcEntrySig *sigs, int n, char **error) {
@@ -188,9 +181,10 @@ static PbcProgram *load(const char *libPath, PbcEntrySig *sigs, int n, char **er
   return p;
 }
 
-static const char *selfPath(void) {
+/* The file holding `symbol` (libpbc.so itself, libpbc_core.so). */
+static const char *fileOf(void *symbol) {
   Dl_info info;
-  return dladdr((void *)&pbcProgramCompile, &info) ? info.dli_fname : NULL;
+  return dladdr(symbol, &info) ? info.dli_fname : NULL;
 }
 
 static char hostText[4096];
@@ -215,8 +209,12 @@ static uint64_t programKey(const char *text, const PbcLoadedPlugin *plugin,
   key = pbcHashString(key, hostText);
   key = pbcHashString(key, disable);
   key = pbcHashBytes(key, &opt, sizeof(opt));
+  /* The compiler: the plugin, the driver that runs the stages, the core it
+   * links and libpbc (a rebuilt compiler must not find the old libraries). */
   key = pbcHashFileIdentity(key, plugin->path);
-  key = pbcHashFileIdentity(key, selfPath());
+  key = pbcHashFileIdentity(key, driver());
+  key = pbcHashFileIdentity(key, fileOf((void *)&pbcSelectTarget));
+  key = pbcHashFileIdentity(key, fileOf((void *)&pbcProgramCompile));
   pbcStrBufDestroy(&chipText);
   return key;
 }
@@ -255,23 +253,20 @@ static void releaseKey(uint64_t key) {
 
 /* --- pbcProgramCompile ------------------------------------------------------ */
 
-struct Request {
+typedef struct Request {
   const char *text, *name;
   PbcCompileOptions o;
   const PbcLoadedPlugin *plugin;
   PbcChip chip;
   int opt;
   uint64_t key;
-};
+} Request;
 
+/* Runs `pbc --emit=lib` on the text (its stdin, a memory file) into
+ * `libPath`, the signatures into `sigsPath`; diagnostics into diag. */
 static bool runDriver(const Request *r, const char *libPath, const char *sigsPath,
                       PbcStrBuf *diag) {
   const char *exe = driver();
-  if (!exe) {
-    pbcStrBufPuts(diag, "libpbc: error: cannot find the pbc driver beside libpbc (set "
-                        "PBC_DRIVER to its path)");
-    return false;
-  }
   int in = memfd_create("pbc-input", MFD_CLOEXEC), errPipe[2] = {-1, -1};
   size_t len = strlen(r->text);
   bool ok = in >= 0 && pipe2(errPipe, O_CLOEXEC) == 0;
@@ -414,6 +409,13 @@ PbcProgram *pbcProgramCompile(const char *text, const char *name,
     *error = NULL;
   if (!text) {
     pbcLibSetError(error, pbcLibMessage("libpbc: no program text (NULL)"));
+    return NULL;
+  }
+  if (!driver()) {
+    /* Both compiling and probing plugins run the driver: without it there
+     * is nothing safe to do in a threaded host. */
+    pbcLibSetError(error, pbcLibMessage("libpbc: cannot find the pbc driver beside libpbc "
+                                        "(set PBC_DRIVER to its path)"));
     return NULL;
   }
   Request r = {.text = text, .name = name ? name : "<program>"};

@@ -511,7 +511,9 @@ static void commandLine(int argc, char **argv, char *buf, size_t len) {
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "--probe-plugins") == 0) /* libpbc's plugin probe */
+  /* Internal, not in --help: libpbc, in a threaded host, probes plugin
+   * files by running `pbc --probe-plugins PATH...` (pbc/plugin_host.h). */
+  if (argc > 1 && strcmp(argv[1], "--probe-plugins") == 0)
     pbcPluginProbeFiles((const char *const *)argv + 2, argc - 2, 1);
   Options o = {0};
   int rc = parseArgs(argc, argv, &o);

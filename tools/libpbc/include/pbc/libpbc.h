@@ -1,10 +1,11 @@
 /*===- pbc/libpbc.h - Embedding pbc: compile, load, call ------------------===*\
 |* libpbc compiles a tensor program (MLIR text, as `pbc` accepts it) for a   *|
 |* target into a shared library, loads it into the calling process and      *|
-|* hands out its entry points. Compilation runs in a child process, so an   *|
-|* MLIR/LLVM crash becomes an error message, never a dead caller. Compiled  *|
-|* libraries are cached on disk by a hash of the program, the options, the  *|
-|* target plugin, the chip and libpbc itself; an entry is validated (size,  *|
+|* hands out its entry points. Compilation runs the `pbc` driver (beside    *|
+|* libpbc, or $PBC_DRIVER) as a new process, so an MLIR/LLVM crash becomes  *|
+|* an error message, never a dead caller. Compiled libraries are cached on  *|
+|* disk by a hash of the program, the options, the target plugin, the chip, *|
+|* the driver, libpbc_core and libpbc; an entry is validated (size,         *|
 |* checksum, key) before it is loaded and rebuilt when it is bad.           *|
 |*                                                                          *|
 |* Errors are returned as values: a function that can fail returns NULL,    *|
