@@ -1,24 +1,35 @@
 /* LLVM dialect -> LLVM IR -> optimized machine code. */
 #include "pbc/codegen.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "llvm-c/BitReader.h"
+#include "llvm-c/BitWriter.h"
 #include "llvm-c/Core.h"
 #include "llvm-c/Target.h"
 #include "llvm-c/TargetMachine.h"
 #include "llvm-c/Transforms/PassBuilder.h"
 #include "mlir-c/Target/LLVMIR.h"
+#include "output/module_split.h"
 #include "pbc/isolate.h"
 
-static LLVMTargetMachineRef createTargetMachine(const PbcTargetPlugin *plugin,
-                                                const PbcChip *chip, int optLevel,
-                                                char **tripleOut) {
+static void initializeTargets(void) {
   LLVMInitializeAllTargetInfos();
   LLVMInitializeAllTargets();
   LLVMInitializeAllTargetMCs();
   LLVMInitializeAllAsmPrinters();
+}
+
+/* Thread-safe once the targets are initialized: each code generation thread
+ * makes its own. */
+static LLVMTargetMachineRef createTargetMachine(const PbcTargetPlugin *plugin,
+                                                const PbcChip *chip, int optLevel,
+                                                char **tripleOut) {
   const char *cpu = chip ? pbcChipGet(chip, "llvm-cpu") : NULL;
   const char *features = chip ? pbcChipGet(chip, "llvm-features") : NULL;
   char *triple = plugin && plugin->host_triple && *plugin->host_triple
@@ -113,60 +124,174 @@ static void internalizeEntryBodies(LLVMModuleRef mod) {
   }
 }
 
-bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
-                int optLevel, PbcCodegenKind kind, PbcStrBuf *out) {
+/* Translation and the module-level fix-ups; NULL (reported) on failure. */
+static LLVMModuleRef translate(MlirModule m, LLVMContextRef llctx) {
   pbcCrashContextSetPhase("translation to LLVM IR");
-  LLVMContextRef llctx = LLVMContextCreate();
   LLVMModuleRef llmod = mlirTranslateModuleToLLVMIR(mlirModuleGetOperation(m), llctx);
   if (!llmod) {
     fprintf(stderr, "pbc: error: translation to LLVM IR failed\n");
-    LLVMContextDispose(llctx);
-    return false;
+    return NULL;
   }
   internalizeEntryBodies(llmod);
   useInitArray(llmod, "llvm.global_ctors", ".init_array");
   useInitArray(llmod, "llvm.global_dtors", ".fini_array");
+  return llmod;
+}
+
+static void setTargetOf(LLVMModuleRef llmod, LLVMTargetMachineRef tm, const char *triple) {
+  LLVMSetTarget(llmod, triple);
+  LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+  char *dls = LLVMCopyStringRepOfTargetData(dl);
+  LLVMSetDataLayout(llmod, dls);
+  LLVMDisposeMessage(dls);
+  LLVMDisposeTargetData(dl);
+}
+
+static bool runPipeline(LLVMModuleRef llmod, LLVMTargetMachineRef tm, const char *pipeline) {
+  LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
+  LLVMErrorRef e = LLVMRunPasses(llmod, pipeline, tm, pbo);
+  LLVMDisposePassBuilderOptions(pbo);
+  if (!e)
+    return true;
+  char *msg = LLVMGetErrorMessage(e);
+  fprintf(stderr, "pbc: error: LLVM optimization (%s) failed: %s\n", pipeline, msg);
+  LLVMDisposeErrorMessage(msg);
+  return false;
+}
+
+/* The -O pipeline, then the requested output appended to `out`. */
+static bool optimizeAndEmit(LLVMModuleRef llmod, LLVMTargetMachineRef tm, int optLevel,
+                            PbcCodegenKind kind, PbcStrBuf *out) {
+  char pipeline[32];
+  snprintf(pipeline, sizeof(pipeline), "default<O%d>", optLevel < 0 ? 0 : optLevel > 3 ? 3 : optLevel);
+  if (!runPipeline(llmod, tm, pipeline))
+    return false;
+  if (kind == PBC_CODEGEN_LLVM_IR) {
+    char *s = LLVMPrintModuleToString(llmod);
+    pbcStrBufPuts(out, s);
+    LLVMDisposeMessage(s);
+    return true;
+  }
+  char *err = NULL;
+  LLVMMemoryBufferRef buf = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(
+          tm, llmod, kind == PBC_CODEGEN_ASM ? LLVMAssemblyFile : LLVMObjectFile, &err, &buf)) {
+    fprintf(stderr, "pbc: error: code generation failed: %s\n", err);
+    LLVMDisposeMessage(err);
+    return false;
+  }
+  pbcStrBufAppend(out, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
+  LLVMDisposeMemoryBuffer(buf);
+  return true;
+}
+
+/* Functions that are identical in LLVM IR (parallel-region bodies that
+ * S4's nest sharing did not catch) are compiled once: LLVM's function
+ * merging, before the -O pipeline and before a split, so that no part
+ * optimizes a copy. */
+static bool mergeIdenticalFunctions(LLVMModuleRef llmod, LLVMTargetMachineRef tm, int optLevel) {
+  return optLevel < 2 || runPipeline(llmod, tm, "mergefunc");
+}
+
+typedef struct PartJob {
+  const PbcTargetPlugin *plugin;
+  const PbcChip *chip;
+  int optLevel;
+  LLVMMemoryBufferRef bitcode; /* owned; consumed by the parse */
+  PbcStrBuf *obj;
+  bool ok;
+} PartJob;
+
+/* One part, in its own LLVM context and target machine. */
+static void *runPartJob(void *arg) {
+  PartJob *job = arg;
+  LLVMContextRef ctx = LLVMContextCreate();
+  LLVMModuleRef mod = NULL;
+  job->ok = !LLVMParseBitcodeInContext2(ctx, job->bitcode, &mod);
+  LLVMDisposeMemoryBuffer(job->bitcode);
+  job->bitcode = NULL;
+  char *triple = NULL;
+  LLVMTargetMachineRef tm =
+      job->ok ? createTargetMachine(job->plugin, job->chip, job->optLevel, &triple) : NULL;
+  job->ok = job->ok && tm && optimizeAndEmit(mod, tm, job->optLevel, PBC_CODEGEN_OBJ, job->obj);
+  if (tm)
+    LLVMDisposeTargetMachine(tm);
+  if (triple)
+    LLVMDisposeMessage(triple);
+  if (mod)
+    LLVMDisposeModule(mod);
+  LLVMContextDispose(ctx);
+  return NULL;
+}
+
+/* Optimizes and emits the parts of a split module on one thread each, one
+ * object each into objs[]. Bitcode carries each part to its thread's own
+ * context (an LLVM context is not thread-safe). */
+static bool emitInParts(LLVMModuleRef *parts, int numParts, const PbcTargetPlugin *plugin,
+                        const PbcChip *chip, int optLevel, PbcStrBuf *objs) {
+  PartJob *jobs = calloc((size_t)numParts, sizeof(PartJob));
+  pthread_t *threads = calloc((size_t)numParts, sizeof(pthread_t));
+  bool *started = calloc((size_t)numParts, sizeof(bool));
+  for (int i = 0; i < numParts; ++i) {
+    jobs[i] = (PartJob){plugin, chip, optLevel, LLVMWriteBitcodeToMemoryBuffer(parts[i]), &objs[i], false};
+    LLVMDisposeModule(parts[i]);
+  }
+  pbcCrashContextSetPhase("LLVM optimization and code generation (%d parts in parallel)", numParts);
+  for (int i = 1; i < numParts; ++i)
+    started[i] = pthread_create(&threads[i], NULL, runPartJob, &jobs[i]) == 0;
+  /* Part 0, and any part whose thread could not start, run here. */
+  for (int i = 0; i < numParts; ++i)
+    if (!started[i])
+      runPartJob(&jobs[i]);
+  bool ok = true;
+  for (int i = 0; i < numParts; ++i) {
+    if (started[i])
+      pthread_join(threads[i], NULL);
+    ok = ok && jobs[i].ok;
+  }
+  free(started);
+  free(threads);
+  free(jobs);
+  return ok;
+}
+
+/* A module with constructors (GPU host code loading its kernels; small)
+ * stays whole: its llvm.used list must not be split. */
+static int splitForThreads(LLVMModuleRef llmod, int maxParts, LLVMModuleRef *parts) {
+  if (LLVMGetNamedGlobal(llmod, "llvm.used"))
+    return 0;
+  pbcCrashContextSetPhase("splitting the LLVM module");
+  return pbcSplitModule(llmod, maxParts, parts);
+}
+
+bool pbcCodegenParts(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
+                     int optLevel, PbcCodegenKind kind, int maxParts, PbcStrBuf *outs,
+                     int *numOuts) {
+  *numOuts = 0;
+  LLVMContextRef llctx = LLVMContextCreate();
+  LLVMModuleRef llmod = translate(m, llctx);
+  if (!llmod) {
+    LLVMContextDispose(llctx);
+    return false;
+  }
+  initializeTargets();
   char *triple = NULL;
   LLVMTargetMachineRef tm = createTargetMachine(plugin, chip, optLevel, &triple);
   bool ok = tm != NULL;
   if (ok) {
-    LLVMSetTarget(llmod, triple);
-    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
-    char *dls = LLVMCopyStringRepOfTargetData(dl);
-    LLVMSetDataLayout(llmod, dls);
-    LLVMDisposeMessage(dls);
-    LLVMDisposeTargetData(dl);
-    char pipeline[32];
-    snprintf(pipeline, sizeof(pipeline), "default<O%d>", optLevel < 0 ? 0 : optLevel > 3 ? 3 : optLevel);
-    pbcCrashContextSetPhase("LLVM optimization (%s)", pipeline);
-    LLVMPassBuilderOptionsRef pbo = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(llmod, pipeline, tm, pbo);
-    LLVMDisposePassBuilderOptions(pbo);
-    if (e) {
-      char *msg = LLVMGetErrorMessage(e);
-      fprintf(stderr, "pbc: error: LLVM optimization failed: %s\n", msg);
-      LLVMDisposeErrorMessage(msg);
-      ok = false;
-    }
+    setTargetOf(llmod, tm, triple);
+    pbcCrashContextSetPhase("LLVM function merging");
+    ok = mergeIdenticalFunctions(llmod, tm, optLevel);
   }
-  if (ok && kind == PBC_CODEGEN_LLVM_IR) {
-    char *s = LLVMPrintModuleToString(llmod);
-    pbcStrBufPuts(out, s);
-    LLVMDisposeMessage(s);
+  LLVMModuleRef parts[PBC_MAX_CODEGEN_PARTS];
+  int numParts = ok && kind == PBC_CODEGEN_OBJ ? splitForThreads(llmod, maxParts, parts) : 0;
+  if (numParts > 0) {
+    ok = emitInParts(parts, numParts, plugin, chip, optLevel, outs);
+    *numOuts = numParts;
   } else if (ok) {
-    pbcCrashContextSetPhase("LLVM code generation");
-    char *err = NULL;
-    LLVMMemoryBufferRef buf = NULL;
-    if (LLVMTargetMachineEmitToMemoryBuffer(
-            tm, llmod, kind == PBC_CODEGEN_ASM ? LLVMAssemblyFile : LLVMObjectFile,
-            &err, &buf)) {
-      fprintf(stderr, "pbc: error: code generation failed: %s\n", err);
-      LLVMDisposeMessage(err);
-      ok = false;
-    } else {
-      pbcStrBufAppend(out, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
-      LLVMDisposeMemoryBuffer(buf);
-    }
+    pbcCrashContextSetPhase("LLVM optimization and code generation");
+    ok = optimizeAndEmit(llmod, tm, optLevel, kind, &outs[0]);
+    *numOuts = 1;
   }
   if (tm)
     LLVMDisposeTargetMachine(tm);
@@ -174,4 +299,18 @@ bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip
   LLVMDisposeModule(llmod);
   LLVMContextDispose(llctx);
   return ok;
+}
+
+bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
+                int optLevel, PbcCodegenKind kind, PbcStrBuf *out) {
+  int n = 0;
+  return pbcCodegenParts(m, plugin, chip, optLevel, kind, 1, out, &n);
+}
+
+int pbcCodegenDefaultJobs(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (int)n : 1;
 }

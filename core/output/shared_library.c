@@ -18,12 +18,14 @@
 #define PBC_CLANG "/usr/lib/llvm-22/bin/clang"
 #endif
 
-/* Links the object and the packed wrappers' C source (compiled by the same
+enum { kMaxObjects = PBC_MAX_CODEGEN_PARTS };
+
+/* Links the objects and the packed wrappers' C source (compiled by the same
  * clang) into outPath. */
-static bool linkSharedLibrary(const char *objPath, const char *wrapperSource,
+static bool linkSharedLibrary(char objPaths[][32], int numObjs, const char *wrapperSource,
                               const char *outPath, const PbcTargetPlugin *plugin) {
   pbcCrashContextSetPhase("linking %s", outPath);
-  const char *argv[64];
+  const char *argv[64 + kMaxObjects];
   char rpaths[16][4200];
   int n = 0, nr = 0;
   argv[n++] = PBC_CLANG;
@@ -31,12 +33,13 @@ static bool linkSharedLibrary(const char *objPath, const char *wrapperSource,
   argv[n++] = "-fuse-ld=lld";
   argv[n++] = "-o";
   argv[n++] = outPath;
-  argv[n++] = objPath;
+  for (int i = 0; i < numObjs; ++i)
+    argv[n++] = objPaths[i];
   argv[n++] = "-O2";
   argv[n++] = wrapperSource;
   /* Runtime libraries by absolute path, found again at load time by rpath. */
   for (const char *const *lib = plugin ? plugin->runtime_libraries : NULL;
-       lib && *lib && n < 56 && nr < 16; ++lib) {
+       lib && *lib && n < 56 + kMaxObjects && nr < 16; ++lib) {
     argv[n++] = *lib;
     char copy[4096];
     snprintf(copy, sizeof(copy), "%s", *lib);
@@ -146,24 +149,31 @@ static bool writePackedWrappers(int fd, const PbcEntrySig *sigs, int numSigs) {
 }
 
 bool pbcEmitSharedLibrary(MlirModule m, const PbcTargetPlugin *plugin,
-                          const PbcChip *chip, int optLevel, const PbcEntrySig *sigs,
+                          const PbcChip *chip, int optLevel, int jobs, const PbcEntrySig *sigs,
                           int numSigs, const char *outPath, const char *headerPath) {
-  char objPath[] = "/tmp/pbc-obj-XXXXXX", srcPath[] = "/tmp/pbc-wrap-XXXXXX.c";
-  PbcStrBuf obj = {0};
-  bool ok = pbcCodegen(m, plugin, chip, optLevel, PBC_CODEGEN_OBJ, &obj);
-  int objFd = ok ? mkstemp(objPath) : -1;
+  char objPaths[kMaxObjects][32], srcPath[] = "/tmp/pbc-wrap-XXXXXX.c";
+  PbcStrBuf objs[kMaxObjects] = {{0}};
+  int numObjs = 0, written = 0;
+  jobs = jobs < 1 ? 1 : jobs > kMaxObjects ? kMaxObjects : jobs;
+  bool ok = pbcCodegenParts(m, plugin, chip, optLevel, PBC_CODEGEN_OBJ, jobs, objs, &numObjs);
+  for (; ok && written < numObjs; ++written) {
+    snprintf(objPaths[written], sizeof(objPaths[written]), "/tmp/pbc-obj-XXXXXX");
+    int fd = mkstemp(objPaths[written]);
+    ok = fd >= 0 && write(fd, objs[written].data, objs[written].len) == (ssize_t)objs[written].len;
+    if (fd >= 0)
+      close(fd);
+    else
+      break; /* nothing to remove for this one */
+  }
   int srcFd = ok ? mkstemps(srcPath, 2) : -1;
-  ok = ok && objFd >= 0 && srcFd >= 0 &&
-       write(objFd, obj.data, obj.len) == (ssize_t)obj.len &&
-       writePackedWrappers(srcFd, sigs, numSigs);
-  if (objFd >= 0)
-    close(objFd);
+  ok = ok && srcFd >= 0 && writePackedWrappers(srcFd, sigs, numSigs);
   if (srcFd >= 0)
     close(srcFd);
-  pbcStrBufDestroy(&obj);
-  ok = ok && linkSharedLibrary(objPath, srcPath, outPath, plugin);
-  if (objFd >= 0)
-    unlink(objPath);
+  for (int i = 0; i < kMaxObjects; ++i)
+    pbcStrBufDestroy(&objs[i]);
+  ok = ok && linkSharedLibrary(objPaths, numObjs, srcPath, outPath, plugin);
+  for (int i = 0; i < written; ++i)
+    unlink(objPaths[i]);
   if (srcFd >= 0)
     unlink(srcPath);
   if (ok && headerPath) {

@@ -37,6 +37,7 @@ extern const PbcCPassSpec pbcUnrollJamPass;
 extern const PbcCPassSpec pbcPromoteAccumulatorsPass;
 extern const PbcCPassSpec pbcFpContractPass;
 extern const PbcCPassSpec pbcHoistReciprocalsPass;
+extern const PbcCPassSpec pbcOutlineNestsPass;
 extern const PbcCPassSpec pbcTestCrashPass;
 extern const PbcCPassSpec pbcVerifyStagePass;
 

@@ -35,6 +35,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcApproximateMathPass,
       &pbcFpContractPass,
       &pbcHoistReciprocalsPass,
+      &pbcOutlineNestsPass,
       &pbcTestCrashPass,
       &pbcVerifyStagePass,
   };

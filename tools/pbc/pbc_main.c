@@ -47,6 +47,9 @@ static const char kUsage[] =
     "                       scalar-replacement, prefetch, parallelization,\n"
     "                       streaming-stores\n"
     "                       (see pipelines/s3.pipeline)\n"
+    "  --jobs=N             threads for LLVM optimization and code generation\n"
+    "                       with --emit=lib (default: the CPUs this process may\n"
+    "                       use); the module is split in N linked parts\n"
     "output:\n"
     "  --emit=KIND          s1|s2|s3|s4|s5 (IR after that stage), llvm (LLVM IR),\n"
     "                       asm, obj, lib (shared library + C header),\n"
@@ -93,6 +96,7 @@ typedef struct Options {
   const char *chipSets[32]; /* --chip-set=KEY=VALUE */
   int numChipSets;
   int optLevel;
+  int jobs; /* code generation threads for --emit=lib */
   EmitKind emit;
   int runs; /* 0: no --run */
   bool check, printIr, timing, isolate, listTargets, targetInfo, verifyEach;
@@ -188,6 +192,12 @@ static int parseArgs(int argc, char **argv, Options *o) {
       o->dumpDir = a + 11;
       if (mkdir(o->dumpDir, 0777) != 0 && errno != EEXIST)
         return usageError("cannot create the --dump-dir directory '%s'", o->dumpDir);
+    } else if (startsWith(a, "--jobs=")) {
+      char *end;
+      long n = strtol(a + 7, &end, 10);
+      if (*end || n < 1 || n > 64)
+        return usageError("bad --jobs count '%s' (expected 1 to 64)", a + 7);
+      o->jobs = (int)n;
     } else if (strcmp(a, "--timing") == 0) {
       o->timing = true;
     } else if (strcmp(a, "--no-isolate") == 0) {
@@ -297,7 +307,8 @@ static int emitLibrary(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSig
     strcpy(dot, ".h");
   else
     strcat(header, ".h");
-  if (!pbcEmitSharedLibrary(m, j->plugin->table, &j->chip, o->optLevel, sigs, numSigs,
+  if (!pbcEmitSharedLibrary(m, j->plugin->table, &j->chip, o->optLevel,
+                            o->jobs ? o->jobs : pbcCodegenDefaultJobs(), sigs, numSigs,
                             outPath, header))
     return PBC_EXIT_ERROR;
   if (o->signatures) {

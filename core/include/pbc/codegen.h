@@ -14,13 +14,29 @@
 #include "pbc/plugin.h"
 #include "pbc/strbuf.h"
 
+/* The most parts (and threads) pbcCodegenParts splits object code into. */
+enum { PBC_MAX_CODEGEN_PARTS = 64 };
+
 typedef enum PbcCodegenKind {
   PBC_CODEGEN_LLVM_IR,
   PBC_CODEGEN_ASM,
   PBC_CODEGEN_OBJ,
 } PbcCodegenKind;
 
-/* Translates, optimizes at optLevel for the chip, and emits. */
+/* Translates, optimizes at optLevel for the chip, and emits into `out`. */
 bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
                 int optLevel, PbcCodegenKind kind, PbcStrBuf *out);
+
+/* The same, but object code may come as up to maxParts relocatable objects,
+ * outs[0 .. *numOuts), optimized and emitted on as many threads (the LLVM
+ * module split by llvm::SplitModule; they link together). Only object code
+ * is split, and only modules without constructors; everything else comes
+ * as one output. outs[] holds maxParts empty buffers. */
+bool pbcCodegenParts(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
+                     int optLevel, PbcCodegenKind kind, int maxParts, PbcStrBuf *outs,
+                     int *numOuts);
+
+/* How many threads code generation may use here: the CPUs this process may
+ * run on. */
+int pbcCodegenDefaultJobs(void);
 #endif
