@@ -9,6 +9,8 @@
 
 extern const PbcCPassSpec pbcDecomposeAggregatesPass;
 extern const PbcCPassSpec pbcDistinctResultsPass;
+extern const PbcCPassSpec pbcDistinctEmptiesPass;
+extern const PbcCPassSpec pbcFreeAfterLastUsePass;
 extern const PbcCPassSpec pbcClassifyNestsPass;
 extern const PbcCPassSpec pbcParallelizePass;
 extern const PbcCPassSpec pbcCopyToLoopsPass;

@@ -7,6 +7,8 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   static const PbcCPassSpec *const kPasses[] = {
       &pbcDecomposeAggregatesPass,
       &pbcDistinctResultsPass,
+      &pbcDistinctEmptiesPass,
+      &pbcFreeAfterLastUsePass,
       &pbcClassifyNestsPass,
       &pbcParallelizePass,
       &pbcCopyToLoopsPass,
