@@ -5,6 +5,7 @@
 // nest with results stays.
 // RUN: pbc-opt %s -p 'pbc-outline-nests' | FileCheck %s
 // CHECK-LABEL: func.func @main
+// CHECK-NOT: optnone
 // CHECK-SAME: (%[[A:.*]]: memref<8xf32>, %[[B:.*]]: memref<8xf32>, %[[C:.*]]: memref<8xf32>, %[[S:.*]]: f32)
 // CHECK-NOT: affine.for
 // CHECK: call @[[SCALE:main_nest[0-9]+]](%[[A]], %[[S]], %[[B]])
@@ -41,4 +42,17 @@ func.func @main(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>, %s: f32
     scf.yield %n : f32
   }
   return %sum : f32
+}
+// A function left with no loops is glue: optnone (with noinline, which
+// optnone needs); one that keeps a loop (@main above) is not.
+// CHECK-LABEL: func.func @glue
+// CHECK-SAME: passthrough = ["noinline", "optnone"]
+// CHECK: call @glue_nest
+// CHECK-NOT: optnone
+func.func @glue(%a: memref<8xf32>, %b: memref<8xf32>) {
+  affine.for %i = 0 to 8 {
+    %v = affine.load %a[%i] : memref<8xf32>
+    affine.store %v, %b[%i] : memref<8xf32>
+  }
+  return
 }
