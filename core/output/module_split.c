@@ -10,37 +10,12 @@
 #include "llvm-c/Comdat.h"
 #include "llvm-c/Core.h"
 #include "pbc-ext/split_module.h"
-
-/* Global value -> index, open addressing on the pointer. */
-typedef struct ValueIndex {
-  LLVMValueRef *keys;
-  int *values;
-  size_t cap;
-} ValueIndex;
-
-static size_t slotOf(const ValueIndex *vi, LLVMValueRef v) {
-  size_t h = ((uintptr_t)v >> 4) * 0x9E3779B97F4A7C15ull;
-  size_t i = h & (vi->cap - 1);
-  while (vi->keys[i] && vi->keys[i] != v)
-    i = (i + 1) & (vi->cap - 1);
-  return i;
-}
-
-static void indexPut(ValueIndex *vi, LLVMValueRef v, int value) {
-  size_t i = slotOf(vi, v);
-  vi->keys[i] = v;
-  vi->values[i] = value;
-}
-
-static int indexGet(const ValueIndex *vi, LLVMValueRef v) {
-  size_t i = slotOf(vi, v);
-  return vi->keys[i] ? vi->values[i] : -1;
-}
+#include "pbc/ptr_map.h"
 
 typedef struct Split {
   LLVMValueRef *globals; /* defined functions first, then defined variables */
   int numFunctions, numGlobals;
-  ValueIndex index;      /* global -> position in globals[] */
+  PbcPtrMap index;       /* global -> position in globals[] */
   int *parent;           /* union-find over functions (direct calls) */
   int *part;             /* global -> part */
   int currentPart;       /* for the clone filter */
@@ -68,11 +43,11 @@ static void collectUserParts(const Split *s, LLVMValueRef v, uint64_t *mask, int
     LLVMValueRef user = LLVMGetUser(u);
     if (LLVMIsAInstruction(user)) {
       LLVMValueRef f = LLVMGetBasicBlockParent(LLVMGetInstructionParent(user));
-      int g = indexGet(&s->index, f);
+      int g = pbcPtrMapGet(&s->index, f);
       if (g >= 0)
         *mask |= 1ull << s->part[g];
     } else if (LLVMIsAGlobalValue(user)) {
-      int g = indexGet(&s->index, user);
+      int g = pbcPtrMapGet(&s->index, user);
       if (g >= 0)
         *mask |= 1ull << s->part[g];
     } else if (LLVMIsAConstant(user) && depth < 64) {
@@ -90,7 +65,7 @@ static int firstPart(uint64_t mask) {
 
 static bool keepDefinition(void *user, LLVMValueRef gv) {
   const Split *s = user;
-  int g = indexGet(&s->index, gv);
+  int g = pbcPtrMapGet(&s->index, gv);
   return g >= 0 && s->part[g] == s->currentPart;
 }
 
@@ -145,7 +120,7 @@ static void assignFunctions(Split *s, int maxParts) {
       for (LLVMValueRef in = LLVMGetFirstInstruction(b); in; in = LLVMGetNextInstruction(in)) {
         if (!LLVMIsACallInst(in) && !LLVMIsAInvokeInst(in))
           continue;
-        int callee = indexGet(&s->index, LLVMGetCalledValue(in));
+        int callee = pbcPtrMapGet(&s->index, LLVMGetCalledValue(in));
         if (callee >= 0 && callee < s->numFunctions && !isNoInline(s->globals[callee]))
           s->parent[findRoot(s->parent, callee)] = findRoot(s->parent, i);
       }
@@ -190,12 +165,9 @@ int pbcSplitModule(LLVMModuleRef m, int maxParts, LLVMModuleRef *parts) {
   for (LLVMValueRef g = LLVMGetFirstGlobal(m); g; g = LLVMGetNextGlobal(g))
     if (!LLVMIsDeclaration(g))
       s.globals[s.numGlobals++] = g;
-  for (s.index.cap = 16; s.index.cap < 2 * (size_t)cap; s.index.cap *= 2)
-    ;
-  s.index.keys = calloc(s.index.cap, sizeof(LLVMValueRef));
-  s.index.values = calloc(s.index.cap, sizeof(int));
+  pbcPtrMapInit(&s.index, (size_t)cap);
   for (int g = 0; g < s.numGlobals; ++g)
-    indexPut(&s.index, s.globals[g], g);
+    pbcPtrMapPut(&s.index, s.globals[g], g);
   s.parent = calloc((size_t)cap, sizeof(int));
   s.part = calloc((size_t)cap, sizeof(int));
   assignFunctions(&s, maxParts);
@@ -234,8 +206,7 @@ int pbcSplitModule(LLVMModuleRef m, int maxParts, LLVMModuleRef *parts) {
   }
   free(s.part);
   free(s.parent);
-  free(s.index.values);
-  free(s.index.keys);
+  pbcPtrMapDestroy(&s.index);
   free(s.globals);
   return n;
 }

@@ -23,6 +23,7 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/ptr_map.h"
 #include "passes/passes.h"
 
 static const char kManual[] = "bufferization.manual_deallocation";
@@ -52,33 +53,9 @@ static MlirOperation topLevelAncestor(MlirOperation op, MlirBlock body) {
   return op;
 }
 
-typedef struct Order {
-  MlirOperation *ops; /* the block's ops, in order */
-  int n;
-} Order;
-
-/* Open-addressing map from top-level op to its position. */
-typedef struct Positions {
-  MlirOperation *keys;
-  int *values;
-  size_t cap;
-} Positions;
-
-static size_t slot(const Positions *p, MlirOperation op) {
-  size_t i = (((uintptr_t)op.ptr >> 4) * 0x9E3779B97F4A7C15ull) & (p->cap - 1);
-  while (p->keys[i].ptr && !mlirOperationEqual(p->keys[i], op))
-    i = (i + 1) & (p->cap - 1);
-  return i;
-}
-
-static int lookup(const Positions *p, MlirOperation op) {
-  size_t i = slot(p, op);
-  return p->keys[i].ptr ? p->values[i] : -1;
-}
-
 /* The latest position of a top-level op using `v` or a view of it; -2 if
  * some use is not plainly safe. */
-static int lastUse(MlirValue v, MlirBlock body, const Positions *pos, int depth) {
+static int lastUse(MlirValue v, MlirBlock body, const PbcPtrMap *pos, int depth) {
   int last = -1;
   for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
        u = mlirOpOperandGetNextUse(u)) {
@@ -88,7 +65,7 @@ static int lastUse(MlirValue v, MlirBlock body, const Positions *pos, int depth)
       int inner = lastUse(mlirOperationGetResult(user, 0), body, pos, depth + 1);
       if (inner == -2)
         return -2;
-      here = lookup(pos, topLevelAncestor(user, body));
+      here = pbcPtrMapGet(pos, topLevelAncestor(user, body).ptr);
       if (inner > here)
         here = inner;
     } else if (producesBuffer(user) || pbcOpIsA(user, "func.return") ||
@@ -97,7 +74,7 @@ static int lastUse(MlirValue v, MlirBlock body, const Positions *pos, int depth)
                mlirOperationIsNull(topLevelAncestor(user, body))) {
       return -2;
     } else {
-      here = lookup(pos, topLevelAncestor(user, body));
+      here = pbcPtrMapGet(pos, topLevelAncestor(user, body).ptr);
     }
     if (here < 0)
       return -2;
@@ -113,42 +90,36 @@ static bool run(MlirOperation func, void *state) {
   MlirBlock body = mlirRegionGetFirstBlock(region);
   if (mlirBlockIsNull(body) || !mlirBlockIsNull(mlirBlockGetNextInRegion(body)))
     return true;
-  Order order = {0};
+  int n = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op))
-    ++order.n;
-  order.ops = malloc((size_t)(order.n + 1) * sizeof(MlirOperation));
-  Positions pos = {0};
-  for (pos.cap = 16; pos.cap < 2 * (size_t)order.n + 2; pos.cap *= 2)
-    ;
-  pos.keys = calloc(pos.cap, sizeof(MlirOperation));
-  pos.values = calloc(pos.cap, sizeof(int));
+    ++n;
+  MlirOperation *ops = malloc((size_t)(n + 1) * sizeof(MlirOperation));
+  PbcPtrMap pos;
+  pbcPtrMapInit(&pos, (size_t)n);
   int i = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op), ++i) {
-    order.ops[i] = op;
-    size_t s = slot(&pos, op);
-    pos.keys[s] = op;
-    pos.values[s] = i;
+    ops[i] = op;
+    pbcPtrMapPut(&pos, op.ptr, i);
   }
   MlirContext ctx = mlirOperationGetContext(func);
-  for (i = 0; i < order.n; ++i) {
-    MlirOperation alloc = order.ops[i];
+  for (i = 0; i < n; ++i) {
+    MlirOperation alloc = ops[i];
     if (!pbcOpIsA(alloc, "memref.alloc") || pbcOpHasAttr(alloc, kManual))
       continue;
     int last = lastUse(mlirOperationGetResult(alloc, 0), body, &pos, 0);
-    if (last == -2 || last + 1 >= order.n) /* unsafe, or used by the terminator */
+    if (last == -2 || last + 1 >= n) /* unsafe, or used by the terminator */
       continue;
-    MlirOperation after = order.ops[last < i ? i : last];
+    MlirOperation after = ops[last < i ? i : last];
     MlirOperation dealloc = pbcBuildDealloc(mlirOperationGetNextInBlock(after),
                                             mlirOperationGetResult(alloc, 0),
                                             mlirOperationGetLocation(alloc));
     mlirOperationSetAttributeByName(alloc, pbcStr(kManual), mlirUnitAttrGet(ctx));
     mlirOperationSetAttributeByName(dealloc, pbcStr(kManual), mlirUnitAttrGet(ctx));
   }
-  free(pos.values);
-  free(pos.keys);
-  free(order.ops);
+  pbcPtrMapDestroy(&pos);
+  free(ops);
   return true;
 }
 

@@ -177,7 +177,6 @@ static void addKnown(Known *k, char *text, uint64_t h, MlirAttribute name) {
 }
 
 typedef struct Outliner {
-  MlirOperation module;
   MlirSymbolTable symbols;
   MlirOpPrintingFlags flags;
   Known known;
@@ -260,7 +259,7 @@ static bool run(MlirOperation module, void *state) {
        op = mlirOperationGetNextInBlock(op))
     if (pbcOpIsA(op, "func.func"))
       funcs[numFuncs++] = op;
-  Outliner o = {.module = module, .symbols = mlirSymbolTableCreate(module)};
+  Outliner o = {.symbols = mlirSymbolTableCreate(module)};
   o.flags = mlirOpPrintingFlagsCreate();
   mlirOpPrintingFlagsAssumeVerified(o.flags);
   for (int f = 0; f < numFuncs; ++f) {
