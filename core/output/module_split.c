@@ -106,12 +106,24 @@ static bool splittable(LLVMModuleRef m) {
   return functions >= 2;
 }
 
-static bool isNoInline(LLVMValueRef f) {
-  unsigned kind = LLVMGetEnumAttributeKindForName("noinline", strlen("noinline"));
+static bool hasFnAttr(LLVMValueRef f, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
   return LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, kind) != NULL;
 }
 
-/* Functions joined by direct calls (other than to noinline functions), balanced over the parts by size. */
+static bool isNoInline(LLVMValueRef f) { return hasFnAttr(f, "noinline"); }
+
+/* What a function costs to optimize and compile, in units of one optimized
+ * instruction. An optnone function (a model's entry: allocations and calls)
+ * gets no -O3 and fast instruction selection; its instructions cost several
+ * times less, and counting them in full left one part with nearly all the
+ * loops (MaxViT: a 70,000-instruction entry). */
+static long compileCost(LLVMValueRef f) {
+  long n = instructionCount(f);
+  return hasFnAttr(f, "optnone") ? n / 6 : n;
+}
+
+/* Functions joined by direct calls (other than to noinline functions), balanced over the parts by compile cost. */
 static void assignFunctions(Split *s, int maxParts) {
   for (int i = 0; i < s->numFunctions; ++i)
     s->parent[i] = i;
@@ -128,7 +140,7 @@ static void assignFunctions(Split *s, int maxParts) {
   for (int i = 0; i < s->numFunctions; ++i)
     clusters[i].root = i;
   for (int i = 0; i < s->numFunctions; ++i)
-    clusters[findRoot(s->parent, i)].size += instructionCount(s->globals[i]) + 1;
+    clusters[findRoot(s->parent, i)].size += compileCost(s->globals[i]) + 1;
   qsort(clusters, (size_t)s->numFunctions, sizeof(Cluster), largerFirst);
   long load[PBC_MAX_CODEGEN_PARTS] = {0};
   int *partOfRoot = calloc((size_t)s->numFunctions, sizeof(int));

@@ -8,6 +8,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcDecomposeAggregatesPass,
       &pbcDistinctResultsPass,
       &pbcDistinctEmptiesPass,
+      &pbcShareConcatPrefixesPass,
       &pbcFreeAfterLastUsePass,
       &pbcClassifyNestsPass,
       &pbcParallelizePass,

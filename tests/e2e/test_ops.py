@@ -1348,6 +1348,86 @@ def _(ctx):
     assert_close(r, ref)
 
 
+@test("dense_block_concatenations")
+def _(ctx):
+    """A DenseNet block: layer k reads the concatenation of the input and
+    every earlier layer's output (a contraction over the concatenated
+    dimension) and its output joins the next concatenation. The
+    concatenations share prefixes (pbc-share-concat-prefixes builds them in
+    one tensor); an intermediate one is also returned, so it must survive
+    the later layers' writes."""
+    d = int(ctx.rng.integers(1, 4))
+    shape = list(rshape(ctx.rng, 4, 1, 5))
+    c0, g, layers = shape[d], int(ctx.rng.integers(1, 6)), int(ctx.rng.integers(2, 5))
+    kept = int(ctx.rng.integers(0, layers))          # which concatenation is returned too
+    pd = ["d%d" % i for i in range(4)]
+    inp = list(pd)
+    inp[d] = "d4"
+    maps = "[%s, %s, %s]" % (amap(5, inp), amap(5, ["d4", "d%d" % d]), amap(5, pd))
+    args, body, feats, ws = [("x0", T(shape))], "", ["x0"], []
+    sizes, cat_t = [c0], None
+    for k in range(layers):
+        cin = sum(sizes)
+        cat_shape = list(shape)
+        cat_shape[d] = cin
+        cat_t = T(cat_shape)
+        if k == 0:
+            cat = "x0"
+        else:
+            body += "  %%c%d_0 = tensor.empty() : %s\n" % (k, cat_t)
+            prev, off = "c%d_0" % k, 0
+            for j, (f, n) in enumerate(zip(feats, sizes)):
+                fs = list(shape)
+                fs[d] = n
+                offs = [0] * 4
+                offs[d] = off
+                body += ("  %%c%d_%d = tensor.insert_slice %%%s into %%%s[%s] [%s] [1, 1, 1, 1] : %s into %s\n"
+                         % (k, j + 1, f, prev, ", ".join(map(str, offs)), ", ".join(map(str, fs)), T(fs), cat_t))
+                prev, off = "c%d_%d" % (k, j + 1), off + n
+            cat = prev
+        if k == kept:
+            kept_ssa, kept_t = cat, cat_t
+        out_shape = list(shape)
+        out_shape[d] = g
+        args.append(("w%d" % k, T((cin, g))))
+        body += fill("o%d" % k, out_shape)
+        body += ("  %%x%d = linalg.generic {indexing_maps = %s, iterator_types = %s} "
+                 "ins(%%%s, %%w%d : %s, %s) outs(%%o%d : %s) {\n"
+                 "  ^bb0(%%p: f32, %%q: f32, %%acc: f32):\n"
+                 "    %%m = arith.mulf %%p, %%q : f32\n"
+                 "    %%s = arith.addf %%acc, %%m : f32\n"
+                 "    linalg.yield %%s : f32\n"
+                 "  } -> %s\n" % (k + 1, maps, iters(["parallel"] * 4 + ["reduction"]), cat, k,
+                                  cat_t, T((cin, g)), k, T(out_shape), T(out_shape)))
+        feats.append("x%d" % (k + 1))
+        sizes.append(g)
+    final_shape = list(shape)
+    final_shape[d] = sum(sizes)
+    body += "  %%f_0 = tensor.empty() : %s\n" % T(final_shape)
+    prev, off = "f_0", 0
+    for j, (f, n) in enumerate(zip(feats, sizes)):
+        fs = list(shape)
+        fs[d] = n
+        offs = [0] * 4
+        offs[d] = off
+        body += ("  %%f_%d = tensor.insert_slice %%%s into %%%s[%s] [%s] [1, 1, 1, 1] : %s into %s\n"
+                 % (j + 1, f, prev, ", ".join(map(str, offs)), ", ".join(map(str, fs)), T(fs), T(final_shape)))
+        prev, off = "f_%d" % (j + 1), off + n
+    text = func("dense", args, [(prev, T(final_shape)), (kept_ssa, kept_t)], body)
+    x0, _ = ctx.rand(shape)
+    ins, ref = [x0], [x0.astype(np.float64)]
+    for k in range(layers):
+        cat = np.concatenate(ref, axis=d)
+        w, _ = ctx.rand((cat.shape[d], g))
+        ins.append(w)
+        if k == kept:
+            kept_ref = cat
+        ref.append(np.moveaxis(np.tensordot(cat, w.astype(np.float64), axes=([d], [0])), -1, d))
+    r, kr = ctx.run(text, ins)
+    assert_close(r, np.concatenate(ref, axis=d))
+    assert_close(kr, kept_ref)
+
+
 @test("tensor_expand_shape_then_bias")
 def _(ctx):
     A, B, C = rshape(ctx.rng, 3, 1, 10)
