@@ -253,6 +253,22 @@ static void dumpModule(MlirOperation module, FILE *f) {
   pbcStrBufDestroy(&b);
 }
 
+int pbcCountTopLevelNests(MlirOperation module) {
+  int n = 0;
+  MlirBlock top = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
+  for (MlirOperation f = mlirBlockGetFirstOperation(top); !mlirOperationIsNull(f);
+       f = mlirOperationGetNextInBlock(f)) {
+    if (mlirOperationGetNumRegions(f) == 0)
+      continue;
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0)); !mlirBlockIsNull(b);
+         b = mlirBlockGetNextInRegion(b))
+      for (MlirOperation op = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(op);
+           op = mlirOperationGetNextInBlock(op))
+        n += mlirOperationGetNumRegions(op) > 0;
+  }
+  return n;
+}
+
 bool pbcPipelineRun(const PbcPipeline *p, MlirOperation module,
                     const PbcRunOptions *opts) {
   for (int i = 0; i < p->numEntries; ++i) {
@@ -264,8 +280,8 @@ bool pbcPipelineRun(const PbcPipeline *p, MlirOperation module,
     MlirLogicalResult r = mlirPassManagerRunOnOp(e->pm, module);
     double ms = nowMs() - t0;
     if (opts && opts->timings && *opts->numTimings < opts->maxTimings)
-      opts->timings[(*opts->numTimings)++] =
-          (PbcPassTiming){p->stage, e->text, e->source, e->line, ms};
+      opts->timings[(*opts->numTimings)++] = (PbcPassTiming){
+          p->stage, e->text, e->source, e->line, ms, pbcCountTopLevelNests(module)};
     if (mlirLogicalResultIsFailure(r)) {
       fprintf(stderr, "%s:%d: error: stage %s: pass '%s' failed\n", e->source,
               e->line, p->stage, e->text);

@@ -195,10 +195,15 @@ bool pbcSessionRunStages(PbcSession *s, MlirModule m, int first, int last) {
                       &s->numTimings,
                       (int)(sizeof(s->timings) / sizeof(s->timings[0])),
                       &s->dumpCounter};
-  for (int i = first - 1; i < last && i < PBC_NUM_STAGES; ++i)
-    if (!pbcPipelineRun(&s->stages[i], mlirModuleGetOperation(m), &ro))
-      return false;
-  return true;
+  bool ok = true;
+  for (int i = first - 1; ok && i < last && i < PBC_NUM_STAGES; ++i) {
+    /* Only S4 and S5: earlier stages hold one function per entry point, and
+     * their passes may look beyond the function they run on. */
+    mlirContextEnableMultithreading(s->ctx, s->opts.threadedLateStages && i >= 3);
+    ok = pbcPipelineRun(&s->stages[i], mlirModuleGetOperation(m), &ro);
+  }
+  mlirContextEnableMultithreading(s->ctx, false);
+  return ok;
 }
 
 void pbcSessionPrintTimings(const PbcSession *s) {
@@ -207,8 +212,10 @@ void pbcSessionPrintTimings(const PbcSession *s) {
           "pass (source:line)");
   for (int i = 0; i < s->numTimings; ++i) {
     const PbcPassTiming *t = &s->timings[i];
-    fprintf(stderr, "%10.3f  %-5s  %s (%s:%d)\n", t->ms, t->stage, t->text,
-            t->source, t->line);
+    fprintf(stderr, "%10.3f  %-5s  %s (%s:%d)", t->ms, t->stage, t->text, t->source, t->line);
+    if (t->nests > 0)
+      fprintf(stderr, "  %d nests, %.1f us each", t->nests, 1e3 * t->ms / t->nests);
+    fputc('\n', stderr);
     int st = t->stage[0] == 's' ? atoi(t->stage + 1) : 0;
     if (st >= 1 && st <= PBC_NUM_STAGES)
       stageMs[st] += t->ms;

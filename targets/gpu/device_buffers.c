@@ -6,6 +6,7 @@
  *  - memref.get_global (constants): a device copy per call;
  *  - memref.alloc/dealloc at the function's top level: gpu.alloc/dealloc.
  * Runs on host code before parallel loops become kernels (S4). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "gpu_build.h"
@@ -86,13 +87,11 @@ static bool mirror(MlirOperation at, MlirValue host, bool copyBack, Mirrors *m, 
   return true;
 }
 
-static bool run(MlirOperation func, void *state) {
-  (void)state;
+static bool mirrorFunction(MlirOperation func, Uses *uses) {
   MlirRegion body = mlirOperationGetRegion(func, 0);
   MlirBlock entry = mlirRegionGetFirstBlock(body);
   if (mlirBlockIsNull(entry))
     return true; /* a declaration */
-  static Uses uses; /* large; passes on one function run one at a time */
   Mirrors m = {.n = 0};
   MlirOperation first = mlirBlockGetFirstOperation(entry);
   for (intptr_t i = 0; i < mlirBlockGetNumArguments(entry); ++i) {
@@ -105,7 +104,7 @@ static bool run(MlirOperation func, void *state) {
                            "copied to the device", (long)i);
       return false;
     }
-    if (!mirror(first, arg, mayBeWritten(arg, 0), &m, &uses)) {
+    if (!mirror(first, arg, mayBeWritten(arg, 0), &m, uses)) {
       pbcEmitOpError(func, "too many buffers or uses for the device copies");
       return false;
     }
@@ -127,7 +126,7 @@ static bool run(MlirOperation func, void *state) {
     MlirOperation op = ops[i];
     if (pbcOpIsA(op, "memref.get_global")) {
       MlirOperation next = mlirOperationGetNextInBlock(op);
-      if (!mirror(next, mlirOperationGetResult(op, 0), false, &m, &uses)) {
+      if (!mirror(next, mlirOperationGetResult(op, 0), false, &m, uses)) {
         pbcEmitOpError(op, "too many buffers or uses for the device copies");
         return false;
       }
@@ -153,6 +152,15 @@ static bool run(MlirOperation func, void *state) {
     pbcGpuDealloc(ret, m.device[i]);
   }
   return true;
+}
+
+static bool run(MlirOperation func, void *state) {
+  (void)state;
+  /* Large, and per run: S4 runs this on several functions at once. */
+  Uses *uses = malloc(sizeof(Uses));
+  bool ok = mirrorFunction(func, uses);
+  free(uses);
+  return ok;
 }
 
 PBC_C_PASS_WITHOUT_OPTIONS(

@@ -49,7 +49,8 @@ static const char kUsage[] =
     "                       (see pipelines/s3.pipeline)\n"
     "  --jobs=N             threads for LLVM optimization and code generation\n"
     "                       with --emit=lib (default: the CPUs this process may\n"
-    "                       use); the module is split in N linked parts\n"
+    "                       use); the module is split in N linked parts. Above\n"
+    "                       1, S4 and S5 also run per function on all cores\n"
     "output:\n"
     "  --emit=KIND          s1|s2|s3|s4|s5 (IR after that stage), llvm (LLVM IR),\n"
     "                       asm, obj, lib (shared library + C header),\n"
@@ -71,7 +72,9 @@ static const char kUsage[] =
     "  --print-ir-after-all print the IR after every pipeline entry (stderr)\n"
     "  --dump-dir=DIR       write the IR after every pipeline entry into DIR\n"
     "                       (created if missing; its parent must exist)\n"
-    "  --timing             per-pass, per-stage and code generation times\n"
+    "  --timing             per-pass, per-stage and code generation times; each\n"
+    "                       pass also with the top-level nests after it and its\n"
+    "                       time per nest (a pass that grows faster stands out)\n"
     "  --no-isolate         compile in this process (no crash containment)\n"
     "  --verify-each        verify the IR after every pass of S4 and S5 too (by\n"
     "                       default once after each of them; S1-S3 always)\n"
@@ -268,6 +271,7 @@ static PbcSession *compileModule(Job *j, bool reference, int lastStage, MlirModu
       .dumpDir = reference ? NULL : o->dumpDir,
       .reference = reference,
       .verifyEach = o->verifyEach,
+      .threadedLateStages = (o->jobs ? o->jobs : pbcCodegenDefaultJobs()) > 1,
   };
   PbcSession *s = pbcSessionCreate(&so);
   if (!s)

@@ -72,7 +72,13 @@ typedef struct PbcPassTiming {
   const char *stage, *text, *source;
   int line;
   double ms;
+  int nests; /* top-level nests after the entry: see pbcCountTopLevelNests */
 } PbcPassTiming;
+
+/* Ops holding a region at the top level of the module's functions: loop
+ * nests and parallel regions (linalg ops before S2), the units whose number
+ * the cost of most passes should grow with. */
+int pbcCountTopLevelNests(MlirOperation module);
 
 typedef struct PbcRunOptions {
   bool printIrAfterAll;      /* to stderr */

@@ -60,17 +60,26 @@ static bool operandsOutside(MlirOperation op, MlirOperation loop, int from) {
 
 /* Promotes the pairs of one loop; returns the (possibly new) loop. */
 static MlirOperation promoteLoop(MlirOperation loop) {
-  Accesses *a = calloc(1, sizeof(Accesses));
+  Accesses *a = malloc(sizeof(Accesses)); /* large: only n entries are read */
+  a->n = 0;
   a->ok = true;
   MlirBlock body = pbcLoopBody(loop);
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op) && a->ok;
        op = mlirOperationGetNextInBlock(op))
     mlirOperationWalk(op, gather, a, MlirWalkPreOrder);
-  for (int i = 0; a->ok && i < a->n; ++i)
-    for (int j = 0; j < i; ++j)
-      if (!mlirValueEqual(a->acc[i].memref, a->acc[j].memref) &&
-          pbcMemrefsMayAlias(a->acc[i].memref, a->acc[j].memref))
+  /* Distinct memrefs pairwise (a loop has a few, and hundreds of accesses). */
+  MlirValue memrefs[MAX_ACC];
+  int numMemrefs = 0;
+  for (int i = 0; a->ok && i < a->n; ++i) {
+    bool seen = false;
+    for (int j = 0; j < numMemrefs && !seen; ++j)
+      seen = mlirValueEqual(a->acc[i].memref, memrefs[j]);
+    for (int j = 0; j < numMemrefs && !seen && a->ok; ++j)
+      if (pbcMemrefsMayAlias(a->acc[i].memref, memrefs[j]))
         a->ok = false;
+    if (!seen)
+      memrefs[numMemrefs++] = a->acc[i].memref;
+  }
   MlirOperation loads[MAX_ACC], stores[MAX_ACC];
   int n = 0;
   for (int s = 0; a->ok && s < a->n; ++s) {
