@@ -39,14 +39,12 @@ MlirOperation pbcRootOf(MlirOperation op) {
   }
 }
 
-int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int max) {
+void pbcRootNests(MlirOperation func, const char *kind, PbcOpList *roots) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
-  int n = 0;
   if (mlirBlockIsNull(body))
-    return 0;
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op) && n < max;
+    return;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op))
     if (pbcOpIsA(op, "affine.for") && (!kind || pbcNestKindIs(op, kind)))
-      roots[n++] = op;
-  return n;
+      pbcOpListPush(roots, op);
 }

@@ -19,6 +19,7 @@
 #include "gpu_passes.h"
 #include "matrix_units.h"
 #include "pbc/c_pass.h"
+#include "pbc/op_list.h"
 
 typedef struct {
   const PbcLaneLayout *lanes; /* per-lane AMD units, else NVIDIA: */
@@ -28,14 +29,14 @@ typedef struct {
 
 static bool run(MlirOperation func, void *state) {
   const State *st = state;
-  MlirOperation roots[1024];
-  int n = pbcRootNests(func, "matmul", roots, 1024);
-  for (int i = 0; i < n; ++i) {
+  PbcOpList roots = {0};
+  pbcRootNests(func, "matmul", &roots);
+  for (int i = 0; i < roots.n; ++i) {
     PbcGemm g;
     /* Whole-fragment loads need plain row-major operands; the other
      * emitters take any affine subscripts (convolutions too). */
     bool wholeFragments = !st->lanes && !st->mmaSync;
-    if (!pbcGpuMatchGemm(roots[i], &g) || (wholeFragments && !g.plain) ||
+    if (!pbcGpuMatchGemm(roots.ops[i], &g) || (wholeFragments && !g.plain) ||
         (g.partial && !st->mmaSync))
       continue;
     /* Per-element copy-out absorbs the fill and the pointwise consumer. */
@@ -48,6 +49,7 @@ static bool run(MlirOperation func, void *state) {
     else
       pbcGpuEmitSubgroupMma(&g);
   }
+  pbcOpListDestroy(&roots);
   return true;
 }
 

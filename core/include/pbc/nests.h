@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "mlir-c/IR.h"
+#include "pbc/op_list.h"
 
 /* True for arith.constant and memref.alloc: ops between two nests that
  * touch none of the nests' memory (fusion looks past them). */
@@ -18,8 +19,8 @@ void pbcNestSetKind(MlirOperation op, const char *kind);
 /* The root nest holding op: its outermost enclosing op below the function
  * (op itself if it is one). */
 MlirOperation pbcRootOf(MlirOperation op);
-/* The root affine.for nests of a function's body, in order (of that kind
- * only, if kind is not NULL); returns how many (at most max). */
-int pbcRootNests(MlirOperation func, const char *kind, MlirOperation *roots, int max);
+/* Appends the root affine.for nests of a function's body to *roots, in
+ * order (of that kind only, if kind is not NULL). */
+void pbcRootNests(MlirOperation func, const char *kind, PbcOpList *roots);
 
 #endif

@@ -7,17 +7,12 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 
-typedef struct {
-  MlirOperation ops[1024];
-  int n;
-} Copies;
-
 static MlirWalkResult collect(MlirOperation op, void *data) {
-  Copies *c = data;
-  if (pbcOpIsA(op, "memref.copy") && c->n < 1024)
-    c->ops[c->n++] = op;
+  if (pbcOpIsA(op, "memref.copy"))
+    pbcOpListPush(data, op);
   return MlirWalkResultAdvance;
 }
 
@@ -42,10 +37,11 @@ static void lower(MlirOperation copy) {
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  Copies c = {.n = 0};
+  PbcOpList c = {0};
   mlirOperationWalk(func, collect, &c, MlirWalkPreOrder);
   for (int i = 0; i < c.n; ++i)
     lower(c.ops[i]);
+  pbcOpListDestroy(&c);
   return true;
 }
 

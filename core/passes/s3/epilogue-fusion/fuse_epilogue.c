@@ -35,6 +35,7 @@
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/marks.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 
 #define MAX_STORES 256
@@ -477,13 +478,14 @@ static MlirOperation nextNest(MlirOperation m) {
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  MlirOperation roots[1024];
-  int n = pbcRootNests(func, "matmul", roots, 1024);
-  for (int i = 0; i < n; ++i) {
-    MlirOperation e = nextNest(roots[i]);
+  PbcOpList roots = {0};
+  pbcRootNests(func, "matmul", &roots);
+  for (int i = 0; i < roots.n; ++i) {
+    MlirOperation e = nextNest(roots.ops[i]);
     if (!mlirOperationIsNull(e))
-      fuse(roots[i], e);
+      fuse(roots.ops[i], e);
   }
+  pbcOpListDestroy(&roots);
   return true;
 }
 

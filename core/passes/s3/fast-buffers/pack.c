@@ -17,6 +17,7 @@
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/marks.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 #include "passes/s3/tiling/transpose_input.h"
 
@@ -33,16 +34,9 @@ typedef struct {
   int n;
 } Accs;
 
-typedef struct {
-  MlirOperation roots[1024];
-  int n;
-} Roots;
-
 static MlirWalkResult findSites(MlirOperation op, void *data) {
-  Roots *r = data;
   if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, PBC_MARK_PACK_SITE)) {
-    if (r->n < 1024)
-      r->roots[r->n++] = op; /* outermost site of a nest */
+    pbcOpListPush(data, op); /* outermost site of a nest */
     return MlirWalkResultSkip;
   }
   return MlirWalkResultAdvance;
@@ -288,15 +282,15 @@ static MlirWalkResult unmark(MlirOperation op, void *data) {
 }
 
 static bool run(MlirOperation func, void *state) {
-  Roots *r = calloc(1, sizeof(Roots));
-  mlirOperationWalk(func, findSites, r, MlirWalkPreOrder);
+  PbcOpList sites = {0};
+  mlirOperationWalk(func, findSites, &sites, MlirWalkPreOrder);
   int packed = 0;
-  for (int i = 0; i < r->n; ++i)
-    packNest(r->roots[i], state, &packed);
+  for (int i = 0; i < sites.n; ++i)
+    packNest(sites.ops[i], state, &packed);
   if (packed)
     mlirOperationWalk(func, padBuffers, state, MlirWalkPreOrder);
   mlirOperationWalk(func, unmark, NULL, MlirWalkPreOrder);
-  free(r);
+  pbcOpListDestroy(&sites);
   return true;
 }
 

@@ -28,6 +28,7 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 
 typedef struct {
@@ -150,15 +151,9 @@ static void relayout(MlirOperation alloc) {
   free(u);
 }
 
-typedef struct {
-  MlirOperation allocs[1024];
-  int n;
-} Allocs;
-
 static MlirWalkResult collect(MlirOperation op, void *data) {
-  Allocs *a = data;
-  if (pbcOpIsA(op, "memref.alloc") && mlirOperationGetNumOperands(op) == 0 && a->n < 1024)
-    a->allocs[a->n++] = op;
+  if (pbcOpIsA(op, "memref.alloc") && mlirOperationGetNumOperands(op) == 0)
+    pbcOpListPush(data, op);
   return MlirWalkResultAdvance;
 }
 
@@ -166,11 +161,11 @@ static bool run(MlirOperation func, void *state) {
   const State *st = state;
   if (st->fastSpace != 0)
     return true;
-  Allocs *a = calloc(1, sizeof(Allocs));
-  mlirOperationWalk(func, collect, a, MlirWalkPreOrder);
-  for (int i = 0; i < a->n; ++i)
-    relayout(a->allocs[i]);
-  free(a);
+  PbcOpList allocs = {0};
+  mlirOperationWalk(func, collect, &allocs, MlirWalkPreOrder);
+  for (int i = 0; i < allocs.n; ++i)
+    relayout(allocs.ops[i]);
+  pbcOpListDestroy(&allocs);
   return true;
 }
 

@@ -22,6 +22,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/marks.h"
+#include "pbc/op_list.h"
 #include "analysis/nest_work.h"
 #include "passes/passes.h"
 
@@ -180,18 +181,12 @@ static void parallelizeNest(MlirOperation root, const State *st) {
   parallelizeFrom(root, true, st);
 }
 
-typedef struct {
-  MlirOperation nests[1024];
-  int n;
-} CopyNests;
-
 static MlirWalkResult findSerialCopies(MlirOperation op, void *data) {
-  CopyNests *c = data;
+  PbcOpList *c = data;
   if (pbcOpIsA(op, "affine.parallel"))
     return MlirWalkResultSkip; /* already spread over the cores */
   if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, PBC_MARK_COPY)) {
-    if (c->n < 1024)
-      c->nests[c->n++] = op;
+    pbcOpListPush(c, op);
     return MlirWalkResultSkip;
   }
   return MlirWalkResultAdvance;
@@ -250,15 +245,15 @@ static MlirWalkResult unmark(MlirOperation op, void *data) {
 
 static bool run(MlirOperation func, void *state) {
   /* Collect first: parallelizing replaces the loop being iterated over. */
-  MlirOperation roots[4096];
-  int n = pbcRootNests(func, NULL, roots, 4096);
-  for (int i = 0; i < n; ++i)
-    parallelizeNest(roots[i], state);
-  CopyNests *copies = calloc(1, sizeof(CopyNests));
-  mlirOperationWalk(func, findSerialCopies, copies, MlirWalkPreOrder);
-  for (int i = 0; i < copies->n; ++i)
-    parallelizeCopy(copies->nests[i], state);
-  free(copies);
+  PbcOpList roots = {0}, copies = {0};
+  pbcRootNests(func, NULL, &roots);
+  for (int i = 0; i < roots.n; ++i)
+    parallelizeNest(roots.ops[i], state);
+  mlirOperationWalk(func, findSerialCopies, &copies, MlirWalkPreOrder);
+  for (int i = 0; i < copies.n; ++i)
+    parallelizeCopy(copies.ops[i], state);
+  pbcOpListDestroy(&copies);
+  pbcOpListDestroy(&roots);
   mlirOperationWalk(func, unmark, NULL, MlirWalkPreOrder);
   return true;
 }

@@ -27,6 +27,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/marks.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 
 #define MAX_INITS 256
@@ -284,31 +285,24 @@ static bool absorb(MlirOperation f) {
   return done;
 }
 
-typedef struct {
-  MlirOperation fills[1024];
-  int n;
-} Candidates;
-
 /* Fill nests in any block (the function's, or a loop body such as the tile
  * loop slicing fusion makes around blur's private buffer). */
 static MlirWalkResult findFills(MlirOperation op, void *data) {
-  Candidates *c = data;
   PbcAccess store;
   MlirOperation constant;
   if (!pbcOpIsA(op, "affine.for") || !isFill(op, &store, &constant))
     return MlirWalkResultAdvance;
-  if (c->n < 1024)
-    c->fills[c->n++] = op;
+  pbcOpListPush(data, op);
   return MlirWalkResultSkip; /* its inner loops go with it */
 }
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  Candidates *c = calloc(1, sizeof(Candidates));
-  mlirOperationWalk(func, findFills, c, MlirWalkPreOrder);
-  for (int i = 0; i < c->n; ++i)
-    absorb(c->fills[i]);
-  free(c);
+  PbcOpList fills = {0};
+  mlirOperationWalk(func, findFills, &fills, MlirWalkPreOrder);
+  for (int i = 0; i < fills.n; ++i)
+    absorb(fills.ops[i]);
+  pbcOpListDestroy(&fills);
   return true;
 }
 

@@ -25,6 +25,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 
 typedef struct {
@@ -213,14 +214,14 @@ static bool run(MlirOperation func, void *state) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   if (mlirBlockIsNull(body))
     return true;
-  MlirOperation roots[4096];
-  int n = 0;
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op) && n < 4096;
+  PbcOpList roots = {0};
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op))
     if (pbcOpIsA(op, "affine.for") || pbcOpIsA(op, "affine.parallel"))
-      roots[n++] = op;
-  for (int i = 0; i < n; ++i)
-    versionNest(roots[i], state);
+      pbcOpListPush(&roots, op);
+  for (int i = 0; i < roots.n; ++i)
+    versionNest(roots.ops[i], state);
+  pbcOpListDestroy(&roots);
   return true;
 }
 

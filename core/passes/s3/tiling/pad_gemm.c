@@ -21,6 +21,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 #include "passes/s3/tiling/skinny_gemm.h"
 
@@ -358,10 +359,11 @@ static void padGemm(MlirOperation root, const State *st) {
 }
 
 static bool run(MlirOperation func, void *state) {
-  MlirOperation roots[4096];
-  int n = pbcRootNests(func, "matmul", roots, 4096);
-  for (int i = 0; i < n; ++i)
-    padGemm(roots[i], state);
+  PbcOpList roots = {0};
+  pbcRootNests(func, "matmul", &roots);
+  for (int i = 0; i < roots.n; ++i)
+    padGemm(roots.ops[i], state);
+  pbcOpListDestroy(&roots);
   return true;
 }
 

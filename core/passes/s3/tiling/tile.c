@@ -31,6 +31,7 @@
 #include "pbc/marks.h"
 #include "passes/s3/vectorization/interleave.h"
 #include "pbc/ir_build.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 #include "passes/s3/tiling/skinny_gemm.h"
 #include "passes/s3/tiling/transpose_input.h"
@@ -658,10 +659,11 @@ static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
 }
 
 static bool run(MlirOperation func, void *state) {
-  MlirOperation roots[4096];
-  int n = pbcRootNests(func, "matmul", roots, 4096);
-  for (int i = 0; i < n; ++i)
-    tileNest(roots[i], state);
+  PbcOpList roots = {0};
+  pbcRootNests(func, "matmul", &roots);
+  for (int i = 0; i < roots.n; ++i)
+    tileNest(roots.ops[i], state);
+  pbcOpListDestroy(&roots);
   return true;
 }
 

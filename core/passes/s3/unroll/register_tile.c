@@ -13,6 +13,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/marks.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 
 
@@ -21,31 +22,25 @@ static long long tileSize(MlirOperation op) {
   return mlirAttributeIsNull(a) ? 0 : mlirIntegerAttrGetValueInt(a);
 }
 
-typedef struct {
-  MlirOperation loops[1024];
-  int n;
-} Marked;
-
 static MlirWalkResult collect(MlirOperation op, void *data) {
-  Marked *m = data;
-  if (pbcOpIsA(op, "affine.for") && tileSize(op) > 0 && m->n < 1024)
-    m->loops[m->n++] = op;
+  if (pbcOpIsA(op, "affine.for") && tileSize(op) > 0)
+    pbcOpListPush(data, op);
   return MlirWalkResultAdvance;
 }
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  Marked *m = calloc(1, sizeof(Marked));
+  PbcOpList marked = {0}, *m = &marked;
   mlirOperationWalk(func, collect, m, MlirWalkPreOrder);
   for (int i = 0; i < m->n; ++i) {
-    MlirOperation outer = m->loops[i];
+    MlirOperation outer = m->ops[i];
     if (mlirOperationIsNull(outer))
       continue; /* tiled (and replaced) as the inner loop of a pair */
     MlirOperation inner = pbcOnlyLoopIn(outer);
     bool pair = !mlirOperationIsNull(inner) && tileSize(inner) > 0;
     for (int j = i + 1; pair && j < m->n; ++j)
-      if (mlirOperationEqual(m->loops[j], inner))
-        m->loops[j] = (MlirOperation){NULL};
+      if (mlirOperationEqual(m->ops[j], inner))
+        m->ops[j] = (MlirOperation){NULL};
     MlirOperation band[2] = {outer, inner};
     unsigned sizes[2] = {(unsigned)tileSize(outer), pair ? (unsigned)tileSize(inner) : 0};
     int cnt = pair ? 2 : 1;
@@ -73,7 +68,7 @@ static bool run(MlirOperation func, void *state) {
         pbcOpSetUnitAttr(t[cnt + l], PBC_MARK_VECTORIZE);
     }
   }
-  free(m);
+  pbcOpListDestroy(m);
   return true;
 }
 

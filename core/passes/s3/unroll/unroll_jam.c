@@ -14,32 +14,27 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/marks.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 
 typedef struct {
   long long maxFactor;
 } State;
 
-typedef struct {
-  MlirOperation loops[1024];
-  int n;
-} Marked;
-
 
 static MlirWalkResult collect(MlirOperation op, void *data) {
-  Marked *m = data;
-  if (pbcOpIsA(op, "affine.for") && m->n < 1024 &&
+  if (pbcOpIsA(op, "affine.for") &&
       !mlirAttributeIsNull(mlirOperationGetAttributeByName(op, pbcStr(PBC_MARK_UNROLL_JAM))))
-    m->loops[m->n++] = op;
+    pbcOpListPush(data, op);
   return MlirWalkResultAdvance;
 }
 
 static bool run(MlirOperation func, void *state) {
   const State *st = state;
-  Marked *m = calloc(1, sizeof(Marked));
-  mlirOperationWalk(func, collect, m, MlirWalkPreOrder);
-  for (int i = m->n - 1; i >= 0; --i) { /* pre-order collected: inner last */
-    MlirOperation loop = m->loops[i];
+  PbcOpList marked = {0};
+  mlirOperationWalk(func, collect, &marked, MlirWalkPreOrder);
+  for (int i = marked.n - 1; i >= 0; --i) { /* pre-order collected: inner last */
+    MlirOperation loop = marked.ops[i];
     mlirOperationRemoveAttributeByName(loop, pbcStr(PBC_MARK_UNROLL_JAM));
     long long trip = pbcExtAffineConstantTripCount(loop);
     if (trip < 2 || trip > st->maxFactor)
@@ -48,7 +43,7 @@ static bool run(MlirOperation func, void *state) {
      * then promotes (and erases) the loop itself. */
     pbcExtAffineUnrollJam(loop, (uint64_t)trip);
   }
-  free(m);
+  pbcOpListDestroy(&marked);
   return true;
 }
 

@@ -296,14 +296,15 @@ static void rewrite(Plan *p) {
 
 static bool run(MlirOperation func, void *state) {
   const State *st = state;
-  MlirOperation loops[4096];
-  int n = pbcLoopsInnerFirst(func, loops, 4096);
+  int n;
+  MlirOperation *loops = pbcLoopsInnerFirstAll(func, &n);
   Plan *p = malloc(sizeof(Plan));
   /* Inner first: a rewritten W's C is marked and no longer a candidate's W. */
   for (int i = 0; i < n; ++i)
     if (!pbcOpHasAttr(loops[i], PBC_MARK_VECTORIZE) && plan(p, loops[i], st->vectorBits))
       rewrite(p);
   free(p);
+  free(loops);
   return true;
 }
 

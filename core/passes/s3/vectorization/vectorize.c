@@ -23,6 +23,7 @@
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/marks.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 
 typedef struct {
@@ -377,8 +378,7 @@ static void vectorizeEnclosing(MlirOperation loop, const State *st) {
 }
 
 typedef struct {
-  MlirOperation marked[1024], innermost[1024];
-  int nMarked, nInner;
+  PbcOpList marked, innermost;
 } Candidates;
 
 static MlirWalkResult collect(MlirOperation op, void *data) {
@@ -386,26 +386,26 @@ static MlirWalkResult collect(MlirOperation op, void *data) {
   if (!pbcOpIsA(op, "affine.for"))
     return MlirWalkResultAdvance;
   if (!mlirAttributeIsNull(mlirOperationGetAttributeByName(op, pbcStr(PBC_MARK_VECTORIZE)))) {
-    if (c->nMarked < 1024)
-      c->marked[c->nMarked++] = op;
+    pbcOpListPush(&c->marked, op);
     return MlirWalkResultSkip;
   }
-  if (!hasLoopInside(op) && c->nInner < 1024)
-    c->innermost[c->nInner++] = op;
+  if (!hasLoopInside(op))
+    pbcOpListPush(&c->innermost, op);
   return MlirWalkResultAdvance;
 }
 
 static bool run(MlirOperation func, void *state) {
-  Candidates *c = calloc(1, sizeof(Candidates));
-  mlirOperationWalk(func, collect, c, MlirWalkPreOrder);
-  for (int i = 0; i < c->nMarked; ++i) {
-    tryVectorize(c->marked[i], false, state);
-    mlirOperationRemoveAttributeByName(c->marked[i], pbcStr(PBC_MARK_VECTORIZE));
+  Candidates c = {{0}, {0}};
+  mlirOperationWalk(func, collect, &c, MlirWalkPreOrder);
+  for (int i = 0; i < c.marked.n; ++i) {
+    tryVectorize(c.marked.ops[i], false, state);
+    mlirOperationRemoveAttributeByName(c.marked.ops[i], pbcStr(PBC_MARK_VECTORIZE));
   }
-  for (int i = 0; i < c->nInner; ++i)
-    if (!tryVectorize(c->innermost[i], true, state))
-      vectorizeEnclosing(c->innermost[i], state);
-  free(c);
+  for (int i = 0; i < c.innermost.n; ++i)
+    if (!tryVectorize(c.innermost.ops[i], true, state))
+      vectorizeEnclosing(c.innermost.ops[i], state);
+  pbcOpListDestroy(&c.marked);
+  pbcOpListDestroy(&c.innermost);
   return true;
 }
 

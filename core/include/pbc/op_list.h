@@ -1,0 +1,20 @@
+/*===- pbc/op_list.h - Growable lists of operations ----------------------===*\
+|* What passes collect before they rewrite (nests, loops, copies): no fixed *|
+|* capacity, so a model with more of them than a pass expected is still    *|
+|* handled whole instead of silently in part.                              *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_OP_LIST_H
+#define PBC_OP_LIST_H
+
+#include "mlir-c/IR.h"
+
+typedef struct PbcOpList {
+  MlirOperation *ops;
+  int n, cap;
+} PbcOpList;
+
+/* Appends op (the list starts zero-initialized). */
+void pbcOpListPush(PbcOpList *l, MlirOperation op);
+void pbcOpListDestroy(PbcOpList *l);
+
+#endif

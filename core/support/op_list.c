@@ -1,0 +1,25 @@
+/* Growable lists of operations: see pbc/op_list.h. */
+#include "pbc/op_list.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void pbcOpListPush(PbcOpList *l, MlirOperation op) {
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 64;
+    MlirOperation *ops = realloc(l->ops, (size_t)cap * sizeof(MlirOperation));
+    if (!ops) {
+      fprintf(stderr, "pbc: internal error: out of memory\n");
+      abort();
+    }
+    l->ops = ops;
+    l->cap = cap;
+  }
+  l->ops[l->n++] = op;
+}
+
+void pbcOpListDestroy(PbcOpList *l) {
+  free(l->ops);
+  l->ops = NULL;
+  l->n = l->cap = 0;
+}
