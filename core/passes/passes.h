@@ -11,6 +11,7 @@ extern const PbcCPassSpec pbcDecomposeAggregatesPass;
 extern const PbcCPassSpec pbcDistinctResultsPass;
 extern const PbcCPassSpec pbcDistinctEmptiesPass;
 extern const PbcCPassSpec pbcShareConcatPrefixesPass;
+extern const PbcCPassSpec pbcFoldUnitOperandDimsPass;
 extern const PbcCPassSpec pbcFreeAfterLastUsePass;
 extern const PbcCPassSpec pbcClassifyNestsPass;
 extern const PbcCPassSpec pbcParallelizePass;

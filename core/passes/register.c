@@ -9,6 +9,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcDistinctResultsPass,
       &pbcDistinctEmptiesPass,
       &pbcShareConcatPrefixesPass,
+      &pbcFoldUnitOperandDimsPass,
       &pbcFreeAfterLastUsePass,
       &pbcClassifyNestsPass,
       &pbcParallelizePass,

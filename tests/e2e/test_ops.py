@@ -1348,6 +1348,34 @@ def _(ctx):
     assert_close(r, ref)
 
 
+@test("channel_params_in_nchw_broadcast_shape")
+def _(ctx):
+    """Per-channel parameters shaped Cx1x1 (NCHW's broadcast shape) read by a
+    channels-last op as p[c, 0, 0], and a 1x1x1x1 scalar: S1 folds their unit
+    dimensions (pbc-fold-unit-operand-dims) so the nest is vectorized."""
+    n, h, w, c = rshape(ctx.rng, 4, 1, 6)
+    c *= int(ctx.rng.integers(1, 9))
+    x_t, p_t, s_t = T((n, h, w, c)), T((c, 1, 1)), T((1, 1, 1, 1))
+    body = "  %%o = tensor.empty() : %s\n" % x_t
+    body += ("  %%r = linalg.generic {indexing_maps = [%s, %s, %s, %s], iterator_types = %s}\n"
+             "      ins(%%x, %%p, %%s : %s, %s, %s) outs(%%o : %s) {\n"
+             "  ^bb0(%%a: f32, %%b: f32, %%t: f32, %%out: f32):\n"
+             "    %%m = arith.mulf %%a, %%b : f32\n"
+             "    %%q = arith.addf %%m, %%t : f32\n"
+             "    %%z = arith.constant 0.0 : f32\n"
+             "    %%y = arith.maximumf %%q, %%z : f32\n"
+             "    linalg.yield %%y : f32\n"
+             "  } -> %s\n" % (ident(4), amap(4, ["d3", "0", "0"]), amap(4, ["0", "0", "0", "0"]),
+                              ident(4), iters(["parallel"] * 4), x_t, p_t, s_t, x_t, x_t))
+    text = func("bn", [("x", x_t), ("p", p_t), ("s", s_t)], [("r", x_t)], body)
+    x, _ = ctx.rand((n, h, w, c))
+    p, _ = ctx.rand((c, 1, 1))
+    t, _ = ctx.rand((1, 1, 1, 1))
+    (r,) = ctx.run(text, [x, p, t])
+    ref = np.maximum(x.astype(np.float64) * p.reshape(c) + t.reshape(()), 0.0)
+    assert_close(r, ref)
+
+
 @test("dense_block_concatenations")
 def _(ctx):
     """A DenseNet block: layer k reads the concatenation of the input and
