@@ -16,10 +16,8 @@
 #include "pbc/c_pass.h"
 #include "analysis/constant_value.h"
 #include "pbc/ir_build.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
-
-enum { kMaxLoads = 4096 };
-
 
 /* Replaces a load at constant subscripts with its value; true if folded. */
 static bool fold(MlirOperation load, MlirSymbolTable globals) {
@@ -37,15 +35,9 @@ static bool fold(MlirOperation load, MlirSymbolTable globals) {
 }
 
 /* The affine loads of a function (fold() skips those it can't resolve). */
-typedef struct {
-  MlirOperation ops[kMaxLoads];
-  int n;
-} Loads;
-
 static MlirWalkResult gather(MlirOperation op, void *data) {
-  Loads *l = data;
-  if ((pbcOpIsA(op, "affine.load") || pbcOpIsA(op, "affine.vector_load")) && l->n < kMaxLoads)
-    l->ops[l->n++] = op;
+  if (pbcOpIsA(op, "affine.load") || pbcOpIsA(op, "affine.vector_load"))
+    pbcOpListPush(data, op);
   return MlirWalkResultAdvance;
 }
 
@@ -68,14 +60,13 @@ static bool run(MlirOperation func, void *state) {
   MlirSymbolTable globals = pbcModuleGlobals(func);
   if (mlirSymbolTableIsNull(globals))
     return true;
-  Loads *loads = malloc(sizeof(Loads));
-  loads->n = 0;
-  mlirOperationWalk(func, gather, loads, MlirWalkPreOrder);
-  MlirValue buffers[kMaxLoads];
+  PbcOpList loads = {0};
+  mlirOperationWalk(func, gather, &loads, MlirWalkPreOrder);
+  MlirValue *buffers = malloc((size_t)(loads.n + 1) * sizeof(MlirValue));
   int nBuffers = 0;
-  for (int i = 0; i < loads->n; ++i) {
-    MlirValue memref = mlirOperationGetOperand(loads->ops[i], 0);
-    if (!fold(loads->ops[i], globals) || !mlirValueIsAOpResult(memref) ||
+  for (int i = 0; i < loads.n; ++i) {
+    MlirValue memref = mlirOperationGetOperand(loads.ops[i], 0);
+    if (!fold(loads.ops[i], globals) || !mlirValueIsAOpResult(memref) ||
         !pbcOpIsA(mlirOpResultGetOwner(memref), "memref.alloc"))
       continue;
     bool seen = false;
@@ -86,7 +77,8 @@ static bool run(MlirOperation func, void *state) {
   }
   for (int k = 0; k < nBuffers; ++k)
     eraseIfUnread(buffers[k]);
-  free(loads);
+  free(buffers);
+  pbcOpListDestroy(&loads);
   mlirSymbolTableDestroy(globals);
   return true;
 }

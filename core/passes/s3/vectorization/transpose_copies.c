@@ -24,13 +24,14 @@
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/marks.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 
 typedef struct {
   int vectorBits;
 } State;
 
-enum { kMaxNests = 1024, kMaxLanes = 16, kMaxOperands = 2 + PBC_MAX_TERMS };
+enum { kMaxLanes = 16, kMaxOperands = 2 + PBC_MAX_TERMS };
 
 
 /* The side of the square blocks a copy of `elem` is transposed in, in
@@ -192,16 +193,9 @@ static bool blockPair(MlirOperation outer, MlirOperation inner, int vectorBits) 
   return true;
 }
 
-typedef struct {
-  MlirOperation nests[kMaxNests];
-  int n;
-} Nests;
-
 static MlirWalkResult findCopies(MlirOperation op, void *data) {
-  Nests *c = data;
   if (pbcOpIsA(op, "affine.for") && pbcOpHasAttr(op, PBC_MARK_COPY)) {
-    if (c->n < kMaxNests)
-      c->nests[c->n++] = op;
+    pbcOpListPush(data, op);
     return MlirWalkResultSkip;
   }
   return MlirWalkResultAdvance;
@@ -209,11 +203,11 @@ static MlirWalkResult findCopies(MlirOperation op, void *data) {
 
 static bool run(MlirOperation func, void *state) {
   const State *st = state;
-  Nests *c = calloc(1, sizeof(Nests));
-  mlirOperationWalk(func, findCopies, c, MlirWalkPreOrder);
-  for (int i = 0; i < c->n; ++i) {
+  PbcOpList copies = {0};
+  mlirOperationWalk(func, findCopies, &copies, MlirWalkPreOrder);
+  for (int i = 0; i < copies.n; ++i) {
     /* The innermost two loops of the nest's perfect band. */
-    MlirOperation outer = {NULL}, inner = c->nests[i], next;
+    MlirOperation outer = {NULL}, inner = copies.ops[i], next;
     while (!mlirOperationIsNull(next = onlyOp(inner)) && pbcOpIsA(next, "affine.for")) {
       outer = inner;
       inner = next;
@@ -221,7 +215,7 @@ static bool run(MlirOperation func, void *state) {
     if (!mlirOperationIsNull(outer))
       blockPair(outer, inner, st->vectorBits);
   }
-  free(c);
+  pbcOpListDestroy(&copies);
   return true;
 }
 
