@@ -1348,6 +1348,26 @@ def _(ctx):
     assert_close(r, ref)
 
 
+def concat_text(name, feats, sizes, shape, d):
+    """A concatenation as frontends lower `cat`: tensor.empty filled by one
+    tensor.insert_slice per source along dimension d (sources %feats, of
+    sizes[i] there, shape elsewhere). Returns (lines, result SSA name)."""
+    out_shape = list(shape)
+    out_shape[d] = sum(sizes)
+    body = "  %%%s_0 = tensor.empty() : %s\n" % (name, T(out_shape))
+    prev, off = "%s_0" % name, 0
+    for j, (f, n) in enumerate(zip(feats, sizes)):
+        fs = list(shape)
+        fs[d] = n
+        offs = [0] * len(shape)
+        offs[d] = off
+        body += ("  %%%s_%d = tensor.insert_slice %%%s into %%%s[%s] [%s] [%s] : %s into %s\n"
+                 % (name, j + 1, f, prev, ", ".join(map(str, offs)), ", ".join(map(str, fs)),
+                    ", ".join(["1"] * len(shape)), T(fs), T(out_shape)))
+        prev, off = "%s_%d" % (name, j + 1), off + n
+    return body, prev
+
+
 @test("channel_params_in_nchw_broadcast_shape")
 def _(ctx):
     """Per-channel parameters shaped Cx1x1 (NCHW's broadcast shape) read by a
@@ -1402,17 +1422,8 @@ def _(ctx):
         if k == 0:
             cat = "x0"
         else:
-            body += "  %%c%d_0 = tensor.empty() : %s\n" % (k, cat_t)
-            prev, off = "c%d_0" % k, 0
-            for j, (f, n) in enumerate(zip(feats, sizes)):
-                fs = list(shape)
-                fs[d] = n
-                offs = [0] * 4
-                offs[d] = off
-                body += ("  %%c%d_%d = tensor.insert_slice %%%s into %%%s[%s] [%s] [1, 1, 1, 1] : %s into %s\n"
-                         % (k, j + 1, f, prev, ", ".join(map(str, offs)), ", ".join(map(str, fs)), T(fs), cat_t))
-                prev, off = "c%d_%d" % (k, j + 1), off + n
-            cat = prev
+            text, cat = concat_text("c%d" % k, feats, sizes, shape, d)
+            body += text
         if k == kept:
             kept_ssa, kept_t = cat, cat_t
         out_shape = list(shape)
@@ -1431,17 +1442,9 @@ def _(ctx):
         sizes.append(g)
     final_shape = list(shape)
     final_shape[d] = sum(sizes)
-    body += "  %%f_0 = tensor.empty() : %s\n" % T(final_shape)
-    prev, off = "f_0", 0
-    for j, (f, n) in enumerate(zip(feats, sizes)):
-        fs = list(shape)
-        fs[d] = n
-        offs = [0] * 4
-        offs[d] = off
-        body += ("  %%f_%d = tensor.insert_slice %%%s into %%%s[%s] [%s] [1, 1, 1, 1] : %s into %s\n"
-                 % (j + 1, f, prev, ", ".join(map(str, offs)), ", ".join(map(str, fs)), T(fs), T(final_shape)))
-        prev, off = "f_%d" % (j + 1), off + n
-    text = func("dense", args, [(prev, T(final_shape)), (kept_ssa, kept_t)], body)
+    text, final = concat_text("f", feats, sizes, shape, d)
+    body += text
+    text = func("dense", args, [(final, T(final_shape)), (kept_ssa, kept_t)], body)
     x0, _ = ctx.rand(shape)
     ins, ref = [x0], [x0.astype(np.float64)]
     for k in range(layers):
