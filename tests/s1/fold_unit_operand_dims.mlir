@@ -31,3 +31,29 @@ func.func @bn(%x: tensor<1x4x4x8xf32>, %s: tensor<8x1x1xf32>, %one: tensor<1x1x1
   } -> tensor<1x4x4x8xf32>
   return %r : tensor<1x4x4x8xf32>
 }
+// A computed operand (a keepdim reduction's result) stays as it is: read
+// through a view, its producer and consumer would not fuse in S3.
+// CHECK-LABEL: func.func @computed
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: return
+func.func @computed(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<4x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x1xf32>) -> tensor<4x1xf32>
+  %sum = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, 0)>],
+                         iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%f : tensor<4x1xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4x1xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, 0)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x, %sum : tensor<4x8xf32>, tensor<4x1xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
