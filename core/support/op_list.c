@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pbc/c_pass.h"
+
 void pbcOpListPush(PbcOpList *l, MlirOperation op) {
   if (l->n == l->cap) {
     int cap = l->cap ? 2 * l->cap : 64;
@@ -16,6 +18,23 @@ void pbcOpListPush(PbcOpList *l, MlirOperation op) {
     l->cap = cap;
   }
   l->ops[l->n++] = op;
+}
+
+typedef struct {
+  PbcOpList *list;
+  const char *name;
+} Collect;
+
+static MlirWalkResult collectNamed(MlirOperation op, void *data) {
+  const Collect *c = data;
+  if (pbcOpIsA(op, c->name))
+    pbcOpListPush(c->list, op);
+  return MlirWalkResultAdvance;
+}
+
+void pbcOpListCollect(PbcOpList *l, MlirOperation root, const char *name) {
+  Collect c = {l, name};
+  mlirOperationWalk(root, collectNamed, &c, MlirWalkPreOrder);
 }
 
 void pbcOpListDestroy(PbcOpList *l) {

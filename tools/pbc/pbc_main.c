@@ -99,7 +99,7 @@ typedef struct Options {
   const char *chipSets[32]; /* --chip-set=KEY=VALUE */
   int numChipSets;
   int optLevel;
-  int jobs; /* code generation threads for --emit=lib */
+  int jobs; /* threads: code generation for --emit=lib, S4/S5 when above 1 */
   EmitKind emit;
   int runs; /* 0: no --run */
   bool check, printIr, timing, isolate, listTargets, targetInfo, verifyEach;
@@ -225,6 +225,8 @@ static int parseArgs(int argc, char **argv, Options *o) {
     o->runs = 1;
   if (o->emit == EMIT_NONE && !o->runs)
     o->emit = EMIT_OBJ;
+  if (!o->jobs)
+    o->jobs = pbcCodegenDefaultJobs();
   return 0;
 }
 
@@ -271,7 +273,7 @@ static PbcSession *compileModule(Job *j, bool reference, int lastStage, MlirModu
       .dumpDir = reference ? NULL : o->dumpDir,
       .reference = reference,
       .verifyEach = o->verifyEach,
-      .threadedLateStages = (o->jobs ? o->jobs : pbcCodegenDefaultJobs()) > 1,
+      .threadedLateStages = o->jobs > 1,
   };
   PbcSession *s = pbcSessionCreate(&so);
   if (!s)
@@ -312,7 +314,7 @@ static int emitLibrary(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSig
   else
     strcat(header, ".h");
   if (!pbcEmitSharedLibrary(m, j->plugin->table, &j->chip, o->optLevel,
-                            o->jobs ? o->jobs : pbcCodegenDefaultJobs(), sigs, numSigs,
+                            o->jobs, sigs, numSigs,
                             outPath, header))
     return PBC_EXIT_ERROR;
   if (o->signatures) {

@@ -15,6 +15,9 @@ typedef struct PbcOpList {
 
 /* Appends op (the list starts zero-initialized). */
 void pbcOpListPush(PbcOpList *l, MlirOperation op);
+/* Appends every op named `name` under root (root included), in pre-order:
+ * what a pass rewrites, collected before the rewriting starts. */
+void pbcOpListCollect(PbcOpList *l, MlirOperation root, const char *name);
 void pbcOpListDestroy(PbcOpList *l);
 
 #endif

@@ -10,24 +10,8 @@
 #include <stdlib.h>
 
 #include "pbc/c_pass.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
-
-typedef struct Empties {
-  MlirOperation *ops;
-  int n, cap;
-} Empties;
-
-static MlirWalkResult collect(MlirOperation op, void *data) {
-  Empties *e = data;
-  if (!pbcOpIsA(op, "tensor.empty"))
-    return MlirWalkResultAdvance;
-  if (e->n == e->cap) {
-    e->cap = e->cap ? 2 * e->cap : 64;
-    e->ops = realloc(e->ops, (size_t)e->cap * sizeof(MlirOperation));
-  }
-  e->ops[e->n++] = op;
-  return MlirWalkResultAdvance;
-}
 
 /* Every use after the first gets a copy of `empty` before its user. */
 static void distribute(MlirOperation empty) {
@@ -55,11 +39,11 @@ static void distribute(MlirOperation empty) {
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  Empties e = {0};
-  mlirOperationWalk(func, collect, &e, MlirWalkPreOrder);
-  for (int i = 0; i < e.n; ++i)
-    distribute(e.ops[i]);
-  free(e.ops);
+  PbcOpList empties = {0};
+  pbcOpListCollect(&empties, func, "tensor.empty");
+  for (int i = 0; i < empties.n; ++i)
+    distribute(empties.ops[i]);
+  pbcOpListDestroy(&empties);
   return true;
 }
 

@@ -29,12 +29,6 @@
 
 enum { kMaxRank = 16 };
 
-static MlirWalkResult collect(MlirOperation op, void *data) {
-  if (pbcOpIsA(op, "linalg.generic"))
-    pbcOpListPush(data, op);
-  return MlirWalkResultAdvance;
-}
-
 /* A function argument or a constant: no nest of this function writes it. */
 static bool fromOutside(MlirValue v) {
   if (mlirValueIsABlockArgument(v))
@@ -131,7 +125,7 @@ static void fold(MlirOperation generic) {
 static bool run(MlirOperation func, void *state) {
   (void)state;
   PbcOpList generics = {0};
-  mlirOperationWalk(func, collect, &generics, MlirWalkPreOrder);
+  pbcOpListCollect(&generics, func, "linalg.generic");
   for (int i = 0; i < generics.n; ++i)
     fold(generics.ops[i]);
   pbcOpListDestroy(&generics);

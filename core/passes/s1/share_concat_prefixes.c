@@ -32,8 +32,10 @@ typedef struct Concat {
   int n;
   int dim; /* the concatenated dimension */
   MlirValue result;
-  bool done; /* rewritten or erased */
+  bool replaced; /* by a slice of a larger one; its ops are gone */
 } Concat;
+
+enum { kMaxRank = 8 };
 
 typedef struct Concats {
   Concat *items;
@@ -180,9 +182,12 @@ static void replace_by_slice(PbcPtrMap *pos, Concat *small, const Concat *big) {
   MlirContext ctx = mlirOperationGetContext(anchor);
   MlirType type = mlirValueGetType(small->result);
   intptr_t rank = mlirShapedTypeGetRank(type);
-  int64_t zeros[8] = {0}, ones[8] = {1, 1, 1, 1, 1, 1, 1, 1}, sizes[8];
-  for (intptr_t r = 0; r < rank; ++r)
+  int64_t zeros[kMaxRank], ones[kMaxRank], sizes[kMaxRank];
+  for (intptr_t r = 0; r < rank; ++r) {
+    zeros[r] = 0;
+    ones[r] = 1;
     sizes[r] = mlirShapedTypeGetDimSize(type, r);
+  }
   int32_t segments[4] = {1, 0, 0, 0};
   MlirNamedAttribute attrs[4] = {
       mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("static_offsets")), mlirDenseI64ArrayGet(ctx, rank, zeros)),
@@ -199,7 +204,11 @@ static void replace_by_slice(PbcPtrMap *pos, Concat *small, const Concat *big) {
   for (int i = small->n - 1; i >= 0; --i)
     mlirOperationDestroy(small->inserts[i]);
   mlirOperationDestroy(small->empty);
-  small->done = true;
+  small->replaced = true;
+}
+
+static int moreSources(const void *a, const void *b) {
+  return ((const Concat *)b)->n - ((const Concat *)a)->n;
 }
 
 static bool run(MlirOperation func, void *state) {
@@ -219,7 +228,8 @@ static bool run(MlirOperation func, void *state) {
   for (MlirOperation op = mlirBlockGetFirstOperation(block); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op), ++i) {
     pbcPtrMapPut(&pos, op.ptr, i);
-    if (!pbcOpIsA(op, "tensor.empty") || mlirShapedTypeGetRank(mlirValueGetType(mlirOperationGetResult(op, 0))) > 8)
+    if (!pbcOpIsA(op, "tensor.empty") ||
+        mlirShapedTypeGetRank(mlirValueGetType(mlirOperationGetResult(op, 0))) > kMaxRank)
       continue;
     if (cs.n == cs.cap) {
       cs.cap = cs.cap ? 2 * cs.cap : 32;
@@ -228,31 +238,23 @@ static bool run(MlirOperation func, void *state) {
     if (match(op, &cs.items[cs.n]))
       ++cs.n;
   }
-  /* Largest first: each concatenation not yet taken collects the smaller
-   * ones that are its prefixes. */
-  for (int a = 0; a < cs.n; ++a)
-    for (int b = a + 1; b < cs.n; ++b)
-      if (cs.items[b].n > cs.items[a].n) {
-        Concat t = cs.items[a];
-        cs.items[a] = cs.items[b];
-        cs.items[b] = t;
-      }
+  /* Largest first: each concatenation not yet replaced collects the smaller
+   * ones that are its prefixes (equal sizes are never prefixes). */
+  qsort(cs.items, (size_t)cs.n, sizeof(Concat), moreSources);
   for (int a = 0; a < cs.n; ++a) {
     Concat *big = &cs.items[a];
-    if (big->done)
+    if (big->replaced)
       continue;
     bool hoisted = false;
     for (int b = a + 1; b < cs.n; ++b) {
       Concat *small = &cs.items[b];
-      if (small->done || !is_prefix(small, big))
+      if (small->replaced || !is_prefix(small, big))
         continue;
       if (!hoisted)
         hoist_chain(block, &pos, big);
       hoisted = true;
       replace_by_slice(&pos, small, big);
     }
-    if (hoisted)
-      big->done = true;
   }
   for (int a = 0; a < cs.n; ++a)
     free(cs.items[a].inserts);

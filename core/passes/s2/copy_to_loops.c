@@ -10,12 +10,6 @@
 #include "pbc/op_list.h"
 #include "passes/passes.h"
 
-static MlirWalkResult collect(MlirOperation op, void *data) {
-  if (pbcOpIsA(op, "memref.copy"))
-    pbcOpListPush(data, op);
-  return MlirWalkResultAdvance;
-}
-
 static void lower(MlirOperation copy) {
   MlirValue src = mlirOperationGetOperand(copy, 0), dst = mlirOperationGetOperand(copy, 1);
   MlirType st = mlirValueGetType(src), dt = mlirValueGetType(dst);
@@ -38,7 +32,7 @@ static void lower(MlirOperation copy) {
 static bool run(MlirOperation func, void *state) {
   (void)state;
   PbcOpList c = {0};
-  mlirOperationWalk(func, collect, &c, MlirWalkPreOrder);
+  pbcOpListCollect(&c, func, "memref.copy");
   for (int i = 0; i < c.n; ++i)
     lower(c.ops[i]);
   pbcOpListDestroy(&c);
