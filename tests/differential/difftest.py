@@ -172,6 +172,14 @@ def main():
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--replay", default=None, help="a saved NAME.json program")
     ap.add_argument("--print", action="store_true", help="print the programs' MLIR and exit")
+    ap.add_argument("--target", default=None, help="pbc target (default: cpu)")
+    ap.add_argument("--chip", default=None, help="chip of the target")
+    ap.add_argument("--record", metavar="DIR", default=None,
+                    help="compile only, keeping each library in DIR for --replay-libs on a "
+                         "machine with the target's device")
+    ap.add_argument("--replay-libs", metavar="DIR", default=None,
+                    help="run the libraries --record kept in DIR (same --seed, --count, "
+                         "--batch, variants, target, chip) instead of compiling")
     args = ap.parse_args()
     if args.long:
         args.count = max(args.count, 2000)
@@ -179,11 +187,17 @@ def main():
             args.variants = "all"
 
     pbc = os.path.abspath(args.pbc)
-    if not os.access(pbc, os.X_OK):
+    if args.record or args.replay_libs:
+        oracle.pbc_lib.prebuilt_setup("record" if args.record else "replay",
+                                      args.record or args.replay_libs, pbc, args.target or "cpu")
+    if not args.replay_libs and not os.access(pbc, os.X_OK):
         print("error: pbc not found: %s (use --pbc)" % pbc)
         print("0 passed, 1 failed")
         return 2
     vs = oracle.variants(args.variants)
+    target = (["--target=" + args.target] if args.target else []) + (
+        ["--chip=" + args.chip] if args.chip else [])
+    vs = [(name, vargs + target) for name, vargs in vs]
     dtypes = args.dtypes.split(",")
     families = tuple(args.families.split(",")) if args.families else None
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
@@ -223,7 +237,7 @@ def main():
             vname, b, ps = futs[fut]
             for (name, _), out in zip(ps, fut.result()):
                 results[(name, vname)] = out
-                if out.cls != "ok":
+                if out.cls not in ("ok", "recorded"):
                     how = ("--replay %s" % args.replay) if args.replay else \
                         "--seed %d --first %s --count 1" % (seed, name)
                     print("FAIL program %s [%s] %s\n    reproduce: difftest.py %s --variants %s"
@@ -236,7 +250,7 @@ def main():
     for vname, _ in vs:
         c = per[vname]
         print("%-22s %s" % (vname, ", ".join("%s %d" % kv for kv in sorted(c.items()))))
-    failed = sorted({k for k, o in results.items() if o.cls != "ok"},
+    failed = sorted({k for k, o in results.items() if o.cls not in ("ok", "recorded")},
                     key=lambda k: (int(k[0]) if k[0].isdigit() else 0, k[1]))
     if args.out and failed and not args.no_shrink:
         done = set()
@@ -251,7 +265,7 @@ def main():
                               "seed %d program %s, variant %s" % (seed, name, vname))
             print("reproducer: %s (%d ops, %s)" % (path, sum(1 for n in small.nodes if n.kind != "input"),
                                                     out.cls))
-    n_ok = sum(1 for o in results.values() if o.cls == "ok")
+    n_ok = sum(1 for o in results.values() if o.cls in ("ok", "recorded"))
     print("%.0fs; %d passed, %d failed" % (time.time() - t0, n_ok, len(results) - n_ok))
     return 1 if n_ok != len(results) else 0
 

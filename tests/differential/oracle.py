@@ -34,6 +34,8 @@ import progen
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHILD = os.path.join(HERE, "run_child.py")
+sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
+import pbc_lib  # noqa: E402  (its PREBUILT: --record / --replay-libs)
 
 # The S3 groups that --disable takes (pbc --help lists them).
 GROUPS = ("cleanup", "fusion", "slice-fusion", "epilogue-fusion", "tiling", "fast-buffers",
@@ -150,6 +152,30 @@ def compile_module(pbc, text, args, workdir, timeout):
         f.write(text)
     lib = os.path.join(workdir, "libprog.so")
     cmd = [pbc, "--emit=lib", "-o", lib, src] + list(args)
+    key = None
+    if pbc_lib.PREBUILT is not None:
+        key = os.path.join(pbc_lib.PREBUILT[1], pbc_lib.prebuilt_key(text.encode(), args))
+        if pbc_lib.PREBUILT[0] == "replay":
+            if os.path.exists(key + ".err"):
+                with open(key + ".err") as f:
+                    cls, _, detail = f.read().partition("\n")
+                return None, Outcome(cls, detail)
+            if not os.path.exists(key + ".so"):
+                return None, Outcome("unrecorded", "no library recorded for this program")
+            shutil.copy(key + ".so", lib)
+            return lib, None
+    lib, bad = _run_pbc(cmd, lib, workdir, timeout)
+    if key is not None:  # recording
+        if bad is not None:
+            with open(key + ".err", "w") as f:
+                f.write("%s\n%s" % (bad.cls, bad.detail))
+            return None, bad
+        shutil.copy(lib, key + ".so")
+        return None, Outcome("recorded")
+    return lib, bad
+
+
+def _run_pbc(cmd, lib, workdir, timeout):
     try:
         p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=timeout)
@@ -207,6 +233,13 @@ def check_batch(pbc, progs, refs, args, timeout=120, keep=None):
     try:
         text = progen.module([p.emit("p%d" % k) for k, p in enumerate(progs)])
         lib, bad = compile_module(pbc, text, args, workdir, timeout)
+        if bad is not None and bad.cls == "recorded":
+            # Record each program alone too: the replay retries one at a time
+            # when a batch crashes.
+            if len(progs) > 1:
+                for p, r in zip(progs, refs):
+                    check_batch(pbc, [p], [r], args, timeout)
+            return [bad] * len(progs)
         if bad is not None:
             if len(progs) == 1:
                 return [bad]

@@ -142,6 +142,12 @@ def main(description):
     ap.add_argument("--chip", default=None, help="chip of the target (default: its default)")
     ap.add_argument("--require-device", action="store_true",
                     help="fail unless the target's device is present (GPU execution tests)")
+    ap.add_argument("--record", metavar="DIR",
+                    help="compile every program and keep the libraries in DIR for --replay "
+                         "on a machine with the device (nothing runs here)")
+    ap.add_argument("--replay", metavar="DIR",
+                    help="run the libraries --record kept in DIR (same --seed, target and "
+                         "chip) instead of compiling: no pbc needed")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print generated MLIR and tracebacks")
     args = ap.parse_args()
@@ -153,7 +159,12 @@ def main(description):
             print(n)
         return 0
     args.pbc = os.path.abspath(args.pbc)
-    if not (os.path.isfile(args.pbc) and os.access(args.pbc, os.X_OK)):
+    if args.record or args.replay:
+        if args.seed is None:
+            raise SystemExit("--record and --replay need --seed")
+        pbc_lib.prebuilt_setup("record" if args.record else "replay",
+                               args.record or args.replay, args.pbc, args.target)
+    if not args.replay and not (os.path.isfile(args.pbc) and os.access(args.pbc, os.X_OK)):
         print("error: pbc not found or not executable: %s (use --pbc PATH)" % args.pbc)
         print("0 passed, %d failed" % len(selected))
         return 2
@@ -163,7 +174,7 @@ def main(description):
         print("error: --require-device: no %s device on this machine" % args.target)
         print("0 passed, %d failed" % len(selected))
         return 1
-    if args.target != "cpu" and not device_present(args.target):
+    if args.target != "cpu" and not device_present(args.target) and not args.record:
         # No such GPU here: compile everything, check the device code offline.
         pbc_lib.COMPILE_ONLY_CHECK = offline_check(args.target, args.chip)
         print("compile-only: no %s device on this machine (programs are compiled "

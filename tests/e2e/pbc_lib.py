@@ -54,6 +54,13 @@ TARGET_ARGS = []
 # None: run what compiles. Otherwise a function(pbc, src, workdir) that checks
 # the device code offline (raising CompileError) before CompiledOnly is raised.
 COMPILE_ONLY_CHECK = None
+# Prebuilt libraries, for running on a machine that has the device but no pbc
+# (a lent GPU): None, or (mode, folder) with mode "record" (compile here, keep
+# each library in folder under a digest of its source and pbc arguments, raise
+# CompiledOnly) or "replay" (load the library recorded for the same source
+# and arguments instead of running pbc; a recorded compile error is raised
+# again). The tests draw the same programs from the same --seed both times.
+PREBUILT = None
 
 
 # ---------------------------------------------------------------- bf16 helpers
@@ -249,6 +256,11 @@ def compile(mlir_path_or_text, pbc=None, extra_args=(), name="X", timeout=600):
         # A test that names its own target (e.g. the template) keeps it.
         target = [] if any(a.startswith("--target=") for a in extra_args) else TARGET_ARGS
         cmd = [pbc, "--emit=lib", "-o", out, src] + target + list(extra_args)
+    if PREBUILT is not None:
+        with open(src, "rb") as f:
+            key = prebuilt_key(f.read(), cmd[5:] if not _is_standin(pbc) else [])
+        if PREBUILT[0] == "replay":
+            return _replay(os.path.join(PREBUILT[1], key), out, workdir)
     try:
         p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, timeout=timeout)
@@ -258,14 +270,82 @@ def compile(mlir_path_or_text, pbc=None, extra_args=(), name="X", timeout=600):
     if p.returncode != 0 or not os.path.exists(out):
         shutil.rmtree(workdir, ignore_errors=True)
         text = p.stdout.decode(errors="replace").strip()
-        raise CompileError("exit %d: %s\n%s" % (p.returncode, " ".join(cmd),
-                                                 "\n".join(text.splitlines()[-30:])))
+        message = "exit %d: %s\n%s" % (p.returncode, " ".join(cmd),
+                                       "\n".join(text.splitlines()[-30:]))
+        if PREBUILT is not None:
+            with open(os.path.join(PREBUILT[1], key + ".err"), "w") as f:
+                f.write(message)
+        raise CompileError(message)
+    if PREBUILT is not None:
+        shutil.copy(out, os.path.join(PREBUILT[1], key + ".so"))
+        shutil.rmtree(workdir, ignore_errors=True)
+        if not target or TARGET_ARGS == ["--target=cpu"]:
+            return Library(*_recorded_copy(os.path.join(PREBUILT[1], key)))
+        # The test goes on with the same program compiled for the cpu, so
+        # that every library it compiles after this one is recorded too.
+        try:
+            return compile(mlir_path_or_text, pbc, ["--target=cpu"] + [
+                a for a in extra_args if not a.startswith("--chip=")], name, timeout)
+        except CompileError as e:
+            raise CompiledOnly("recorded as %s.so; the cpu stand-in that lets the test "
+                               "go on failed: %s" % (key, str(e).splitlines()[0]))
     if COMPILE_ONLY_CHECK is not None and target:
         try:
             summary = COMPILE_ONLY_CHECK(pbc, src, workdir)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
         raise CompiledOnly(summary)
+    return Library(out, workdir)
+
+
+def prebuilt_setup(mode, folder, pbc, target):
+    """Sets PREBUILT. The libraries name their target's runtime by the path
+    it had where they were compiled: the record keeps a copy of it and the
+    replay puts it back at that path if nothing is there."""
+    import json
+    global PREBUILT
+    folder = os.path.abspath(folder)
+    manifest = os.path.join(folder, "runtime.json")
+    if mode == "record":
+        os.makedirs(folder, exist_ok=True)
+        runtime = os.path.join(os.path.dirname(pbc), "libpbc_%s_runtime.so" % target)
+        if os.path.exists(runtime):
+            shutil.copy(runtime, folder)
+            with open(manifest, "w") as f:
+                json.dump({"linked_as": runtime}, f)
+    elif os.path.exists(manifest):
+        with open(manifest) as f:
+            linked = json.load(f)["linked_as"]
+        if not os.path.exists(linked):
+            os.makedirs(os.path.dirname(linked), exist_ok=True)
+            shutil.copy(os.path.join(folder, os.path.basename(linked)), linked)
+    PREBUILT = (mode, folder)
+
+
+def prebuilt_key(source, args):
+    import hashlib
+    h = hashlib.sha256(source)
+    h.update("\0".join(["", "args"] + list(args)).encode())
+    return h.hexdigest()[:24]
+
+
+def _recorded_copy(base):
+    workdir = tempfile.mkdtemp(prefix="pbc_e2e_")
+    out = os.path.join(workdir, "lib.so")
+    shutil.copy(base + ".so", out)
+    return out, workdir
+
+
+def _replay(base, out, workdir):
+    if os.path.exists(base + ".err"):
+        shutil.rmtree(workdir, ignore_errors=True)
+        with open(base + ".err") as f:
+            raise CompileError("(recorded) " + f.read())
+    if not os.path.exists(base + ".so"):
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise CompileError("no recorded library %s.so: record with the same --seed, "
+                           "target and chip" % base)
+    shutil.copy(base + ".so", out)
     return Library(out, workdir)
 
 

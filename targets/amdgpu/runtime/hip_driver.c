@@ -117,5 +117,6 @@ const PbcGpuDriver pbcGpuDriver = {
     .what = "the HIP runtime",
     .libraries = kLibraries,
     .requirement = "an AMD GPU, its kernel driver and the HIP runtime are",
+    .shutDownStatus = 4 /* hipErrorDeinitialized */,
     PBC_GPU_DRIVER_FUNCTIONS,
 };

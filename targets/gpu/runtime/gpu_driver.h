@@ -19,6 +19,11 @@ typedef struct PbcGpuDriver {
   const char *what;               /* "the CUDA driver" */
   const char *const *libraries;   /* sonames to try, NULL-terminated */
   const char *requirement;        /* "an NVIDIA GPU and its driver are" */
+  /* The status the driver returns once it has shut down at process exit
+   * (CUDA_ERROR_DEINITIALIZED, hipErrorDeinitialized): a compiled library's
+   * destructor can unload its kernels after that, when the driver has
+   * already released them. */
+  int shutDownStatus;
   /* Looks up the entry points in the opened library; returns the name of
    * the first one missing, or NULL. */
   const char *(*resolve)(void *library);

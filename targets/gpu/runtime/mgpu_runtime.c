@@ -83,8 +83,12 @@ void *mgpuModuleLoadJIT(void *data, int optLevel, size_t size) {
 }
 
 void mgpuModuleUnload(void *module) {
-  enter("mgpuModuleUnload");
-  CHECK(D->moduleUnload(module), "mgpuModuleUnload");
+  pthread_once(&initOnce, loadDriver);
+  int r = D->enter();
+  if (r == 0)
+    r = D->moduleUnload(module);
+  if (r != 0 && r != D->shutDownStatus)
+    fail("D->moduleUnload(module)", r, "mgpuModuleUnload");
 }
 
 void *mgpuModuleGetFunction(void *module, const char *name) {

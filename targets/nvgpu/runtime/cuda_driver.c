@@ -135,5 +135,6 @@ const PbcGpuDriver pbcGpuDriver = {
     .what = "the CUDA driver",
     .libraries = kLibraries,
     .requirement = "an NVIDIA GPU and its driver are",
+    .shutDownStatus = 4 /* CUDA_ERROR_DEINITIALIZED */,
     PBC_GPU_DRIVER_FUNCTIONS,
 };
