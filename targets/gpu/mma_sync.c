@@ -274,6 +274,81 @@ static MlirValue accElement(const Kernel *K, MlirOperation before, MlirValue wRo
   return in;
 }
 
+/* The copy-out through shared memory: C's tile is stored there (the
+ * accumulator layout gives each lane two adjacent columns only), then
+ * copied to global memory in 16-byte vector stores, one row chunk per
+ * thread. Applies when no epilogue was absorbed (its body is per element),
+ * C's tile is whole (no edge), C's n runs contiguously in 16-byte aligned
+ * rows, every thread copies the same number of chunks and the staged tile
+ * fits in the shared memory the stages used. Returns the elements per
+ * chunk, or 0 for the element-wise copy-out. */
+static int stagedCopyOutWidth(const Kernel *K) {
+  const PbcGemm *g = K->g;
+  const PbcBlockTiles *t = &K->t;
+  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
+  int bytes = mlirTypeIsAF32(elem) ? 4 : mlirTypeIsAF16(elem) ? 2 : 0;
+  if (!bytes || !mlirOperationIsNull(g->epilogue) || !g->storeC || g->m % t->bm ||
+      g->n % t->bn || !chunkable(g, &g->c, kPbcColN))
+    return 0;
+  int vec = 16 / bytes;
+  if ((long long)t->bm * t->bn / vec % K->threads ||
+      (long long)t->bm * (t->bn + vec) * bytes > t->stages * t->stageBytes)
+    return 0;
+  return vec;
+}
+
+static void stagedCopyOut(const Kernel *K, MlirOperation end, MlirValue raw, MlirOperation loop,
+                          int vec, MlirValue wRowIn, MlirValue wColIn, MlirValue gq, MlirValue tq,
+                          int fm, int fn) {
+  const PbcGemm *g = K->g;
+  const PbcBlockTiles *t = &K->t;
+  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
+  MlirType f32 = mlirF32TypeGet(mlirOperationGetContext(end));
+  char type[160], elemText[8];
+  snprintf(elemText, sizeof(elemText), "%s", mlirTypeIsAF32(elem) ? "f32" : "f16");
+  /* Rows padded by one chunk: still 16-byte aligned, and lanes g = 0..7
+   * of a fragment start in different banks. */
+  snprintf(type, sizeof(type), "memref<%dx%dx%s, #gpu.address_space<workgroup>>", t->bm,
+           t->bn + vec, elemText);
+  /* Every warp is past its last read of the stages before they are reused. */
+  pbcGpuOp(end, "gpu.barrier", 0, NULL, (MlirType){NULL}, 0, NULL);
+  MlirValue view[2] = {raw, cst(end, 0)};
+  MlirValue tile = pbcGpuOp(end, "memref.view", 2, view, pbcGpuParseType(end, type), 0, NULL);
+  for (int mi = 0; mi < fm; ++mi)
+    for (int ni = 0; ni < fn; ++ni) {
+      MlirValue res = mlirOperationGetResult(loop, mi * fn + ni);
+      for (int e = 0; e < 4; ++e) {
+        MlirValue x = pbcGpuVectorExtract(end, res, 2, (int64_t[]){e / 2, e % 2}, f32);
+        if (!mlirTypeIsAF32(elem))
+          x = pbcGpuOp(end, "arith.truncf", 1, &x, elem, 0, NULL);
+        MlirValue st[4] = {x, tile, pbcGpuAffine1(end, wRowIn, 1, gq, 16 * mi + 8 * (e / 2)),
+                           pbcGpuAffine1(end, wColIn, 2, tq, 8 * ni + e % 2)};
+        pbcGpuOp(end, "memref.store", 4, st, (MlirType){NULL}, 0, NULL);
+      }
+    }
+  pbcGpuOp(end, "gpu.barrier", 0, NULL, (MlirType){NULL}, 0, NULL);
+  int perRow = t->bn / vec, items = t->bm * perRow;
+  snprintf(type, sizeof(type), "vector<%dx%s>", vec, elemText);
+  MlirType vecType = pbcGpuParseType(end, type);
+  MlirNamedAttribute align = pbcGpuNamed(
+      end, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(mlirOperationGetContext(end), 64), 16));
+  for (int p = 0; p * K->threads < items; ++p) {
+    MlirValue item = arith(end, "addi", K->tid, (long long)p * K->threads);
+    MlirValue r = arith(end, "divui", item, perRow);
+    MlirValue c = arith(end, "muli", arith(end, "remui", item, perRow), vec);
+    MlirValue ld[3] = {tile, r, c};
+    MlirValue v = pbcGpuOp(end, "vector.load", 3, ld, vecType, 1, &align);
+    MlirValue iv[kPbcMaxBand];
+    for (int l = 0; l < g->depth; ++l)
+      iv[l] = K->ivBatch[l];
+    pbcGpuGemmDelinearize(end, g, kPbcRowM, pbcGpuArith(end, "addi", K->i0, r), iv);
+    pbcGpuGemmDelinearize(end, g, kPbcColN, pbcGpuArith(end, "addi", K->j0, c), iv);
+    MlirValue ops[2 + PBC_MAX_RANK] = {v, g->c.memref};
+    int rank = pbcGpuGemmSubscripts(end, g, &g->c, iv, ops + 2);
+    pbcGpuOp(end, "vector.store", 2 + rank, ops, (MlirType){NULL}, 1, &align);
+  }
+}
+
 void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   Kernel K = {.g = g, .t = pbcGpuChooseBlockTiles(g, sms, sharedBytes)};
   const PbcBlockTiles *t = &K.t;
@@ -389,6 +464,12 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   /* No copy may be in flight when the block exits; then the copy-out, once
    * per element of C (the absorbed epilogue included). */
   asyncWait(end, group, 0);
+  int vec = stagedCopyOutWidth(&K);
+  if (vec) {
+    stagedCopyOut(&K, end, raw, loop, vec, wRowIn, wColIn, gq, tq, fm, fn);
+    pbcGpuTileFinish(g);
+    return;
+  }
   for (int mi = 0; mi < fm; ++mi)
     for (int ni = 0; ni < fn; ++ni) {
       MlirValue res = mlirOperationGetResult(loop, mi * fn + ni);

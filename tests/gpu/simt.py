@@ -210,6 +210,30 @@ class Kernel:
                 raise RuntimeError("simt: %d global elements stored more than once, first at %s"
                                    % ((counts > 1).sum(), tuple(np.argwhere(counts > 1)[0])))
 
+    def store(self, mem, subscripts, value, mask, w):
+        idx = _index(mem, w, subscripts, mask)
+        shape = np.broadcast(*idx, w.bid, w.tid).shape
+        idx = tuple(np.broadcast_to(i, shape) for i in idx)
+        val = np.broadcast_to(value, shape)
+        on = np.ones(shape, bool) if mask is None else np.broadcast_to(mask, shape)
+        mem.arr[tuple(i[on] for i in idx)] = val[on]
+        if isinstance(mem, Global):
+            self.count_writes(mem, tuple(i[on] for i in idx))
+
+    @staticmethod
+    def check_alignment(op, mem, subscripts, w):
+        """A vector access's claimed alignment holds for every lane (row-major
+        offsets from an aligned base)."""
+        if "alignment = " not in op.text:
+            return
+        claim = _ints(op, "alignment")
+        arr = mem.arr[0] if isinstance(mem, Shared) else mem.arr
+        idx = np.broadcast_arrays(*[np.asarray(i, dtype=np.int64) for i in subscripts])
+        offset = np.ravel_multi_index(tuple(idx), arr.shape) * arr.dtype.itemsize
+        if (offset % claim[0]).any():
+            raise RuntimeError("simt: %s claims %d-byte alignment; an access is %d bytes off"
+                               % (op.name, claim[0], int(offset[offset % claim[0] != 0].flat[0])))
+
     def land(self, copies):
         for mem, dst, vals in copies:
             mem.arr[dst] = vals
@@ -275,15 +299,23 @@ class Kernel:
             mem, mask = get(0), env.get("__mask__")
             out = mem.arr[_index(mem, w, [get(i) for i in range(1, len(op.operands))], mask)]
         elif n == "memref.store":
-            mem, mask = get(1), env.get("__mask__")
-            idx = _index(mem, w, [get(i) for i in range(2, len(op.operands))], mask)
-            shape = np.broadcast(*idx, w.bid, w.tid).shape
-            idx = tuple(np.broadcast_to(i, shape) for i in idx)
-            val = np.broadcast_to(get(0), shape)
-            on = np.ones(shape, bool) if mask is None else np.broadcast_to(mask, shape)
-            mem.arr[tuple(i[on] for i in idx)] = val[on]
-            if isinstance(mem, Global):
-                self.count_writes(mem, tuple(i[on] for i in idx))
+            self.store(get(1), [get(i) for i in range(2, len(op.operands))], get(0),
+                       env.get("__mask__"), w)
+        elif n == "vector.load":
+            # vector<N>: N elements along the last subscript (from the
+            # alignment the op claims, checked).
+            mem, mask = get(0), env.get("__mask__")
+            idx = [get(i) for i in range(1, len(op.operands))]
+            self.check_alignment(op, mem, idx, w)
+            width = _shape_dtype(types[0])[0][0]
+            out = np.stack([mem.arr[_index(mem, w, idx[:-1] + [idx[-1] + k], mask)]
+                            for k in range(width)], axis=-1)
+        elif n == "vector.store":
+            mem, val = get(1), np.asarray(get(0))
+            idx = [get(i) for i in range(2, len(op.operands))]
+            self.check_alignment(op, mem, idx, w)
+            for k in range(val.shape[-1]):
+                self.store(mem, idx[:-1] + [idx[-1] + k], val[..., k], env.get("__mask__"), w)
         elif n == "arith.cmpi":
             # Predicates: eq 0, ne 1, slt 2, sle 3, sgt 4, sge 5, ult 6.
             pred = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal,

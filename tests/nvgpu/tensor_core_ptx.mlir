@@ -24,6 +24,13 @@
 // MMA: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // MMA: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // MMA: cp.async.wait_group 0;
+// The copy-out of whole tiles goes through shared memory and leaves in
+// 16-byte stores.
+// MMA: bar.sync 0;
+// MMA: st.shared.{{(v2.)?}}{{b32|b16}}
+// MMA: bar.sync 0;
+// MMA: ld.shared.v4.b32
+// MMA: st.global.v4.b32
 
 // Both products of attention run on the tensor cores: Q.K^T (K staged by
 // element copies) and P.V.
