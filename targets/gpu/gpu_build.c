@@ -273,3 +273,15 @@ MlirAttribute pbcGpuParseAttr(MlirOperation op, const char *text) {
 MlirType pbcGpuParseType(MlirOperation op, const char *text) {
   return mlirTypeParseGet(mlirOperationGetContext(op), pbcStr(text));
 }
+
+MlirAttribute pbcGpuLoopMapping(MlirOperation op, const char *const *procs, int n) {
+  MlirAttribute elems[8];
+  for (int i = 0; i < n && i < 8; ++i) {
+    char text[160];
+    snprintf(text, sizeof(text),
+             "#gpu.loop_dim_map<processor = %s, map = (d0) -> (d0), bound = (d0) -> (d0)>",
+             procs[i]);
+    elems[i] = pbcGpuParseAttr(op, text);
+  }
+  return mlirArrayAttrGet(mlirOperationGetContext(op), n < 8 ? n : 8, elems);
+}

@@ -70,6 +70,9 @@ void pbcGpuMoveRange(MlirOperation first, MlirOperation end, MlirOperation befor
 /* Parses attribute text (e.g. a #gpu.loop_dim_map) or type text (e.g.
  * vector<4x2xf16>) in op's context. */
 MlirAttribute pbcGpuParseAttr(MlirOperation op, const char *text);
+/* A scf.parallel `mapping` for convert-parallel-loops-to-gpu: dimension i
+ * on procs[i] (block_x, thread_y, sequential, ...), at most 8. */
+MlirAttribute pbcGpuLoopMapping(MlirOperation op, const char *const *procs, int n);
 MlirType pbcGpuParseType(MlirOperation op, const char *text);
 
 #endif

@@ -12,6 +12,13 @@ extern const PbcCPassSpec pbcGpuDeviceBuffersPass;
 extern const PbcCPassSpec pbcGpuMapParallelPass;
 extern const PbcCPassSpec pbcGpuMapMatrixUnitsPass;
 
+/* pbc-gpu-map-parallel's mapping of row reductions (map_row_reductions.c):
+ * whether a top-level scf.parallel reduces along contiguous rows in one
+ * inner loop, and its rewrite to one warp of `warp` lanes per row in blocks
+ * of `threads`. */
+bool pbcGpuIsRowReduction(MlirOperation par);
+bool pbcGpuMapRowReduction(MlirOperation par, long long threads, long long warp);
+
 /* Registers the passes above with the host (a plugin's register_passes),
  * under the names in their specs. */
 void pbcGpuRegisterPasses(const PbcHostApi *host, void *hostCtx);

@@ -10,7 +10,9 @@
  * kernel. A dimension whose trip count the block size does not divide is
  * guarded (scf.if), so any shape is covered exactly once. Work outside
  * parallel loops (serial nests, an accumulator loaded before its reduction
- * loop and stored after it) runs as one thread of its own kernel. */
+ * loop and stored after it) runs as one thread of its own kernel. A
+ * parallel loop around a reduction along contiguous rows gets one warp per
+ * row instead (map_row_reductions.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -20,21 +22,9 @@
 #include "pbc/c_pass.h"
 
 typedef struct {
-  long long threads;
+  long long threads, warp;
 } State;
 
-
-static MlirAttribute mappingAttr(MlirOperation op, const char *const *procs, int n) {
-  MlirAttribute elems[8];
-  for (int i = 0; i < n; ++i) {
-    char text[160];
-    snprintf(text, sizeof(text),
-             "#gpu.loop_dim_map<processor = %s, map = (d0) -> (d0), bound = (d0) -> (d0)>",
-             procs[i]);
-    elems[i] = pbcGpuParseAttr(op, text);
-  }
-  return mlirArrayAttrGet(mlirOperationGetContext(op), n, elems);
-}
 
 /* The least power of two >= v, capped at 2^62 (a trip count near 2^63
  * would overflow the doubling and loop forever). */
@@ -111,8 +101,8 @@ static bool mapLoop(MlirOperation par, long long budget) {
   for (int d = 0; d < n; ++d)
     mlirValueReplaceAllUsesOfWith(mlirBlockGetArgument(body, d), iv[d]);
   pbcGpuMoveRange(mlirBlockGetFirstOperation(body), mlirBlockGetTerminator(body), dest);
-  mlirOperationSetAttributeByName(outer, pbcStr("mapping"), mappingAttr(outer, outerProc, n));
-  mlirOperationSetAttributeByName(inner, pbcStr("mapping"), mappingAttr(inner, innerProc, n));
+  mlirOperationSetAttributeByName(outer, pbcStr("mapping"), pbcGpuLoopMapping(outer, outerProc, n));
+  mlirOperationSetAttributeByName(inner, pbcStr("mapping"), pbcGpuLoopMapping(inner, innerProc, n));
   mlirOperationDestroy(par);
   return true;
 }
@@ -142,7 +132,7 @@ static bool wrapSerial(MlirOperation first, MlirOperation last) {
   MlirValue zero = pbcGpuConstIndex(first, 0), one = pbcGpuConstIndex(first, 1);
   MlirOperation outer = pbcGpuBuildParallel(first, 1, &zero, &one, &one);
   static const char *const block[] = {"block_x"};
-  mlirOperationSetAttributeByName(outer, pbcStr("mapping"), mappingAttr(outer, block, 1));
+  mlirOperationSetAttributeByName(outer, pbcStr("mapping"), pbcGpuLoopMapping(outer, block, 1));
   pbcGpuMoveRange(first, end, mlirBlockGetTerminator(pbcGpuBody(outer, 0)));
   return true;
 }
@@ -195,7 +185,9 @@ static bool run(MlirOperation func, void *state) {
       ok = wrapSerial(first, last) && ok;
     first.ptr = last.ptr = NULL;
     if (pbcOpIsA(op, "scf.parallel"))
-      ok = mapLoop(op, st->threads) && ok;
+      ok = (pbcGpuIsRowReduction(op) ? pbcGpuMapRowReduction(op, st->threads, st->warp)
+                                     : mapLoop(op, st->threads)) &&
+           ok;
   }
   if (first.ptr)
     ok = wrapSerial(first, last) && ok;
@@ -213,16 +205,21 @@ const PbcCPassSpec pbcGpuMapParallelPass = {
     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  enum { THREADS, NUM_OPTIONS };
+  enum { THREADS, WARP, NUM_OPTIONS };
   static const PbcCountOption kOptions[] = {
       [THREADS] = {"threads", 256},
+      [WARP] = {"warp-size", 32},
       [NUM_OPTIONS] = {NULL, 0}};
   long long v[NUM_OPTIONS];
   if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {v[THREADS]};
+  State st = {v[THREADS], v[WARP]};
   if (st.threads < 1 || st.threads > 1024) {
     snprintf(err, errLen, "threads must be in 1..1024");
+    return (MlirPass){NULL};
+  }
+  if (st.warp < 1 || st.warp > st.threads || (st.warp & (st.warp - 1))) {
+    snprintf(err, errLen, "warp-size must be a power of two no larger than threads");
     return (MlirPass){NULL};
   }
   return pbcCPassCreate(&pbcGpuMapParallelPass, &st);

@@ -19,11 +19,12 @@ and "ldmatrix"); g = lane / 4, t = lane % 4:
     matrix i (8 halves each); lane l receives row l / 4, halves 2 (l % 4),
     +1 of each matrix (of its transpose with .trans).
   cp.async with a source size: the rest of the 16 bytes are zeros.
-  Global memory: each element may be stored once per launch (more is a
-    race, or wasted work).
+  Global memory: an element stored by two threads in one launch is a race
+    (one thread may store it again: an accumulator in memory).
   scf.if: the lanes where the condition fails are masked: they store
     nothing, and their loads read element 0 (any address they compute is
     then harmless).
+  gpu.shuffle xor: lane l receives lane (l ^ offset)'s value.
 Only what pbc's kernels use is modelled; anything else is an error, never
 silently skipped. Ops outside gpu.launch other than constants are skipped:
 the caller provides the memrefs' contents before the launches.
@@ -195,20 +196,28 @@ def _index(mem, w, idx, mask=None):
 class Kernel:
     def __init__(self, late_copies):
         self.late = late_copies
-        self.writes = {}  # id(Global) -> (Global, stores per element)
+        self.writes = {}  # id(Global) -> (Global, writing thread per element, races)
 
-    def count_writes(self, mem, idx):
+    def count_writes(self, mem, idx, writer):
         if id(mem) not in self.writes:
-            self.writes[id(mem)] = (mem, np.zeros(mem.arr.shape, np.int64))
-        np.add.at(self.writes[id(mem)][1], idx, 1)
+            self.writes[id(mem)] = [mem, np.full(mem.arr.shape, -1, np.int64), 0, None]
+        entry = self.writes[id(mem)]
+        before = entry[1][idx]
+        race = (before != -1) & (before != writer)
+        entry[1][idx] = writer
+        race |= entry[1][idx] != writer  # two lanes of one store
+        if race.any():
+            entry[2] += int(race.sum())
+            if entry[3] is None:
+                entry[3] = tuple(int(i[race][0]) for i in idx)
 
     def check_writes(self):
-        """Each element of global memory is stored at most once per launch:
-        two threads storing one element is a race (or wasted work)."""
-        for mem, counts in self.writes.values():
-            if counts.max() > 1:
-                raise RuntimeError("simt: %d global elements stored more than once, first at %s"
-                                   % ((counts > 1).sum(), tuple(np.argwhere(counts > 1)[0])))
+        """No element of global memory is stored by two threads in one launch
+        (a race: which value lands depends on the schedule)."""
+        for mem, _, races, first in self.writes.values():
+            if races:
+                raise RuntimeError("simt: %d global stores race with another thread's, first at %s"
+                                   % (races, first))
 
     def store(self, mem, subscripts, value, mask, w):
         idx = _index(mem, w, subscripts, mask)
@@ -218,7 +227,8 @@ class Kernel:
         on = np.ones(shape, bool) if mask is None else np.broadcast_to(mask, shape)
         mem.arr[tuple(i[on] for i in idx)] = val[on]
         if isinstance(mem, Global):
-            self.count_writes(mem, tuple(i[on] for i in idx))
+            writer = np.broadcast_to(w.bid * (1 << 20) + w.tid, shape)
+            self.count_writes(mem, tuple(i[on] for i in idx), writer[on])
 
     @staticmethod
     def check_alignment(op, mem, subscripts, w):
@@ -278,7 +288,8 @@ class Kernel:
                   "arith.divui": np.floor_divide, "arith.remui": np.remainder,
                   "arith.minui": np.minimum, "arith.addf": np.add, "arith.mulf": np.multiply,
                   "arith.maxui": np.maximum, "arith.subf": np.subtract, "arith.divf": np.divide,
-                  "arith.maximumf": np.maximum, "arith.minimumf": np.minimum}
+                  "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
+                  "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin}
         unary = {"arith.negf": np.negative, "math.exp": np.exp, "math.tanh": np.tanh}
         if n in binary:
             out = binary[n](get(0), get(1))
@@ -360,6 +371,16 @@ class Kernel:
             return
         elif n == "nvgpu.ldmatrix":
             out = self.ldmatrix(op, env, w)
+        elif n == "gpu.shuffle":
+            # xor mode: lane l reads lane l ^ offset's value (the offset
+            # uniform, the width a whole warp: what pbc emits).
+            if "shuffle_mode xor" not in op.text or _u(get(2)) != WARP:
+                raise NotImplementedError("simt: gpu.shuffle other than xor over a warp")
+            base = np.broadcast(w.bid, w.tid).shape
+            val = np.broadcast_to(get(0), base)
+            env[op.results[0]] = val[:, (w.tid[0] % WARP) ^ _u(get(1))]
+            env[op.results[1]] = np.bool_(True)
+            return
         elif n == "nvgpu.mma.sync":
             out = _mma_m16n8k16(get(0), get(1), get(2))
         else:
@@ -419,7 +440,12 @@ def _constant(op, t):
     lit = v.split(":")[0].strip()
     if lit in ("true", "false"):
         return np.bool_(lit == "true")
-    return dt(float(lit)) if dt in (np.float16, np.float32, np.float64) else np.int64(int(lit))
+    if dt in (np.float16, np.float32, np.float64):
+        if lit.startswith("0x"):  # the bit pattern (infinities, NaN)
+            bits = {np.float16: np.uint16, np.float32: np.uint32, np.float64: np.uint64}[dt]
+            return np.array(int(lit, 16), dtype=bits).view(dt)[()]
+        return dt(float(lit))
+    return np.int64(int(lit))
 
 
 _LANE = np.arange(WARP)
@@ -470,19 +496,21 @@ def _launch(op, env, order, late):
     vals = [_u(env[x]) for x in op.operands]
     gx, gy, gz, tx, ty, tz = vals[:6]
     smem = vals[6] if seg[10] else 0
-    if ty != 1 or tz != 1 or tx % WARP:
-        raise NotImplementedError("simt: blocks must be 1-D and whole warps")
+    threads = tx * ty * tz
     nb = gx * gy * gz
     bid = np.arange(nb)[:, None]
     body = op.regions[0][0]
     raw = Shared(np.full((nb, max(smem, 1)), 0xFF, np.uint8))  # f16/f32 NaN
     kernel = Kernel(late)
     warps, coroutines = [], []
-    for wi in range(tx // WARP):
+    for wi in range((threads + WARP - 1) // WARP):
         w = Warp(nb, wi * WARP + np.arange(WARP)[None, :])
         inner = dict(env)
-        ids = [bid % gx, (bid // gx) % gy, bid // (gx * gy), w.tid, np.int64(0), np.int64(0),
-               gx, gy, gz, tx, ty, tz]
+        if (wi + 1) * WARP > threads:  # a last, partial warp: its extra lanes do nothing
+            inner["__mask__"] = w.tid < threads
+        # Threads x fastest, as the hardware numbers a block's warps.
+        ids = [bid % gx, (bid // gx) % gy, bid // (gx * gy),
+               w.tid % tx, (w.tid // tx) % ty, w.tid // (tx * ty), gx, gy, gz, tx, ty, tz]
         for a, v in zip(body.args, ids):
             inner[a] = np.asarray(v, dtype=np.int64)
         inner["__raw__"] = raw

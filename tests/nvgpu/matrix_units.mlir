@@ -49,7 +49,13 @@
 // MMA: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // MMA: scf.yield
 // MMA: nvgpu.device_async_wait %[[G]] {numGroups = 0 : i32}
-// MMA: memref.store {{.*}}, %arg2
+// Whole tiles, no epilogue: C's tile staged in shared memory (between
+// barriers), then 16-byte rows to C.
+// MMA-NEXT: gpu.barrier
+// MMA: memref.store {{.*}}, %{{.*}} : memref<{{.*}}xf32, #gpu.address_space<workgroup>>
+// MMA: gpu.barrier
+// MMA: vector.load {{.*}} {alignment = 16 : i64} : memref<{{.*}}xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// MMA: vector.store {{.*}}, %arg2[{{.*}}] {alignment = 16 : i64} : memref<{{.*}}xf32>, vector<4xf32>
 // MMA-NOT: affine.load
 // MMA: return
 
@@ -79,13 +85,13 @@
 // CONSUMERS-LABEL: func.func @rowsum
 // CONSUMERS: %[[C:.*]] = memref.alloc() {{.*}} : memref<64x64xf32>
 // CONSUMERS: gpu.launch
-// CONSUMERS: memref.store {{.*}}, %[[C]]
+// CONSUMERS: vector.store {{.*}}, %[[C]]
 // CONSUMERS: affine.{{for|parallel}}
 // CONSUMERS: affine.load %[[C]]
 // CONSUMERS-LABEL: func.func @shifted
 // CONSUMERS: %[[C:.*]] = memref.alloc() {{.*}} : memref<64x64xf32>
 // CONSUMERS: gpu.launch
-// CONSUMERS: memref.store {{.*}}, %[[C]]
+// CONSUMERS: vector.store {{.*}}, %[[C]]
 // CONSUMERS: affine.{{for|parallel}}
 // CONSUMERS: affine.load %[[C]]
 // CONSUMERS-LABEL: func.func @transposed_out
