@@ -142,6 +142,9 @@ extern const PbcLaneLayout pbcMfma16x16x16F16, pbcWmma16x16x16F16;
 typedef struct {
   int bm, bn, bk, warpsM, warpsN, stages;
   long long stageBytes;
+  /* B's tile is staged n-major ([n][k]) because B's k, not its n, runs
+   * contiguously in memory (an N x K operand: x Wᵀ, Q Kᵀ). */
+  bool bByN;
 } PbcBlockTiles;
 PbcBlockTiles pbcGpuChooseBlockTiles(const PbcGemm *g, long long sms, long long sharedBytes);
 

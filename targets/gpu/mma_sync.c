@@ -10,8 +10,10 @@
  * (nvgpu.device_async_copy) where eight consecutive k (A) or n (B) are
  * contiguous and aligned in global memory, element copies through the
  * nest's own subscripts otherwise (transposed operands, odd channel counts).
- * Warps read fragments with ldmatrix (x4 for A, x4.trans for two B
- * fragments) and multiply with mma.sync. Any affine subscripts work
+ * A B whose k is contiguous instead (an N x K operand) is staged n-major
+ * with 16-byte copies along k. Warps read fragments with ldmatrix (x4 for
+ * A; for two B fragments x4.trans of a k-major tile, x4 of an n-major one)
+ * and multiply with mma.sync. Any affine subscripts work
  * (gemm_index.c), so convolutions run as implicit GEMM.
  *
  * Loop of the kernel, per k tile kt (S = stages):
@@ -53,6 +55,7 @@ static int tileFor(long long x, int cap) {
 }
 
 static long long tilesOf(long long x, int tile) { return (x + tile - 1) / tile; }
+static bool chunkable(const PbcGemm *g, const PbcAccess *acc, PbcGemmRole role);
 
 PbcBlockTiles pbcGpuChooseBlockTiles(const PbcGemm *g, long long sms, long long sharedBytes) {
   PbcBlockTiles t;
@@ -69,7 +72,9 @@ PbcBlockTiles pbcGpuChooseBlockTiles(const PbcGemm *g, long long sms, long long 
   t.bk = g->k % 32 == 0 || g->k % 16 ? 32 : 16;
   t.warpsM = t.bm >= 32 ? 2 : 1;
   t.warpsN = t.bn >= 32 ? 2 : 1;
-  t.stageBytes = 2LL * (t.bm * (t.bk + kPad) + t.bk * (t.bn + kPad));
+  t.bByN = !chunkable(g, &g->b, kPbcColN) && chunkable(g, &g->b, kPbcRed);
+  t.stageBytes =
+      2LL * (t.bm * (t.bk + kPad) + (t.bByN ? t.bn * (t.bk + kPad) : t.bk * (t.bn + kPad)));
   /* Half the SM's shared memory per block, so that two blocks share an SM
    * and one's barrier waits hide behind the other's work. */
   long long stages = sharedBytes / 2 / t.stageBytes;
@@ -209,8 +214,12 @@ static MlirValue copyStage(const Kernel *K, MlirOperation before, MlirValue kt, 
   MlirValue tokens[64];
   int n = copyTile(K, before, &K->g->a, K->aS, stage, kPbcRowM, K->i0, t->bm, kPbcRed, k0, t->bk,
                    K->asyncA, tokens);
-  n += copyTile(K, before, &K->g->b, K->bS, stage, kPbcRed, k0, t->bk, kPbcColN, K->j0, t->bn,
-                K->asyncB, tokens + n);
+  if (t->bByN)
+    n += copyTile(K, before, &K->g->b, K->bS, stage, kPbcColN, K->j0, t->bn, kPbcRed, k0, t->bk,
+                  true, tokens + n);
+  else
+    n += copyTile(K, before, &K->g->b, K->bS, stage, kPbcRed, k0, t->bk, kPbcColN, K->j0, t->bn,
+                  K->asyncB, tokens + n);
   if (!n)
     return (MlirValue){NULL};
   return pbcGpuOp(before, "nvgpu.device_async_create_group", n, tokens, mlirValueGetType(tokens[0]),
@@ -384,7 +393,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   MlirValue view[2] = {raw, cst(end, 0)};
   K.aS = pbcGpuOp(end, "memref.view", 2, view, pbcGpuParseType(end, type), 0, NULL);
   snprintf(type, sizeof(type), "memref<%dx%dx%dxf16, #gpu.address_space<workgroup>>", t->stages,
-           t->bk, t->bn + kPad);
+           t->bByN ? t->bn : t->bk, t->bByN ? t->bk + kPad : t->bn + kPad);
   view[1] = cst(end, aBytes);
   K.bS = pbcGpuOp(end, "memref.view", 2, view, pbcGpuParseType(end, type), 0, NULL);
 
@@ -432,6 +441,8 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   MlirValue cur = arith(yield, "remui", kt, t->stages);
   MlirValue lane16 = arith(yield, "remui", lane, 16),
             half8 = arith(yield, "muli", arith(yield, "divui", lane, 16), 8);
+  MlirValue bNLane = pbcGpuArith(yield, "addi", arith(yield, "remui", lane, 8), half8),
+            bKHalf = arith(yield, "muli", arith(yield, "remui", arith(yield, "divui", lane, 8), 2), 8);
   MlirValue next[256];
   for (int i = 0; i < fm * fn; ++i)
     next[i] = mlirBlockGetArgument(lb, 1 + i);
@@ -444,9 +455,16 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
       aF[mi] =
           ldmatrix(yield, K.aS, cur, pbcGpuAffine1(yield, wRowIn, 1, lane16, 16 * mi), kCol, false);
     MlirValue kRow = arith(yield, "addi", lane16, 16 * kk);
+    MlirValue kHalf = arith(yield, "addi", bKHalf, 16 * kk);
     for (int np = 0; np < fn / 2; ++np) {
+      /* n-major B (not transposed): lanes 8i..8i+7 address matrix i's rows
+       * n (+8 for i >= 2) at k (+8 for odd i), so registers 0, 1 hold the
+       * first 8 columns' fragment and 2, 3 the next, as with .trans. */
       MlirValue b4 =
-          ldmatrix(yield, K.bS, cur, kRow, pbcGpuAffine1(yield, wColIn, 1, half8, 16 * np), true);
+          t->bByN ? ldmatrix(yield, K.bS, cur, pbcGpuAffine1(yield, wColIn, 1, bNLane, 16 * np),
+                             kHalf, false)
+                  : ldmatrix(yield, K.bS, cur, kRow,
+                             pbcGpuAffine1(yield, wColIn, 1, half8, 16 * np), true);
       bF[2 * np] = bHalf(yield, b4, 0);
       bF[2 * np + 1] = bHalf(yield, b4, 1);
     }

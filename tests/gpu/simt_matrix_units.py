@@ -9,12 +9,14 @@ the numbers. Outputs start random, so an element the kernel never writes
 fails the comparison too, and one stored twice in a launch is an error.
 
   simt_matrix_units.py --pbc PBC [--mlir-opt MLIR_OPT] [--chip sm_80] [--only NAME]
+                       [--random N] [--seed S]
 """
 import argparse
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 
@@ -180,8 +182,22 @@ CASES = {
 }
 
 
-def run_case(name, pbc, mlir_opt, chip, rng):
-    text, make, out = CASES[name]
+def random_case(rng):
+    """A contraction of random shape: C = A B with B k x n (k-major tile) or
+    n x k (n-major tile), batched or not, f32 or f16 C; sizes from 8 to 160
+    (partial tiles), k a multiple of 8 (16-byte copies) or not (element
+    copies)."""
+    spec = str(rng.choice(["mk,kn->mn", "mk,nk->mn", "bmk,bnk->bmn", "bmk,bkn->bmn"]))
+    k = int(rng.choice([8 * int(rng.integers(1, 21)), int(rng.integers(8, 161))]))
+    sizes = dict(b=int(rng.integers(1, 4)), m=int(rng.integers(8, 161)),
+                 n=int(rng.integers(8, 161)), k=k)
+    out = str(rng.choice(["f32", "f16"]))
+    name = "%s %s %s" % (spec, " ".join("%s=%d" % kv for kv in sizes.items() if kv[0] in spec), out)
+    return name, gemm_case(spec, sizes, out)
+
+
+def run_case(name, pbc, mlir_opt, chip, rng, case=None):
+    text, make, out = case or CASES[name]
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, name + ".mlir")
         with open(src, "w") as f:
@@ -220,9 +236,18 @@ def main():
     p.add_argument("--mlir-opt", default="/usr/lib/llvm-22/bin/mlir-opt")
     p.add_argument("--chip", default="sm_80")
     p.add_argument("--only")
+    p.add_argument("--random", type=int, default=0, help="also N contractions of random shape")
+    p.add_argument("--seed", type=int, default=None)
     args = p.parse_args()
-    rng = np.random.default_rng()
+    seed = args.seed if args.seed is not None else int(time.time()) % 100000
+    print("seed %d" % seed)
+    rng = np.random.default_rng(seed)
     failed = 0
+    for _ in range(args.random):
+        name, case = random_case(rng)
+        problem = run_case(name, args.pbc, args.mlir_opt, args.chip, rng, case)
+        print(("FAIL %s: %s" % (name, problem)) if problem else "PASS %s" % name, flush=True)
+        failed += bool(problem)
     for name in CASES:
         if args.only and name != args.only:
             continue

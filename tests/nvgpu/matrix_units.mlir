@@ -129,13 +129,15 @@
 // CONV-NEXT: nvgpu.device_async_wait {{.*}} {numGroups = 2 : i32}
 // CONV: nvgpu.mma.sync
 
-// Q.K^T reads K as [n][k]: 8 consecutive n are not contiguous, so K's tile
-// is staged element by element; Q keeps its 16-byte copies. f16 C.
+// Q.K^T reads K as [n][k]: 8 consecutive k are contiguous, so K's tile is
+// staged n-major ([stage][n][k + 8]) by 16-byte copies along k and read by
+// ldmatrix without .trans; Q keeps its copies. f16 C.
 // TRANS-LABEL: func.func @qk
+// TRANS: %[[KS:.*]] = memref.view {{.*}} to memref<{{[0-9]+}}x16x40xf16, #gpu.address_space<workgroup>>
 // TRANS: nvgpu.device_async_copy %arg0
-// TRANS-NOT: nvgpu.device_async_copy %arg1
-// TRANS: %[[K:.*]] = memref.load %arg1
-// TRANS: memref.store %[[K]], %view
+// TRANS: nvgpu.device_async_copy %arg1[{{.*}}], %[[KS]][{{.*}}], 8
+// TRANS-NOT: memref.load %arg1
+// TRANS: nvgpu.ldmatrix %[[KS]][{{.*}}] {numTiles = 4 : i32, transpose = false}
 // TRANS: nvgpu.mma.sync
 // TRANS: arith.truncf {{.*}} : f32 to f16
 

@@ -32,9 +32,14 @@
 // MMA: ld.shared.v4.b32
 // MMA: st.global.v4.b32
 
-// Both products of attention run on the tensor cores: Q.K^T (K staged by
-// element copies) and P.V.
-// ATT-COUNT-2: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// Both products of attention run on the tensor cores: Q.K^T (K, an N x K
+// operand, staged n-major by 16-byte copies and read by plain ldmatrix)
+// and P.V (V read by ldmatrix.trans).
+// ATT: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
+// ATT-NOT: ldmatrix.sync.aligned.m8n8.x4.trans
+// ATT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// ATT: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// ATT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 
 // Partial tiles: copies past K's edge give cp.async a source size in a
 // register (0: zero-fill); the copy-out of C past M's edge is predicated.

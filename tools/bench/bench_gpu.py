@@ -19,7 +19,7 @@ Ratios are peer time / pbc time (above 1: pbc is faster). Every pbc result
 is compared with torch's (relative max error printed).
 
 Cases: f16 matmuls 1024..8192 and transformer shapes (f16 C, f32
-accumulation); ResNet-50 3x3 and 1x1 convolutions (NHWC, f16, batch 8,
+accumulation), three also as x Wᵀ (B given N x K); ResNet-50 3x3 and 1x1 convolutions (NHWC, f16, batch 8,
 input pre-padded); the attention configurations of the PolyBlocks paper's
 Table 2 (softmax(Q K^T) V per head; f16 operands, f32 scores).
 """
@@ -36,6 +36,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 MATMULS = [(n, n, n) for n in (1024, 2048, 4096, 8192)] + [
     (8192, 768, 3072), (8192, 3072, 768), (8192, 2304, 768)]
+# x Wᵀ, as torch's linear layers multiply (B given N x K, k contiguous).
+MATMULS_NT = [(4096, 4096, 4096), (8192, 768, 3072), (8192, 3072, 768)]
 # ResNet-50 (batch 8): (H, W, C, F, kernel, stride) of the output's input.
 CONVS = [(56, 56, 64, 64, 3, 1), (56, 56, 64, 256, 1, 1), (56, 56, 256, 64, 1, 1),
          (28, 28, 128, 128, 3, 1), (14, 14, 256, 256, 3, 1), (7, 7, 512, 512, 3, 1),
@@ -59,6 +61,18 @@ def matmul_mlir(m, n, k):
   %e = tensor.empty() : tensor<{m}x{n}xf16>
   %c = linalg.fill ins(%z : f16) outs(%e : tensor<{m}x{n}xf16>) -> tensor<{m}x{n}xf16>
   %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>) outs(%c : tensor<{m}x{n}xf16>) -> tensor<{m}x{n}xf16>
+  return %r : tensor<{m}x{n}xf16>
+}}
+"""
+
+
+def matmul_nt_mlir(m, n, k):
+    return f"""func.func @f(%a: tensor<{m}x{k}xf16>, %b: tensor<{n}x{k}xf16>) -> tensor<{m}x{n}xf16> {{
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<{m}x{n}xf16>
+  %c = linalg.fill ins(%z : f16) outs(%e : tensor<{m}x{n}xf16>) -> tensor<{m}x{n}xf16>
+  %r = linalg.matmul indexing_maps = [affine_map<(i, j, l) -> (i, l)>, affine_map<(i, j, l) -> (j, l)>, affine_map<(i, j, l) -> (i, j)>]
+      ins(%a, %b : tensor<{m}x{k}xf16>, tensor<{n}x{k}xf16>) outs(%c : tensor<{m}x{n}xf16>) -> tensor<{m}x{n}xf16>
   return %r : tensor<{m}x{n}xf16>
 }}
 """
@@ -133,6 +147,10 @@ def cases():
         yield {"name": "matmul_%dx%dx%d" % (m, n, k), "kind": "matmul", "shape": [m, n, k],
                "inputs": [[m, k], [k, n]], "output": [m, n], "flops": 2 * m * n * k,
                "mlir": matmul_mlir(m, n, k)}
+    for m, n, k in MATMULS_NT:
+        yield {"name": "matmul_nt_%dx%dx%d" % (m, n, k), "kind": "matmul_nt", "shape": [m, n, k],
+               "inputs": [[m, k], [n, k]], "output": [m, n], "flops": 2 * m * n * k,
+               "mlir": matmul_nt_mlir(m, n, k)}
     for h, w, c, f, kernel, stride in CONVS:
         x, wt, o = conv_shapes(h, w, c, f, kernel, stride)
         yield {"name": "conv_%dx%d_%d_%d_k%d_s%d" % (h, w, c, f, kernel, stride), "kind": "conv",
@@ -287,7 +305,10 @@ def run(args):
         pbc_ms = statistics.median(times)
         t = [torch.from_numpy(a).cuda() for a in ins]
         kind = case["kind"]
-        if kind == "matmul":
+        if kind == "matmul_nt":
+            vendor = lambda: torch.matmul(t[0], t[1].t())
+            ref = torch.matmul(t[0].float(), t[1].float().t())
+        elif kind == "matmul":
             vendor = lambda: torch.matmul(t[0], t[1])
             ref = torch.matmul(t[0].float(), t[1].float())
         elif kind == "conv":
