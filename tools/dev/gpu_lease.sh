@@ -3,11 +3,15 @@
 # (MLIR 22, Debian) lives here and the GPU lives there.
 #
 #   here:  tools/dev/gpu_lease.sh record [CHIP]   # compiles everything into build/gpu-record
-#   there: tools/dev/gpu_lease.sh replay          # (device tool, carry build/gpu-record)
+#                                                 # and build/gpu-record.tar.xz (~15 min)
+#   there: tools/dev/gpu_lease.sh replay          # (device tool, carry build/gpu-record.tar.xz)
 #
 # record compiles, with build/bin/pbc, the e2e examples and op families
-# (fixed seeds), a batch of the differential tester's random programs and the
-# GPU benchmark's cases; replay runs each library on the GPU and checks it
+# (fixed seeds), 400 of the differential tester's random programs at -O3 and
+# 80 more under every variant (each --disable group, -O0..-O2; VARIANTS=0
+# skips them), and the GPU benchmark's cases; the libraries (over 150 MB,
+# much alike) travel as one xz archive of a few MB. replay runs each library
+# on the GPU and checks it
 # against numpy (the tests and the tester draw the same programs from the
 # same seeds; see --record/--replay in tests/e2e/harness.py and
 # tests/differential/difftest.py), then times the benchmark against
@@ -19,6 +23,9 @@ SEED_EXAMPLES=7
 SEED_OPS=11
 SEED_DIFF=5
 DIFF_COUNT=${DIFF_COUNT:-400}
+SEED_VARIANTS=6
+VARIANT_COUNT=${VARIANT_COUNT:-80}
+VARIANTS=${VARIANTS:-1}
 
 case "${1:-}" in
 record)
@@ -32,10 +39,17 @@ record)
       --seed $SEED_OPS --record "$REC/ops" | tail -1 || exit 1
   $PY tests/differential/difftest.py --pbc build/bin/pbc --target nvgpu --chip "$CHIP" \
       --seed $SEED_DIFF --count "$DIFF_COUNT" --record "$REC/diff" | tail -1 || exit 1
+  if [ "$VARIANTS" != 0 ]; then
+    $PY tests/differential/difftest.py --pbc build/bin/pbc --target nvgpu --chip "$CHIP" \
+        --seed $SEED_VARIANTS --count "$VARIANT_COUNT" --variants all --record "$REC/variants" \
+        | tail -1 || exit 1
+  fi
   $PY tools/bench/bench_gpu.py build --chip "$CHIP" --out "$REC/bench" | tail -1 || exit 1
-  du -sh "$REC"
+  tar cJf "$REC.tar.xz" -C "$(dirname "$REC")" "$(basename "$REC")" || exit 1
+  du -sh "$REC" "$REC.tar.xz"
   ;;
 replay)
+  [ -d "$REC" ] || tar xJf "$REC.tar.xz" -C "$(dirname "$REC")" || exit 1
   CHIP=$(cat "$REC/chip")
   LOG=${OUT:-$REC/logs}
   mkdir -p "$LOG"
@@ -51,6 +65,13 @@ replay)
   timeout 150 python3 tests/differential/difftest.py --target nvgpu --chip "$CHIP" \
       --seed $SEED_DIFF --count "$DIFF_COUNT" --jobs 8 --replay-libs "$REC/diff" > "$LOG/diff.log" 2>&1
   echo "== differential: exit $?"; grep -v '^ops drawn' "$LOG/diff.log" | cut -c1-400 | tail -40
+  if [ -d "$REC/variants" ]; then
+    timeout 240 python3 tests/differential/difftest.py --target nvgpu --chip "$CHIP" \
+        --seed $SEED_VARIANTS --count "$VARIANT_COUNT" --variants all --jobs 12 \
+        --replay-libs "$REC/variants" > "$LOG/variants.log" 2>&1
+    echo "== differential, every variant: exit $?"
+    grep -v '^ops drawn' "$LOG/variants.log" | cut -c1-400 | tail -40
+  fi
   timeout ${BENCH_TIMEOUT:-180} python3 "$REC/bench/bench_gpu.py" run "$REC/bench" --runs 10 \
       --peers vendor 2>&1 | tee "$LOG/bench.log"
   echo "== bench: exit ${PIPESTATUS[0]}"
