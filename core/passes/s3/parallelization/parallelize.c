@@ -11,7 +11,10 @@
  * pbc/nest_work.h; parallel overhead outweighs the work). A loop is parallel if MLIR's
  * dependence test says so, or if the tiler marked it `pbc.parallel` (it was
  * before tiling; packing only adds buffers private to each iteration, which
- * the test can't see through). The rewrite is MLIR's. */
+ * the test can't see through). A parallel loop below serial loops forks once
+ * per their iteration: it is parallelized only if each fork does `min-work`,
+ * and a nest where it would not has its parallel loops moved outermost
+ * first. The rewrite is MLIR's. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +158,10 @@ static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
       isRoot = false;
       continue;
     }
+    /* Below serial loops the region forks once per their iteration: only
+     * if each fork has the work to pay for it. */
+    if (!done && !isRoot && st->minWork > 0 && pbcNestWork(loop, 0) < st->minWork)
+      return;
     MlirOperation par = pbcExtAffineParallelize(loop);
     if (mlirOperationIsNull(par))
       return;
@@ -168,6 +175,25 @@ static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
   }
 }
 
+/* Whether the first parallel loop on the way down from root lies below
+ * serial loops and does too little work to fork once per their iteration
+ * (a global pooling over H and W in NHWC: serial h, w around a parallel
+ * channel loop of two vectors, 12,544 forks per call). Moving it outermost
+ * (pbc-parallelize's hoist) then forks once. */
+static bool forksPerIterationTooSmall(MlirOperation root, const State *st) {
+  if (st->minWork <= 0)
+    return false;
+  MlirOperation loop = root;
+  for (int depth = 0; !mlirOperationIsNull(loop); ++depth) {
+    bool parallel = pbcOpHasAttr(loop, PBC_MARK_PARALLEL) || pbcLoopIsParallel(loop);
+    long long trip = pbcExtAffineConstantTripCount(loop);
+    if (parallel && (trip < 0 || trip >= st->minTrip))
+      return depth > 0 && pbcNestWork(loop, 0) < st->minWork;
+    loop = workLoopIn(loop);
+  }
+  return false;
+}
+
 static void parallelizeNest(MlirOperation root, const State *st) {
   /* A nest of a few microseconds gains less from the cores than a fork and
    * join cost, and its join waits for every core to come round. */
@@ -176,7 +202,7 @@ static void parallelizeNest(MlirOperation root, const State *st) {
     return; /* (copy nests have their own bound, kMinCopyElements) */
   if (copied >= 0 && copied < kMinCopyElements && st->band == 1)
     return; /* a small copy of its own (pbc-interleave's replicated filter) */
-  if (st->hoist)
+  if (st->hoist || forksPerIterationTooSmall(root, st))
     root = hoistParallelLoops(root);
   parallelizeFrom(root, true, st);
 }
