@@ -46,10 +46,14 @@ static const char *identityOf(MlirOperation op) {
   return NULL;
 }
 
+/* The parallel body's one loop, with nothing stored before it (every lane
+ * runs what precedes the loop; only lane 0 what follows it). */
 static MlirOperation onlyLoopOf(MlirBlock body) {
   MlirOperation loop = {NULL};
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
+    if (!loop.ptr && pbcOpIsA(op, "memref.store"))
+      return (MlirOperation){NULL};
     if (mlirOperationGetNumRegions(op) == 0)
       continue;
     if (!pbcOpIsA(op, "scf.for") || loop.ptr)
