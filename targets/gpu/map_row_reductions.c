@@ -190,16 +190,17 @@ static void spreadOverLanes(MlirOperation loop, MlirValue lane, long long warp) 
   MlirValue result = combine(comb, after, init, sum);
   MlirOperation resultOp = mlirOpResultGetOwner(result);
   mlirValueReplaceAllUsesOfWith(partial, result);
-  /* (The replacement also rewrote the first shuffle's and the combiners'
-   * use of the partial result: put them back.) */
-  for (MlirOperation op = mlirOperationGetNextInBlock(loop); op.ptr != resultOp.ptr;
+  /* (The replacement also rewrote the uses of the partial result by the
+   * shuffles and combiners just built, the last one included when there is
+   * no shuffle: put them back.) */
+  MlirOperation rest = mlirOperationGetNextInBlock(resultOp);
+  for (MlirOperation op = mlirOperationGetNextInBlock(loop); op.ptr != rest.ptr;
        op = mlirOperationGetNextInBlock(op))
     for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
       if (mlirOperationGetOperand(op, i).ptr == result.ptr)
         mlirOperationSetOperand(op, i, partial);
 
   /* What follows the loop (the result's store) runs on lane 0 only. */
-  MlirOperation rest = mlirOperationGetNextInBlock(resultOp);
   MlirOperation term = mlirBlockGetTerminator(mlirOperationGetBlock(loop));
   if (rest.ptr == term.ptr)
     return;
