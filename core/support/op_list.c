@@ -42,3 +42,11 @@ void pbcOpListDestroy(PbcOpList *l) {
   l->ops = NULL;
   l->n = l->cap = 0;
 }
+
+void pbcOpListRewriteEach(MlirOperation root, const char *name, void (*rewrite)(MlirOperation)) {
+  PbcOpList l = {0};
+  pbcOpListCollect(&l, root, name);
+  for (int i = 0; i < l.n; ++i)
+    rewrite(l.ops[i]);
+  pbcOpListDestroy(&l);
+}

@@ -26,6 +26,12 @@ MlirValue pbcGpuConstIndex(MlirOperation before, int64_t v) {
   return pbcBuildIndexConstant(before, v);
 }
 
+MlirValue pbcGpuConstI32(MlirOperation before, int32_t v) {
+  MlirNamedAttribute value = pbcGpuNamedI32(before, "value", v);
+  return pbcGpuOp(before, "arith.constant", 0, NULL,
+                  mlirIntegerTypeGet(mlirOperationGetContext(before), 32), 1, &value);
+}
+
 MlirValue pbcGpuOp(MlirOperation before, const char *name, int n, const MlirValue *operands,
                    MlirType result, int nAttrs, const MlirNamedAttribute *attrs) {
   MlirOperation op = pbcBuildOp(before, name, n, operands, result, nAttrs, attrs);

@@ -11,6 +11,8 @@
 #include "mlir-c/IR.h"
 
 MlirValue pbcGpuConstIndex(MlirOperation before, int64_t v);
+/* arith.constant v : i32 (shuffle offsets and widths, shared-memory bytes). */
+MlirValue pbcGpuConstI32(MlirOperation before, int32_t v);
 /* Any op NAME with operands, attributes and at most one result (a null
  * `result` type: none); returns the result or a null value. */
 MlirValue pbcGpuOp(MlirOperation before, const char *name, int n, const MlirValue *operands,

@@ -100,7 +100,9 @@ static MlirOperation combinerOf(MlirOperation loop) {
 }
 
 bool pbcGpuIsRowReduction(MlirOperation par) {
-  if (mlirOperationGetNumResults(par) > 0)
+  /* (Other loops go to the general mapping, which reports what it can't map.) */
+  intptr_t dims = mlirOperationGetNumOperands(par) / 3;
+  if (mlirOperationGetNumResults(par) > 0 || dims < 1 || dims > 8)
     return false;
   MlirOperation loop = onlyLoopOf(pbcGpuBody(par, 0));
   return !mlirOperationIsNull(loop) && !mlirOperationIsNull(combinerOf(loop));
@@ -110,13 +112,6 @@ static MlirValue f32Constant(MlirOperation before, const char *text) {
   MlirNamedAttribute value = pbcGpuNamed(before, "value", pbcGpuParseAttr(before, text));
   return pbcGpuOp(before, "arith.constant", 0, NULL,
                   mlirF32TypeGet(mlirOperationGetContext(before)), 1, &value);
-}
-
-static MlirValue i32Constant(MlirOperation before, int v) {
-  MlirContext ctx = mlirOperationGetContext(before);
-  MlirType i32 = mlirIntegerTypeGet(ctx, 32);
-  MlirNamedAttribute value = pbcGpuNamed(before, "value", mlirIntegerAttrGet(i32, v));
-  return pbcGpuOp(before, "arith.constant", 0, NULL, i32, 1, &value);
 }
 
 /* A copy of the combiner (its attributes kept) on a and b, before `before`. */
@@ -173,10 +168,10 @@ static void spreadOverLanes(MlirOperation loop, MlirValue lane, long long warp) 
   MlirValue partial = mlirOperationGetResult(loop, 0);
   MlirContext ctx = mlirOperationGetContext(loop);
   MlirNamedAttribute xorMode = pbcGpuNamed(after, "mode", pbcGpuParseAttr(after, "#gpu<shuffle_mode xor>"));
-  MlirValue width = i32Constant(after, (int)warp);
+  MlirValue width = pbcGpuConstI32(after, (int)warp);
   MlirValue sum = partial;
   for (long long off = warp / 2; off >= 1; off /= 2) {
-    MlirValue ops[3] = {sum, i32Constant(after, (int)off), width};
+    MlirValue ops[3] = {sum, pbcGpuConstI32(after, (int)off), width};
     MlirLocation loc = mlirOperationGetLocation(after);
     MlirOperationState st = mlirOperationStateGet(pbcStr("gpu.shuffle"), loc);
     MlirType results[2] = {mlirF32TypeGet(ctx), mlirIntegerTypeGet(ctx, 1)};
@@ -214,9 +209,7 @@ static void spreadOverLanes(MlirOperation loop, MlirValue lane, long long warp) 
 
 bool pbcGpuMapRowReduction(MlirOperation par, long long threads, long long warp) {
   int n = (int)(mlirOperationGetNumOperands(par) / 3);
-  long long rowsPerBlock = threads / warp;
-  if (n < 1 || n > 8 || rowsPerBlock < 1)
-    return false;
+  long long rowsPerBlock = threads / warp; /* (warp <= threads: the pass's options) */
   static const char *const blockIds[] = {"block_x", "block_y", "block_z"};
   MlirValue lb[8], ub[8], step[8], outerStep[8];
   const char *outerProc[8];

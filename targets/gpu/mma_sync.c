@@ -216,7 +216,7 @@ static MlirValue copyStage(const Kernel *K, MlirOperation before, MlirValue kt, 
                    K->asyncA, tokens);
   if (t->bByN)
     n += copyTile(K, before, &K->g->b, K->bS, stage, kPbcColN, K->j0, t->bn, kPbcRed, k0, t->bk,
-                  true, tokens + n);
+                  K->asyncB, tokens + n);
   else
     n += copyTile(K, before, &K->g->b, K->bS, stage, kPbcRed, k0, t->bk, kPbcColN, K->j0, t->bn,
                   K->asyncB, tokens + n);
@@ -313,8 +313,8 @@ static void stagedCopyOut(const Kernel *K, MlirOperation end, MlirValue raw, Mli
   const PbcBlockTiles *t = &K->t;
   MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
   MlirType f32 = mlirF32TypeGet(mlirOperationGetContext(end));
-  char type[160], elemText[8];
-  snprintf(elemText, sizeof(elemText), "%s", mlirTypeIsAF32(elem) ? "f32" : "f16");
+  const char *elemText = mlirTypeIsAF32(elem) ? "f32" : "f16";
+  char type[160];
   /* Rows padded by one chunk: still 16-byte aligned, and lanes g = 0..7
    * of a fragment start in different banks. */
   snprintf(type, sizeof(type), "memref<%dx%dx%s, #gpu.address_space<workgroup>>", t->bm,
@@ -366,7 +366,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   K.threads = kWarp * t->warpsM * t->warpsN;
   K.kTiles = tilesOf(g->k, t->bk);
   K.asyncA = chunkable(g, &g->a, kPbcRed);
-  K.asyncB = chunkable(g, &g->b, kPbcColN);
+  K.asyncB = t->bByN || chunkable(g, &g->b, kPbcColN);
   int wm = t->bm / t->warpsM, wn = t->bn / t->warpsN, fm = wm / 16, fn = wn / 8;
   MlirType f32 = mlirF32TypeGet(ctx);
 
@@ -375,9 +375,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
                        cst(at, g->batch)};
   MlirValue block[3] = {cst(at, K.threads), c1, c1};
   long long aBytes = 2LL * t->stages * t->bm * (t->bk + kPad);
-  MlirNamedAttribute smemValue = pbcGpuNamedI32(at, "value", (int32_t)(t->stages * t->stageBytes));
-  MlirValue smem =
-      pbcGpuOp(at, "arith.constant", 0, NULL, mlirIntegerTypeGet(ctx, 32), 1, &smemValue);
+  MlirValue smem = pbcGpuConstI32(at, (int32_t)(t->stages * t->stageBytes));
   MlirOperation launch = pbcGpuBuildLaunch(at, grid, block, smem);
   MlirBlock body = pbcGpuBody(launch, 0);
   MlirOperation end = mlirBlockGetTerminator(body);

@@ -232,7 +232,7 @@ def _is_standin(pbc):
     return os.path.basename(pbc) == "standin.sh"
 
 
-def compile(mlir_path_or_text, pbc=None, extra_args=(), name="X", timeout=600):
+def compile(mlir_path_or_text, pbc=None, extra_args=(), name="X", timeout=600, _prebuilt=True):
     """Compile an MLIR file (path) or MLIR text into a shared library.
 
     Runs `PBC --emit=lib -o DIR/lib<name>.so INPUT EXTRA...` in a fresh temp
@@ -256,11 +256,12 @@ def compile(mlir_path_or_text, pbc=None, extra_args=(), name="X", timeout=600):
         # A test that names its own target (e.g. the template) keeps it.
         target = [] if any(a.startswith("--target=") for a in extra_args) else TARGET_ARGS
         cmd = [pbc, "--emit=lib", "-o", out, src] + target + list(extra_args)
-    if PREBUILT is not None:
+    prebuilt = PREBUILT if _prebuilt else None
+    if prebuilt is not None:
         with open(src, "rb") as f:
             key = prebuilt_key(f.read(), cmd[5:] if not _is_standin(pbc) else [])
-        if PREBUILT[0] == "replay":
-            return _replay(os.path.join(PREBUILT[1], key), out, workdir)
+        if prebuilt[0] == "replay":
+            return _replay(os.path.join(prebuilt[1], key), out, workdir)
     try:
         p = subprocess.run(cmd, cwd=workdir, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, timeout=timeout)
@@ -272,23 +273,25 @@ def compile(mlir_path_or_text, pbc=None, extra_args=(), name="X", timeout=600):
         text = p.stdout.decode(errors="replace").strip()
         message = "exit %d: %s\n%s" % (p.returncode, " ".join(cmd),
                                        "\n".join(text.splitlines()[-30:]))
-        if PREBUILT is not None:
-            with open(os.path.join(PREBUILT[1], key + ".err"), "w") as f:
+        if prebuilt is not None:
+            with open(os.path.join(prebuilt[1], key + ".err"), "w") as f:
                 f.write(message)
         raise CompileError(message)
-    if PREBUILT is not None:
-        shutil.copy(out, os.path.join(PREBUILT[1], key + ".so"))
-        shutil.rmtree(workdir, ignore_errors=True)
-        if not target or TARGET_ARGS == ["--target=cpu"]:
-            return Library(*_recorded_copy(os.path.join(PREBUILT[1], key)))
-        # The test goes on with the same program compiled for the cpu, so
-        # that every library it compiles after this one is recorded too.
-        try:
-            return compile(mlir_path_or_text, pbc, ["--target=cpu"] + [
-                a for a in extra_args if not a.startswith("--chip=")], name, timeout)
-        except CompileError as e:
-            raise CompiledOnly("recorded as %s.so; the cpu stand-in that lets the test "
-                               "go on failed: %s" % (key, str(e).splitlines()[0]))
+    if prebuilt is not None:
+        shutil.copy(out, os.path.join(prebuilt[1], key + ".so"))
+        if target and TARGET_ARGS != ["--target=cpu"]:
+            # The test goes on with the same program compiled for the cpu
+            # (not recorded), so that every library it compiles after this
+            # one is recorded too.
+            shutil.rmtree(workdir, ignore_errors=True)
+            try:
+                return compile(mlir_path_or_text, pbc, ["--target=cpu"] + [
+                    a for a in extra_args if not a.startswith("--chip=")], name, timeout,
+                    _prebuilt=False)
+            except CompileError as e:
+                raise CompiledOnly("recorded as %s.so; the cpu stand-in that lets the test "
+                                   "go on failed: %s" % (key, str(e).splitlines()[0]))
+        return Library(out, workdir)
     if COMPILE_ONLY_CHECK is not None and target:
         try:
             summary = COMPILE_ONLY_CHECK(pbc, src, workdir)
@@ -299,9 +302,8 @@ def compile(mlir_path_or_text, pbc=None, extra_args=(), name="X", timeout=600):
 
 
 def prebuilt_setup(mode, folder, pbc, target):
-    """Sets PREBUILT. The libraries name their target's runtime by the path
-    it had where they were compiled: the record keeps a copy of it and the
-    replay puts it back at that path if nothing is there."""
+    """Sets PREBUILT. The record keeps a copy of the target's runtime, which
+    the replay installs where the libraries expect it (install_runtime)."""
     import json
     global PREBUILT
     folder = os.path.abspath(folder)
@@ -316,10 +318,16 @@ def prebuilt_setup(mode, folder, pbc, target):
     elif os.path.exists(manifest):
         with open(manifest) as f:
             linked = json.load(f)["linked_as"]
-        if not os.path.exists(linked):
-            os.makedirs(os.path.dirname(linked), exist_ok=True)
-            shutil.copy(os.path.join(folder, os.path.basename(linked)), linked)
+        install_runtime(linked, os.path.join(folder, os.path.basename(linked)))
     PREBUILT = (mode, folder)
+
+
+def install_runtime(linked_as, copy):
+    """A library compiled elsewhere names its target's runtime by the path
+    the runtime had there: puts `copy` at that path if nothing is there."""
+    if not os.path.exists(linked_as):
+        os.makedirs(os.path.dirname(linked_as), exist_ok=True)
+        shutil.copy(copy, linked_as)
 
 
 def prebuilt_key(source, args):
@@ -327,13 +335,6 @@ def prebuilt_key(source, args):
     h = hashlib.sha256(source)
     h.update("\0".join(["", "args"] + list(args)).encode())
     return h.hexdigest()[:24]
-
-
-def _recorded_copy(base):
-    workdir = tempfile.mkdtemp(prefix="pbc_e2e_")
-    out = os.path.join(workdir, "lib.so")
-    shutil.copy(base + ".so", out)
-    return out, workdir
 
 
 def _replay(base, out, workdir):

@@ -257,16 +257,12 @@ def run(args):
     folder = os.path.abspath(args.folder)
     with open(os.path.join(folder, "manifest.json")) as f:
         manifest = json.load(f)
-    # pbc's libraries name their runtime by the path it had where they were
-    # built: put the carried runtime there.
-    linked = manifest["runtime_linked_as"]
-    if not os.path.exists(linked):
-        os.makedirs(os.path.dirname(linked), exist_ok=True)
-        shutil.copy(os.path.join(folder, "libpbc_nvgpu_runtime.so"), linked)
     os.environ["PBC_GPU_KERNEL_TIMING"] = "1"
     sys.path.insert(0, folder)
     import ctypes
     import pbc_lib
+    linked = manifest["runtime_linked_as"]
+    pbc_lib.install_runtime(linked, os.path.join(folder, "libpbc_nvgpu_runtime.so"))
     rt = ctypes.CDLL(linked)
     rt.pbcGpuKernelMilliseconds.restype = ctypes.c_double
     peers = set(args.peers.split(","))

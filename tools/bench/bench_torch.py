@@ -4,7 +4,8 @@ CPU path here (torch.jit.trace + freeze + optimize_for_inference), batch 1,
 2 threads, in one process: warm-up, then interleaved rounds, medians.
 
 usage: /usr/bin/python3 tools/bench/bench_torch.py [--runs N] [--models a,b,...]
-models: mlp, resnet18, mobilenet_v2, encoder (default: all)
+models: mlp, resnet18, mobilenet_v2, encoder (default: all), or any
+torchvision classifier by name (efficientnet_b0, resnet50, ...)
 
 Peers' settings: torch.set_num_threads(2), OPENBLAS_CORETYPE=SkylakeX,
 OPENBLAS_NUM_THREADS=1 (torch's own threads do the parallel work); pbc's code
@@ -76,7 +77,11 @@ def main():
         pbc.libpbc.library()._name))
     rows = []
     for name in a.models.split(","):
-        model, x = getattr(test_models, name)()
+        if hasattr(test_models, name):
+            model, x = getattr(test_models, name)()
+        else:  # any torchvision classifier, on one 224x224 image
+            import torchvision
+            model, x = getattr(torchvision.models, name)(), torch.randn(1, 3, 224, 224)
         model = randomize_norms(model).eval()
         t0 = time.perf_counter()
         fast = pbc.jit(model)

@@ -19,5 +19,8 @@ void pbcOpListPush(PbcOpList *l, MlirOperation op);
  * what a pass rewrites, collected before the rewriting starts. */
 void pbcOpListCollect(PbcOpList *l, MlirOperation root, const char *name);
 void pbcOpListDestroy(PbcOpList *l);
+/* Collects every op named `name` under root, then calls rewrite on each in
+ * turn (it may replace or erase the op it is given). */
+void pbcOpListRewriteEach(MlirOperation root, const char *name, void (*rewrite)(MlirOperation));
 
 #endif

@@ -39,11 +39,7 @@ static void distribute(MlirOperation empty) {
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  PbcOpList empties = {0};
-  pbcOpListCollect(&empties, func, "tensor.empty");
-  for (int i = 0; i < empties.n; ++i)
-    distribute(empties.ops[i]);
-  pbcOpListDestroy(&empties);
+  pbcOpListRewriteEach(func, "tensor.empty", distribute);
   return true;
 }
 

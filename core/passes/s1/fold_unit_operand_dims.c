@@ -124,11 +124,7 @@ static void fold(MlirOperation generic) {
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  PbcOpList generics = {0};
-  pbcOpListCollect(&generics, func, "linalg.generic");
-  for (int i = 0; i < generics.n; ++i)
-    fold(generics.ops[i]);
-  pbcOpListDestroy(&generics);
+  pbcOpListRewriteEach(func, "linalg.generic", fold);
   return true;
 }
 

@@ -31,11 +31,7 @@ static void lower(MlirOperation copy) {
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  PbcOpList c = {0};
-  pbcOpListCollect(&c, func, "memref.copy");
-  for (int i = 0; i < c.n; ++i)
-    lower(c.ops[i]);
-  pbcOpListDestroy(&c);
+  pbcOpListRewriteEach(func, "memref.copy", lower);
   return true;
 }
 
