@@ -154,7 +154,69 @@ static MlirWalkResult countAccesses(MlirOperation op, void *data) {
  * many pairs the loop counts as not parallel (serial code, never wrong). */
 enum { kMaxDependencePairs = 8192 };
 
+/* Ops that touch no memory but through the accesses gathered with them:
+ * their operands hold no memref (gathering reports any that do) and their
+ * dialects have no other effects. */
+static MlirWalkResult findOtherEffects(MlirOperation op, void *data) {
+  static const char *const kPure[] = {"arith.", "math.", "vector.", "affine.", "index."};
+  MlirStringRef name = mlirIdentifierStr(mlirOperationGetName(op));
+  for (size_t i = 0; i < sizeof(kPure) / sizeof(kPure[0]); ++i)
+    if (name.length > strlen(kPure[i]) && !strncmp(name.data, kPure[i], strlen(kPure[i])))
+      return MlirWalkResultAdvance;
+  *(bool *)data = true;
+  return MlirWalkResultInterrupt;
+}
+
+/* Some subscript of the access is coeff * iv + constant (coeff != 0, the
+ * loop's iv the only term), and moves further than the access is wide per
+ * iteration: distinct iterations touch distinct elements. */
+static bool iterationsDisjoint(const PbcAccess *a, MlirValue iv, long long step) {
+  for (int d = 0; d < a->rank; ++d) {
+    const PbcLinearForm *f = &a->subscripts[d];
+    if (f->nTerms != 1 || !mlirValueEqual(f->values[0], iv) || f->coeffs[0] == 0)
+      continue;
+    long long move = (f->coeffs[0] < 0 ? -f->coeffs[0] : f->coeffs[0]) * step;
+    if (d < a->rank - 1 || move >= (a->lanes ? a->lanes : 1))
+      return true;
+  }
+  return false;
+}
+
+enum { kFastPathAccesses = 64 };
+
+/* The elementwise case without an integer program: every access that may
+ * alias a write is to the same memref at the same subscripts as that write,
+ * and the write touches distinct elements in distinct iterations. 1 if so
+ * (parallel), 0 if it can't say. */
+static int parallelByIdenticalSubscripts(MlirOperation loop) {
+  if (mlirOperationGetNumResults(loop) != 0 || pbcLoopStep(loop) < 1)
+    return 0;
+  PbcAccess acc[kFastPathAccesses];
+  int n = 0;
+  bool other = false;
+  if (!pbcGatherAccesses(loop, acc, kFastPathAccesses, &n))
+    return 0;
+  mlirOperationWalk(loop, findOtherEffects, &other, MlirWalkPreOrder);
+  if (other)
+    return 0;
+  MlirValue iv = pbcLoopIv(loop);
+  long long step = pbcLoopStep(loop);
+  for (int i = 0; i < n; ++i) {
+    if (!acc[i].isWrite)
+      continue;
+    if (!iterationsDisjoint(&acc[i], iv, step))
+      return 0;
+    for (int j = 0; j < n; ++j)
+      if (j != i && pbcMemrefsMayAlias(acc[i].memref, acc[j].memref) &&
+          !pbcAccessesSame(&acc[i], &acc[j]))
+        return 0;
+  }
+  return 1;
+}
+
 bool pbcLoopIsParallel(MlirOperation loop) {
+  if (parallelByIdenticalSubscripts(loop))
+    return true;
   AccessCount c = {0, 0};
   mlirOperationWalk(loop, countAccesses, &c, MlirWalkPreOrder);
   if (c.writes * (c.reads + c.writes) > kMaxDependencePairs)

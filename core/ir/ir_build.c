@@ -290,3 +290,24 @@ void pbcMoveDeallocsAfter(MlirOperation first, MlirOperation second) {
     d = next;
   }
 }
+
+MlirValue pbcBuildCollapseLastTwo(MlirOperation before, MlirValue memref) {
+  MlirType t = mlirValueGetType(memref);
+  MlirContext ctx = mlirTypeGetContext(t);
+  int r = (int)mlirShapedTypeGetRank(t);
+  int64_t shape[PBC_MAX_RANK];
+  MlirAttribute groups[PBC_MAX_RANK];
+  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
+  for (int d = 0; d < r - 1; ++d) {
+    shape[d] = mlirShapedTypeGetDimSize(t, d);
+    MlirAttribute dims[2] = {mlirIntegerAttrGet(i64, d), mlirIntegerAttrGet(i64, d + 1)};
+    groups[d] = mlirArrayAttrGet(ctx, d == r - 2 ? 2 : 1, dims);
+  }
+  shape[r - 2] *= mlirShapedTypeGetDimSize(t, r - 1);
+  MlirType collapsed = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), r - 1, shape,
+                                         mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
+  MlirNamedAttribute reassoc = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("reassociation")),
+                                                     mlirArrayAttrGet(ctx, r - 1, groups));
+  return mlirOperationGetResult(
+      pbcBuildOp(before, "memref.collapse_shape", 1, &memref, collapsed, 1, &reassoc), 0);
+}

@@ -60,6 +60,9 @@ MlirOperation pbcBuildDealloc(MlirOperation before, MlirValue buffer, MlirLocati
  * `result` type: none), before `before` (at its location). */
 MlirOperation pbcBuildOp(MlirOperation before, const char *name, int n, const MlirValue *operands,
                          MlirType result, int nAttrs, const MlirNamedAttribute *attrs);
+/* memref.collapse_shape of a static, identity-layout `memref` merging its
+ * last two dimensions (a view of the same elements), before `before`. */
+MlirValue pbcBuildCollapseLastTwo(MlirOperation before, MlirValue memref);
 /* arith.constant `v` : index, before `before`. */
 MlirValue pbcBuildIndexConstant(MlirOperation before, int64_t v);
 /* scf.if `cond` without results before `before`: a then block holding just

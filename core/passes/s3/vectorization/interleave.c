@@ -129,8 +129,7 @@ static bool plan(Plan *p, MlirOperation w, int lanesBits) {
     return false;
   long long wTrip = pbcLoopZeroBasedTrip(w);
   p->cn = pbcLoopZeroBasedTrip(p->c);
-  if (wTrip <= 0 || p->cn < 1 || !pbcLoopIsParallel(w) ||
-      !pbcLoopIsParallel(p->c))
+  if (wTrip <= 0 || p->cn < 1)
     return false;
   p->ok = true;
   mlirOperationWalk(p->c, gather, p, MlirWalkPreOrder);
@@ -162,7 +161,8 @@ static bool plan(Plan *p, MlirOperation w, int lanesBits) {
       return false;
     interleaved |= p->role[i] == INTERLEAVED;
   }
-  return interleaved;
+  /* MLIR's dependence test last: it is the expensive one. */
+  return interleaved && pbcLoopIsParallel(w) && pbcLoopIsParallel(p->c);
 }
 
 bool pbcInterleaveApplies(MlirOperation w, int vectorBits) {
@@ -186,34 +186,6 @@ static MlirOperation hoistPoint(MlirOperation op, MlirValue memref, bool snapsho
     }
     op = parent;
   }
-}
-
-/* memref.collapse_shape merging the last two dimensions. */
-static MlirValue collapseLastTwo(MlirValue memref, MlirOperation before) {
-  MlirType t = mlirValueGetType(memref);
-  MlirContext ctx = mlirTypeGetContext(t);
-  int r = (int)mlirShapedTypeGetRank(t);
-  int64_t shape[PBC_MAX_RANK];
-  MlirAttribute groups[PBC_MAX_RANK];
-  MlirType i64 = mlirIntegerTypeGet(ctx, 64);
-  for (int d = 0; d < r - 1; ++d) {
-    shape[d] = mlirShapedTypeGetDimSize(t, d);
-    MlirAttribute dims[2] = {mlirIntegerAttrGet(i64, d), mlirIntegerAttrGet(i64, d + 1)};
-    groups[d] = mlirArrayAttrGet(ctx, d == r - 2 ? 2 : 1, dims);
-  }
-  shape[r - 2] *= mlirShapedTypeGetDimSize(t, r - 1);
-  MlirType collapsed = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), r - 1, shape,
-                                         mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
-  MlirNamedAttribute reassoc = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("reassociation")),
-                                                     mlirArrayAttrGet(ctx, r - 1, groups));
-  MlirOperationState st =
-      mlirOperationStateGet(pbcStr("memref.collapse_shape"), mlirOperationGetLocation(before));
-  mlirOperationStateAddOperands(&st, 1, &memref);
-  mlirOperationStateAddResults(&st, 1, &collapsed);
-  mlirOperationStateAddAttributes(&st, 1, &reassoc);
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
-  return mlirOperationGetResult(op, 0);
 }
 
 /* A copy of `memref` whose last dimension holds its Cn values `times` times
@@ -277,7 +249,7 @@ static void rewrite(Plan *p) {
     if (mlirValueIsNull(repl)) {
       bool copy = p->role[i] == REPLICATED;
       MlirOperation at = hoistPoint(p->w, a->memref, copy);
-      repl = copy ? replicate(a->memref, p->v, at) : collapseLastTwo(a->memref, at);
+      repl = copy ? replicate(a->memref, p->v, at) : pbcBuildCollapseLastTwo(at, a->memref);
       from[nMapped] = a->memref;
       roleOf[nMapped] = p->role[i];
       to[nMapped++] = repl;
