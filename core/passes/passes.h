@@ -26,6 +26,7 @@ extern const PbcCPassSpec pbcPackPass;
 extern const PbcCPassSpec pbcTransposeCopiesPass;
 extern const PbcCPassSpec pbcVectorizePass;
 extern const PbcCPassSpec pbcAbsorbFillPass;
+extern const PbcCPassSpec pbcCollapseRowsPass;
 extern const PbcCPassSpec pbcInterleavePass;
 extern const PbcCPassSpec pbcPrefetchPass;
 extern const PbcCPassSpec pbcHoistInvariantLoadsPass;

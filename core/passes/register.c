@@ -23,6 +23,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcPackPass,
       &pbcTransposeCopiesPass,
       &pbcRegisterTilePass,
+      &pbcCollapseRowsPass,
       &pbcInterleavePass,
       &pbcVectorizePass,
       &pbcVectorizeReductionsPass,
