@@ -7,6 +7,8 @@
 
 #include "pbc/c_pass.h"
 
+extern const PbcCPassSpec pbcChannelsLastPass;
+extern const PbcCPassSpec pbcSinkTransposesPass;
 extern const PbcCPassSpec pbcDecomposeAggregatesPass;
 extern const PbcCPassSpec pbcDistinctResultsPass;
 extern const PbcCPassSpec pbcDistinctEmptiesPass;

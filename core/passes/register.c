@@ -5,6 +5,8 @@
 
 void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   static const PbcCPassSpec *const kPasses[] = {
+      &pbcChannelsLastPass,
+      &pbcSinkTransposesPass,
       &pbcDecomposeAggregatesPass,
       &pbcDistinctResultsPass,
       &pbcDistinctEmptiesPass,

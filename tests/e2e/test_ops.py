@@ -857,27 +857,30 @@ def _(ctx):
     (r,) = ctx.run(text, [x])
     assert_close(r, ref, k=KH * KW)
 
-def pool_case(ctx, kind):
+def pool_case(ctx, kind, layout="nhwc"):
     rng = ctx.rng
     (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng)
     N, C = int(rng.integers(1, 3)), int(rng.integers(1, 9))
-    xs = (N, H, W, C)
-    low, high = [0, pl[0], pl[1], 0], [0, ph[0], ph[1], 0]
+    nchw = layout == "nchw"
+    ah, aw = (2, 3) if nchw else (1, 2)   # the spatial axes
+    xs = (N, C, H, W) if nchw else (N, H, W, C)
+    low, high = [0, 0, 0, 0], [0, 0, 0, 0]
+    low[ah], low[aw], high[ah], high[aw] = pl[0], pl[1], ph[0], ph[1]
     init, padv = ("0.0", "0.0") if kind == "sum" else (NINF, NINF)
     body = "  %%padv = arith.constant %s : f32\n" % padv
     ptxt, xps = pad_text("x", xs, low, high, "padv")
-    Ho, Wo = out_size(xps[1], KH, s[0], d[0]), out_size(xps[2], KW, s[1], d[1])
-    os_ = (N, Ho, Wo, C)
+    Ho, Wo = out_size(xps[ah], KH, s[0], d[0]), out_size(xps[aw], KW, s[1], d[1])
+    os_ = (N, C, Ho, Wo) if nchw else (N, Ho, Wo, C)
     body += ptxt + fill("f", os_, value=init)
     body += "  %%win = tensor.empty() : %s\n" % T((KH, KW))
-    body += ("  %%r = linalg.pooling_nhwc_%s {dilations = %s, strides = %s}\n"
+    body += ("  %%r = linalg.pooling_%s_%s {dilations = %s, strides = %s}\n"
              "      ins(%%x_p, %%win : %s, %s) outs(%%f : %s) -> %s\n"
-             % (kind, dense_i64(d), dense_i64(s), T(xps), T((KH, KW)), T(os_), T(os_)))
+             % (layout, kind, dense_i64(d), dense_i64(s), T(xps), T((KH, KW)), T(os_), T(os_)))
     text = func("pool", [("x", T(xs))], [("r", T(os_))], body)
     x, _ = ctx.rand(xs)
     xp = np.pad(x.astype(np.float64), list(zip(low, high)),
                 constant_values=0.0 if kind == "sum" else -np.inf)
-    wins = [window(xp, 1, 2, kh, kw, s, d, Ho, Wo) for kh in range(KH) for kw in range(KW)]
+    wins = [window(xp, ah, aw, kh, kw, s, d, Ho, Wo) for kh in range(KH) for kw in range(KW)]
     ref = sum(wins) if kind == "sum" else np.max(np.stack(wins), axis=0)
     (r,) = ctx.run(text, [x])
     assert_close(r, ref, k=KH * KW)
@@ -891,6 +894,89 @@ def _(ctx):
 @test("pooling_nhwc_sum_pad_stride_dilation")
 def _(ctx):
     pool_case(ctx, "sum")
+
+
+@test("pooling_nchw_max_pad_stride_dilation")
+def _(ctx):
+    pool_case(ctx, "max", "nchw")
+
+
+@test("pooling_nchw_sum_pad_stride_dilation")
+def _(ctx):
+    pool_case(ctx, "sum", "nchw")
+
+
+@test("nchw_residual_block")
+def _(ctx):
+    """Channels-first layers run channels-last (pbc-channels-last): conv ->
+    bias + ReLU -> pad -> conv with a constant filter (transposed at compile
+    time) -> + bias + residual -> ReLU -> 2x2 max pooling, all NCHW; the
+    transposes between the layers move below the elementwise ops and pads
+    and cancel (pbc-sink-transposes)."""
+    rng = ctx.rng
+    N, C, H, W = int(rng.integers(1, 3)), int(rng.integers(2, 9)), 2 * int(rng.integers(2, 6)), \
+        2 * int(rng.integers(2, 6))
+    xs, ws = (N, C, H, W), (C, C, 3, 3)
+    x, _ = ctx.rand(xs)
+    w1, _ = ctx.rand(ws)
+    w2, _ = ctx.rand(ws)
+    b1, _ = ctx.rand((C,))
+    b2, _ = ctx.rand((C,))
+    dense = lambda a: "dense<[%s]>" % ", ".join(repr(float(v)) for v in a.reshape(-1))
+    pads = ([0, 0, 1, 1], [0, 0, 1, 1])
+    xps = (N, C, H + 2, W + 2)
+    conv = ("  %%%s = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, "
+            "strides = dense<1> : tensor<2xi64>} ins(%%%s, %%%s : %s, %s) outs(%%%s : %s) -> %s\n")
+    bmap = amap(4, ["d1"])
+    body = "  %zero = arith.constant 0.0 : f32\n"
+    body += "  %%w2 = arith.constant %s : %s\n" % (dense(w2), T((C * C * 9,)))
+    body += ("  %%w2r = tensor.expand_shape %%w2 [[0, 1, 2, 3]] output_shape [%d, %d, 3, 3] : %s into %s\n"
+             % (C, C, T((C * C * 9,)), T(ws)))
+    p1, _ = pad_text("x", xs, pads[0], pads[1], "zero")
+    body += p1 + fill("f1", xs) + conv % ("c1", "x_p", "w1", T(xps), T(ws), "f1", T(xs), T(xs))
+    body += "  %%e1 = tensor.empty() : %s\n" % T(xs)
+    body += ("  %%r1 = linalg.generic {indexing_maps = [%s, %s, %s], iterator_types = %s} "
+             "ins(%%c1, %%b1 : %s, %s) outs(%%e1 : %s) {\n"
+             "  ^bb0(%%a: f32, %%b: f32, %%o: f32):\n"
+             "    %%s = arith.addf %%a, %%b : f32\n"
+             "    %%m = arith.maximumf %%s, %%zero : f32\n"
+             "    linalg.yield %%m : f32\n"
+             "  } -> %s\n" % (ident(4), bmap, ident(4), iters(["parallel"] * 4),
+                              T(xs), T((C,)), T(xs), T(xs)))
+    p2, _ = pad_text("r1", xs, pads[0], pads[1], "zero")
+    body += p2 + fill("f2", xs) + conv % ("c2", "r1_p", "w2r", T(xps), T(ws), "f2", T(xs), T(xs))
+    body += "  %%e2 = tensor.empty() : %s\n" % T(xs)
+    body += ("  %%r2 = linalg.generic {indexing_maps = [%s, %s, %s, %s], iterator_types = %s} "
+             "ins(%%c2, %%b2, %%x : %s, %s, %s) outs(%%e2 : %s) {\n"
+             "  ^bb0(%%a: f32, %%b: f32, %%r: f32, %%o: f32):\n"
+             "    %%s = arith.addf %%a, %%b : f32\n"
+             "    %%t = arith.addf %%s, %%r : f32\n"
+             "    %%m = arith.maximumf %%t, %%zero : f32\n"
+             "    linalg.yield %%m : f32\n"
+             "  } -> %s\n" % (ident(4), bmap, ident(4), ident(4), iters(["parallel"] * 4),
+                              T(xs), T((C,)), T(xs), T(xs), T(xs)))
+    os_ = (N, C, H // 2, W // 2)
+    body += fill("f3", os_, value=NINF) + "  %%win = tensor.empty() : %s\n" % T((2, 2))
+    body += ("  %%r = linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, "
+             "strides = dense<2> : tensor<2xi64>} ins(%%r2, %%win : %s, %s) outs(%%f3 : %s) -> %s\n"
+             % (T(xs), T((2, 2)), T(os_), T(os_)))
+    text = func("block", [("x", T(xs)), ("w1", T(ws)), ("b1", T((C,))), ("b2", T((C,)))],
+                [("r", T(os_))], body)
+
+    def conv_ref(inp, w):
+        xp = np.pad(inp, [(0, 0), (0, 0), (1, 1), (1, 1)])
+        out = np.zeros(inp.shape)
+        for kh in range(3):
+            for kw in range(3):
+                win = window(xp, 2, 3, kh, kw, (1, 1), (1, 1), H, W)
+                out += np.einsum("nchw,fc->nfhw", win, w[:, :, kh, kw].astype(np.float64))
+        return out
+    x64 = x.astype(np.float64)
+    r1 = np.maximum(conv_ref(x64, w1) + b1.astype(np.float64)[None, :, None, None], 0)
+    r2 = np.maximum(conv_ref(r1, w2) + b2.astype(np.float64)[None, :, None, None] + x64, 0)
+    ref = r2.reshape(N, C, H // 2, 2, W // 2, 2).max(axis=(3, 5))
+    (r,) = ctx.run(text, [x, w1, b1, b2])
+    assert_close(r, ref, k=2 * C * 9)
 
 
 # ---------------------------------------------------------------- elementwise

@@ -1,0 +1,65 @@
+/* Builders of the channels-last rewrite: see passes/s1/layout.h. */
+#include "passes/s1/layout.h"
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Dialect/Linalg.h"
+#include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
+
+enum { kMaxAttrs = 8, kMaxRank = 8 };
+
+static MlirNamedAttribute namedAttr(MlirContext ctx, const char *name, MlirAttribute a) {
+  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr(name)), a);
+}
+
+static MlirOperation buildStructured(MlirOperation before, const char *name, int nIns,
+                                     const MlirValue *operands, MlirType result, int nAttrs,
+                                     const MlirNamedAttribute *attrs, bool segments) {
+  MlirContext ctx = mlirOperationGetContext(before);
+  MlirOperationState st = mlirOperationStateGet(pbcStr(name), mlirOperationGetLocation(before));
+  mlirOperationStateAddOperands(&st, nIns + 1, operands);
+  mlirOperationStateAddResults(&st, 1, &result);
+  MlirNamedAttribute all[kMaxAttrs + 1];
+  int n = 0;
+  for (; n < nAttrs && n < kMaxAttrs; ++n)
+    all[n] = attrs[n];
+  int32_t sizes[2] = {nIns, 1};
+  if (segments)
+    all[n++] = namedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, sizes));
+  mlirOperationStateAddAttributes(&st, n, all);
+  MlirRegion region = mlirRegionCreate();
+  mlirOperationStateAddOwnedRegions(&st, 1, &region);
+  MlirOperation op = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
+  mlirLinalgFillBuiltinNamedOpRegion(op);
+  return op;
+}
+
+MlirOperation pbcBuildNamedLinalg(MlirOperation before, const char *name, int nIns,
+                                  const MlirValue *operands, MlirType result, int nAttrs,
+                                  const MlirNamedAttribute *attrs) {
+  return buildStructured(before, name, nIns, operands, result, nAttrs, attrs, true);
+}
+
+MlirType pbcPermutedTensorType(MlirType t, const int64_t *perm, int rank) {
+  int64_t shape[kMaxRank];
+  for (int i = 0; i < rank; ++i)
+    shape[i] = mlirShapedTypeGetDimSize(t, perm[i]);
+  return mlirRankedTensorTypeGet(rank, shape, mlirShapedTypeGetElementType(t),
+                                 mlirAttributeGetNull());
+}
+
+MlirValue pbcBuildTranspose(MlirOperation before, MlirValue v, const int64_t *perm, int rank,
+                            bool mark) {
+  MlirContext ctx = mlirOperationGetContext(before);
+  MlirType rt = pbcPermutedTensorType(mlirValueGetType(v), perm, rank);
+  MlirValue operands[2] = {
+      v, mlirOperationGetResult(pbcBuildOp(before, "tensor.empty", 0, NULL, rt, 0, NULL), 0)};
+  MlirNamedAttribute attr = namedAttr(ctx, "permutation", mlirDenseI64ArrayGet(ctx, rank, perm));
+  /* linalg.transpose has exactly one input and one init: no segments. */
+  MlirOperation t = buildStructured(before, "linalg.transpose", 1, operands, rt, 1, &attr, false);
+  if (mark)
+    pbcOpSetUnitAttr(t, PBC_SINK_MARK);
+  return mlirOperationGetResult(t, 0);
+}

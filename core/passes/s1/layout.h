@@ -1,0 +1,28 @@
+/* Builders the channels-last rewrite shares (pbc-channels-last,
+ * pbc-sink-transposes): named linalg ops on tensors, and the transposes
+ * pbc-sink-transposes moves. */
+#ifndef PBC_PASSES_S1_LAYOUT_H
+#define PBC_PASSES_S1_LAYOUT_H
+
+#include <stdint.h>
+
+#include "mlir-c/IR.h"
+
+/* On a linalg.transpose: pbc-channels-last made it (or pbc-sink-transposes
+ * moved it), and pbc-sink-transposes may move it below elementwise ops. */
+#define PBC_SINK_MARK "pbc.sink_transpose"
+
+/* A named linalg op `name` (destination style: nIns inputs, then one init,
+ * operands[0 .. nIns]) with its body, before `before`. */
+MlirOperation pbcBuildNamedLinalg(MlirOperation before, const char *name, int nIns,
+                                  const MlirValue *operands, MlirType result, int nAttrs,
+                                  const MlirNamedAttribute *attrs);
+/* The static tensor type `t` with dim i of the result dim perm[i] of t
+ * (linalg.transpose's convention). */
+MlirType pbcPermutedTensorType(MlirType t, const int64_t *perm, int rank);
+/* linalg.transpose of `v` (a static tensor) by perm, into a new empty
+ * tensor, before `before`; marked PBC_SINK_MARK if `mark`. */
+MlirValue pbcBuildTranspose(MlirOperation before, MlirValue v, const int64_t *perm, int rank,
+                            bool mark);
+
+#endif
