@@ -553,3 +553,26 @@ bool pbcLoopStoresOnlyConstant(MlirOperation loop, PbcAccess *store, MlirOperati
   *constant = mlirOpResultGetOwner(k);
   return true;
 }
+
+bool pbcIvOnlySubscripts(MlirValue iv) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(iv); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    bool load = pbcOpIsA(user, "affine.load");
+    if (!load && !pbcOpIsA(user, "affine.store"))
+      return false;
+    if (mlirOpOperandGetOperandNumber(u) < (load ? 1u : 2u))
+      return false; /* the memref or the stored value */
+  }
+  return true;
+}
+
+MlirOperation pbcMemrefHoistPoint(MlirOperation op, MlirValue memref, bool unlessWritten) {
+  for (;;) {
+    MlirOperation parent = mlirOperationGetParentOperation(op);
+    if (!pbcOpIsA(parent, "affine.for") || pbcValueIsDefinedInside(memref, parent) ||
+        (unlessWritten && pbcMayWriteMemref(parent, memref)))
+      return op;
+    op = parent;
+  }
+}

@@ -97,6 +97,15 @@ bool pbcLoopBoundForm(MlirOperation forOp, bool upper, PbcLinearForm *f);
  * can't read (memref.load, a view made inside `root`), or a call (it may
  * touch any memory); deallocs and prefetches aside. */
 bool pbcGatherAccesses(MlirOperation root, PbcAccess *acc, int max, int *n);
+/* True if the induction variable `iv` is used only as a subscript of
+ * affine loads and stores (not as their memref or stored value, nor by any
+ * other op): what a pass that rewrites subscripts alone may assume. */
+bool pbcIvOnlySubscripts(MlirValue iv);
+/* The outermost affine.for around `op` (op itself if none) below which
+ * `memref` is defined: where a view of it goes, once for a whole nest. With
+ * `unlessWritten`, also not above a loop that may write it (where a copy of
+ * it goes: it would copy stale values). */
+MlirOperation pbcMemrefHoistPoint(MlirOperation op, MlirValue memref, bool unlessWritten);
 /* True if `loop`'s body is one store of an arith.constant (and the yield),
  * as in a fill nest's innermost loop: the store in *store, the constant's
  * op in *constant. */

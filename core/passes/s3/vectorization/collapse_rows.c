@@ -42,20 +42,6 @@ typedef struct {
   int n;
 } Plan;
 
-/* The ivs of W and C appear only as subscripts of affine loads and stores. */
-static bool ivOnlySubscripts(MlirValue iv) {
-  for (MlirOpOperand u = mlirValueGetFirstUse(iv); !mlirOpOperandIsNull(u);
-       u = mlirOpOperandGetNextUse(u)) {
-    MlirOperation user = mlirOpOperandGetOwner(u);
-    bool load = pbcOpIsA(user, "affine.load");
-    if (!load && !pbcOpIsA(user, "affine.store"))
-      return false;
-    if (mlirOpOperandGetOperandNumber(u) < (load ? 1u : 2u))
-      return false; /* the memref or the stored value */
-  }
-  return true;
-}
-
 static bool isExactly(const PbcLinearForm *f, MlirValue iv) {
   return f->nTerms == 1 && f->constant == 0 && pbcLinearCoeff(f, iv) == 1;
 }
@@ -99,8 +85,8 @@ static bool plan(Plan *p, MlirOperation w, int vectorBits) {
     return false;
   p->wn = pbcLoopZeroBasedTrip(w);
   p->cn = pbcLoopZeroBasedTrip(p->c);
-  if (p->wn < 2 || p->cn < 1 || !ivOnlySubscripts(pbcLoopIv(w)) ||
-      !ivOnlySubscripts(pbcLoopIv(p->c)) ||
+  if (p->wn < 2 || p->cn < 1 || !pbcIvOnlySubscripts(pbcLoopIv(w)) ||
+      !pbcIvOnlySubscripts(pbcLoopIv(p->c)) ||
       !pbcGatherAccesses(p->c, p->acc, MAX_ACC, &p->n) || p->n == 0)
     return false;
   int bits = 0;
@@ -117,17 +103,6 @@ static bool plan(Plan *p, MlirOperation w, int vectorBits) {
   /* Only where C can't fill vectors itself. */
   int lanes = vectorBits / bits;
   return lanes >= 2 && pbcVectorLanes(vectorBits, bits, p->cn) < lanes;
-}
-
-/* The outermost loop around `op` below which `memref` is defined: where its
- * view goes, once for the whole nest. */
-static MlirOperation viewPoint(MlirOperation op, MlirValue memref) {
-  for (;;) {
-    MlirOperation parent = mlirOperationGetParentOperation(op);
-    if (!pbcOpIsA(parent, "affine.for") || pbcValueIsDefinedInside(memref, parent))
-      return op;
-    op = parent;
-  }
 }
 
 /* Subscripts [..., w, c] -> [..., w]: W's iv then runs over both. */
@@ -154,7 +129,7 @@ static void rewrite(Plan *p) {
       if (mlirValueEqual(from[k], a->memref))
         view = to[k];
     if (mlirValueIsNull(view)) {
-      view = pbcBuildCollapseLastTwo(viewPoint(p->w, a->memref), a->memref);
+      view = pbcBuildCollapseLastTwo(pbcMemrefHoistPoint(p->w, a->memref, false), a->memref);
       from[nViews] = a->memref;
       to[nViews++] = view;
     }

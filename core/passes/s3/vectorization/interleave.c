@@ -68,20 +68,6 @@ static MlirWalkResult gather(MlirOperation op, void *data) {
   return MlirWalkResultAdvance;
 }
 
-/* The ivs of W and C appear only as subscripts of the gathered accesses. */
-static bool ivOnlySubscripts(MlirValue iv) {
-  for (MlirOpOperand u = mlirValueGetFirstUse(iv); !mlirOpOperandIsNull(u);
-       u = mlirOpOperandGetNextUse(u)) {
-    MlirOperation user = mlirOpOperandGetOwner(u);
-    bool load = pbcOpIsA(user, "affine.load");
-    if (!load && !pbcOpIsA(user, "affine.store"))
-      return false;
-    if (mlirOpOperandGetOperandNumber(u) < (load ? 1u : 2u))
-      return false; /* the memref or the stored value */
-  }
-  return true;
-}
-
 static bool writtenIn(const Plan *p, MlirValue memref) {
   for (int i = 0; i < p->n; ++i)
     if (p->acc[i].isWrite && pbcMemrefsMayAlias(p->acc[i].memref, memref))
@@ -153,7 +139,7 @@ static bool plan(Plan *p, MlirOperation w, int lanesBits) {
     b = t;
   }
   p->v = lanes / g;
-  if (wTrip % p->v || !ivOnlySubscripts(pbcLoopIv(w)) || !ivOnlySubscripts(pbcLoopIv(p->c)))
+  if (wTrip % p->v || !pbcIvOnlySubscripts(pbcLoopIv(w)) || !pbcIvOnlySubscripts(pbcLoopIv(p->c)))
     return false;
   bool interleaved = false;
   for (int i = 0; i < p->n; ++i) {
@@ -170,22 +156,6 @@ bool pbcInterleaveApplies(MlirOperation w, int vectorBits) {
   bool ok = plan(p, w, vectorBits);
   free(p);
   return ok;
-}
-
-/* The outermost loop around `op` below which `memref` is defined: where a
- * view of it goes, once for the whole nest. A copy (`snapshot`) must also
- * not move above a loop that writes the memref: it would copy stale values. */
-static MlirOperation hoistPoint(MlirOperation op, MlirValue memref, bool snapshot) {
-  for (;;) {
-    MlirOperation parent = mlirOperationGetParentOperation(op);
-    if (!pbcOpIsA(parent, "affine.for") || pbcValueIsDefinedInside(memref, parent))
-      return op;
-    if (snapshot) {
-      if (pbcMayWriteMemref(parent, memref))
-        return op;
-    }
-    op = parent;
-  }
 }
 
 /* A copy of `memref` whose last dimension holds its Cn values `times` times
@@ -248,7 +218,7 @@ static void rewrite(Plan *p) {
         repl = to[k];
     if (mlirValueIsNull(repl)) {
       bool copy = p->role[i] == REPLICATED;
-      MlirOperation at = hoistPoint(p->w, a->memref, copy);
+      MlirOperation at = pbcMemrefHoistPoint(p->w, a->memref, copy);
       repl = copy ? replicate(a->memref, p->v, at) : pbcBuildCollapseLastTwo(at, a->memref);
       from[nMapped] = a->memref;
       roleOf[nMapped] = p->role[i];
