@@ -60,3 +60,19 @@ func.func @layers(%x: tensor<1x4x8x8xf32>, %w: tensor<8x4x3x3xf32>, %b: tensor<8
          ins(%c2, %win : tensor<1x2x10x10xf32>, tensor<2x2xf32>) outs(%f3 : tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
   return %p : tensor<1x2x5x5xf32>
 }
+// An elementwise generic on rank-0 tensors is left alone (its empty maps
+// once passed for a transposed input's: a crash).
+// RUN: pbc-opt %s -p 'pbc-sink-transposes' | FileCheck %s --check-prefix=SCALAR
+// SCALAR-LABEL: func.func @scalar
+// SCALAR: linalg.generic
+// SCALAR-SAME: ins(%arg0 : tensor<f32>) outs(%arg1 : tensor<f32>)
+func.func @scalar(%x: tensor<f32>, %init: tensor<f32>) -> tensor<f32> {
+  %r = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>],
+                       iterator_types = []}
+      ins(%x : tensor<f32>) outs(%init : tensor<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}

@@ -108,7 +108,7 @@ static bool plan(Plan *p, MlirOperation g) {
   for (int i = 0; i < p->nIns; ++i) {
     int64_t perm[kMaxRank];
     int r = markedPermutation(mlirOperationGetOperand(g, i), perm);
-    if (r != p->rank || !mlirAffineMapIsPermutation(p->maps[i]))
+    if (r == 0 || r != p->rank || !mlirAffineMapIsPermutation(p->maps[i]))
       continue;
     if (!found)
       memcpy(p->perm, perm, sizeof(perm));
