@@ -193,6 +193,58 @@ static bool mergeIdenticalFunctions(LLVMModuleRef llmod, LLVMTargetMachineRef tm
   return optLevel < 2 || runPipeline(llmod, tm, "mergefunc");
 }
 
+static bool isOptNone(LLVMValueRef f) {
+  unsigned kind = LLVMGetEnumAttributeKindForName("optnone", 7);
+  return LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, kind) != NULL;
+}
+
+static bool pureOpcode(LLVMOpcode op) {
+  switch (op) {
+  case LLVMExtractValue: case LLVMInsertValue: case LLVMGetElementPtr: case LLVMPtrToInt:
+  case LLVMIntToPtr: case LLVMBitCast: case LLVMAdd: case LLVMSub: case LLVMMul:
+  case LLVMAnd: case LLVMOr: case LLVMXor: case LLVMShl: case LLVMLShr: case LLVMAShr:
+  case LLVMICmp: case LLVMSelect: case LLVMTrunc: case LLVMZExt: case LLVMSExt:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* optnone functions (a model's entry) get no optimization, not even dead
+ * code elimination, and MLIR's lowering leaves most of their instructions
+ * unused: each call to a nest unpacks every field of every memref
+ * descriptor it passes, and the callee takes only the aligned pointer
+ * (a 5,000-op chain's entry: 96,000 instructions). Instructions without
+ * uses or effects are erased here, last first so that chains go too. */
+static void eraseDeadGlue(LLVMModuleRef mod) {
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMIsDeclaration(f) || !isOptNone(f))
+      continue;
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+      for (LLVMValueRef in = LLVMGetLastInstruction(b); in;) {
+        LLVMValueRef prev = LLVMGetPreviousInstruction(in);
+        if (!LLVMGetFirstUse(in) && pureOpcode(LLVMGetInstructionOpcode(in)))
+          LLVMInstructionEraseFromParent(in);
+        in = prev;
+      }
+  }
+}
+
+/* A part that holds only optnone functions (module_split.c gives them one)
+ * is compiled without optimization: fast instruction selection and
+ * register allocation. */
+static bool onlyOptNone(LLVMModuleRef mod) {
+  bool any = false;
+  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
+    if (LLVMIsDeclaration(f))
+      continue;
+    if (!isOptNone(f))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
 typedef struct PartJob {
   const PbcTargetPlugin *plugin;
   const PbcChip *chip;
@@ -211,9 +263,10 @@ static void *runPartJob(void *arg) {
   LLVMDisposeMemoryBuffer(job->bitcode);
   job->bitcode = NULL;
   char *triple = NULL;
+  int level = job->ok && onlyOptNone(mod) ? 0 : job->optLevel;
   LLVMTargetMachineRef tm =
-      job->ok ? createTargetMachine(job->plugin, job->chip, job->optLevel, &triple) : NULL;
-  job->ok = job->ok && tm && optimizeAndEmit(mod, tm, job->optLevel, PBC_CODEGEN_OBJ, job->obj);
+      job->ok ? createTargetMachine(job->plugin, job->chip, level, &triple) : NULL;
+  job->ok = job->ok && tm && optimizeAndEmit(mod, tm, level, PBC_CODEGEN_OBJ, job->obj);
   if (tm)
     LLVMDisposeTargetMachine(tm);
   if (triple)
@@ -282,6 +335,7 @@ bool pbcCodegenParts(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip 
     setTargetOf(llmod, tm, triple);
     pbcCrashContextSetPhase("LLVM function merging");
     ok = mergeIdenticalFunctions(llmod, tm, optLevel);
+    eraseDeadGlue(llmod);
   }
   LLVMModuleRef parts[PBC_MAX_CODEGEN_PARTS];
   int numParts = ok && kind == PBC_CODEGEN_OBJ ? splitForThreads(llmod, maxParts, parts) : 0;

@@ -113,15 +113,7 @@ static bool hasFnAttr(LLVMValueRef f, const char *name) {
 
 static bool isNoInline(LLVMValueRef f) { return hasFnAttr(f, "noinline"); }
 
-/* What a function costs to optimize and compile, in units of one optimized
- * instruction. An optnone function (a model's entry: allocations and calls)
- * gets no -O3 and fast instruction selection; its instructions cost several
- * times less, and counting them in full left one part with nearly all the
- * loops (MaxViT: a 70,000-instruction entry). */
-static long compileCost(LLVMValueRef f) {
-  long n = instructionCount(f);
-  return hasFnAttr(f, "optnone") ? n / 6 : n;
-}
+static bool isOptNone(LLVMValueRef f) { return hasFnAttr(f, "optnone"); }
 
 /* Functions joined by direct calls (other than to noinline functions), balanced over the parts by compile cost. */
 static void assignFunctions(Split *s, int maxParts) {
@@ -139,8 +131,19 @@ static void assignFunctions(Split *s, int maxParts) {
   Cluster *clusters = calloc((size_t)s->numFunctions, sizeof(Cluster));
   for (int i = 0; i < s->numFunctions; ++i)
     clusters[i].root = i;
+  /* optnone functions (a model's entry: allocations and calls) go to a part
+   * of their own, compiled without optimization (codegen.c): in a part with
+   * loops they would get -O3's register allocator, which took 4.5 s on a
+   * 5,000-op chain's entry (fast allocation: under 2 s). */
+  bool glue = false;
   for (int i = 0; i < s->numFunctions; ++i)
-    clusters[findRoot(s->parent, i)].size += compileCost(s->globals[i]) + 1;
+    if (isOptNone(s->globals[i]) && findRoot(s->parent, i) == i) {
+      clusters[i].size = -1;
+      glue = true;
+    }
+  for (int i = 0; i < s->numFunctions; ++i)
+    if (clusters[findRoot(s->parent, i)].size >= 0)
+      clusters[findRoot(s->parent, i)].size += instructionCount(s->globals[i]) + 1;
   qsort(clusters, (size_t)s->numFunctions, sizeof(Cluster), largerFirst);
   long load[PBC_MAX_CODEGEN_PARTS] = {0};
   int *partOfRoot = calloc((size_t)s->numFunctions, sizeof(int));
@@ -152,15 +155,17 @@ static void assignFunctions(Split *s, int maxParts) {
     load[best] += clusters[c].size;
     partOfRoot[clusters[c].root] = best;
   }
-  for (int i = 0; i < s->numFunctions; ++i)
-    s->part[i] = partOfRoot[findRoot(s->parent, i)];
+  for (int i = 0; i < s->numFunctions; ++i) {
+    int root = findRoot(s->parent, i);
+    s->part[i] = glue && isOptNone(s->globals[root]) ? maxParts : partOfRoot[root];
+  }
   free(partOfRoot);
   free(clusters);
 }
 
 int pbcSplitModule(LLVMModuleRef m, int maxParts, LLVMModuleRef *parts) {
-  if (maxParts > PBC_MAX_CODEGEN_PARTS)
-    maxParts = PBC_MAX_CODEGEN_PARTS;
+  if (maxParts > PBC_MAX_CODEGEN_PARTS - 1)
+    maxParts = PBC_MAX_CODEGEN_PARTS - 1; /* and the optnone functions' part */
   if (maxParts < 2 || !splittable(m))
     return 0;
   Split s = {0};
@@ -204,7 +209,7 @@ int pbcSplitModule(LLVMModuleRef m, int maxParts, LLVMModuleRef *parts) {
     }
   }
   int n = 0;
-  for (int p = 0; p < maxParts; ++p) {
+  for (int p = 0; p <= maxParts; ++p) {
     bool any = false;
     for (int g = 0; g < s.numGlobals && !any; ++g)
       any = s.part[g] == p;

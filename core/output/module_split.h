@@ -5,8 +5,9 @@
 |* noinline callees such as outlined nests and parallel-region bodies,       *|
 |* referenced only by address, may go anywhere), and                         *|
 |* the parts are balanced by instruction count (longest first to the least   *|
-|* loaded part). A local symbol used from another part becomes a hidden      *|
-|* external one; all others stay local.                                      *|
+|* loaded part); optnone functions (the glue of a model's entry) form one    *|
+|* more part of their own. A local symbol used from another part becomes a  *|
+|* hidden external one; all others stay local.                               *|
 \*===----------------------------------------------------------------------===*/
 #ifndef PBC_OUTPUT_MODULE_SPLIT_H
 #define PBC_OUTPUT_MODULE_SPLIT_H
@@ -15,8 +16,8 @@
 #include "pbc/codegen.h"
 
 /* Fills parts[0 .. return value) with new modules in m's context (the
- * caller disposes them), at most maxParts (<= PBC_MAX_CODEGEN_PARTS), none
- * empty. Returns 0, with m untouched, for a module it does not split
+ * caller disposes them), at most maxParts (< PBC_MAX_CODEGEN_PARTS) and the
+ * optnone functions' part, none empty. Returns 0, with m untouched, for a module it does not split
  * (aliases, ifuncs, comdats or fewer than two functions); m keeps its
  * definitions but may have had local symbols made external. */
 int pbcSplitModule(LLVMModuleRef m, int maxParts, LLVMModuleRef *parts);
