@@ -727,6 +727,38 @@ def _(ctx):
 
 
 
+@test("depthwise_conv_2d_nchw_chw_constant_filter")
+def _(ctx):
+    """NCHW depthwise (torch-mlir's form) runs as nhwc_hwc between
+    transposes; its constant C x KH x KW filter is transposed at compile
+    time (pbc-channels-last)."""
+    rng = ctx.rng
+    (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng, kmax=5)
+    N, C = int(rng.integers(1, 3)), int(rng.integers(1, 9))
+    xs, ws = (N, C, H, W), (C, KH, KW)
+    low, high = [0, 0, pl[0], pl[1]], [0, 0, ph[0], ph[1]]
+    w, _ = ctx.rand(ws)
+    body = "  %zero = arith.constant 0.0 : f32\n"
+    body += "  %%w = arith.constant dense<[%s]> : %s\n" % (
+        ", ".join("[%s]" % ", ".join("[%s]" % ", ".join(repr(float(v)) for v in row) for row in ch)
+                  for ch in w), T(ws))
+    ptxt, xps = pad_text("x", xs, low, high, "zero")
+    Ho, Wo = out_size(xps[2], KH, s[0], d[0]), out_size(xps[3], KW, s[1], d[1])
+    os_ = (N, C, Ho, Wo)
+    body += ptxt + fill("f", os_)
+    body += ("  %%r = linalg.depthwise_conv_2d_nchw_chw {dilations = %s, strides = %s}\n"
+             "      ins(%%x_p, %%w : %s, %s) outs(%%f : %s) -> %s\n"
+             % (dense_i64(d), dense_i64(s), T(xps), T(ws), T(os_), T(os_)))
+    text = func("dwconv", [("x", T(xs))], [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
+    xp = np.pad(x.astype(np.float64), list(zip(low, high)))
+    ref = np.zeros(os_)
+    for kh in range(KH):
+        for kw in range(KW):
+            ref += window(xp, 2, 3, kh, kw, s, d, Ho, Wo) * w[:, kh, kw][None, :, None, None]
+    (r,) = ctx.run(text, [x])
+    assert_close(r, ref, k=KH * KW)
+
 @test("row_stencil_overlapping_taps")
 def _(ctx):
     # A 1xKW depthwise pass along rows of C interleaved channels, rows wide

@@ -76,3 +76,19 @@ func.func @scalar(%x: tensor<f32>, %init: tensor<f32>) -> tensor<f32> {
   } -> tensor<f32>
   return %r : tensor<f32>
 }
+// Depthwise: C x KH x KW -> KH x KW x C, the constant transposed here.
+// RUN: pbc-opt %s -p 'pbc-channels-last;canonicalize' | FileCheck %s --check-prefix=DW
+// DW-LABEL: func.func @depthwise
+// DW-DAG: %[[F:.*]] = arith.constant dense<{{\[\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]]> : tensor<1x2x2xf32>
+// DW-DAG: %[[XT:.*]] = linalg.transpose ins(%arg0 : tensor<1x2x3x4xf32>) outs(%{{.*}} : tensor<1x3x4x2xf32>) permutation = [0, 2, 3, 1]
+// DW: %[[D:.*]] = linalg.depthwise_conv_2d_nhwc_hwc {{.*}} ins(%[[XT]], %[[F]] : tensor<1x3x4x2xf32>, tensor<1x2x2xf32>)
+// DW: linalg.transpose ins(%[[D]] : tensor<1x3x3x2xf32>) outs(%{{.*}} : tensor<1x2x3x3xf32>) permutation = [0, 3, 1, 2]
+func.func @depthwise(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<[[[1.0, 2.0]], [[3.0, 4.0]]]> : tensor<2x1x2xf32>
+  %e = tensor.empty() : tensor<1x2x3x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<1x2x3x4xf32>, tensor<2x1x2xf32>) outs(%f : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  return %r : tensor<1x2x3x3xf32>
+}
