@@ -11,7 +11,7 @@
 #include "pbc/affine_access.h"
 
 
-static MlirNamedAttribute named(MlirContext ctx, const char *name, MlirAttribute a) {
+MlirNamedAttribute pbcNamedAttr(MlirContext ctx, const char *name, MlirAttribute a) {
   return mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr(name)), a);
 }
 
@@ -34,7 +34,7 @@ MlirOperation pbcBuildOp(MlirOperation before, const char *name, int n, const Ml
 MlirValue pbcBuildIndexConstant(MlirOperation before, int64_t v) {
   MlirContext ctx = mlirOperationGetContext(before);
   MlirType index = mlirIndexTypeGet(ctx);
-  MlirNamedAttribute value = named(ctx, "value", mlirIntegerAttrGet(index, v));
+  MlirNamedAttribute value = pbcNamedAttr(ctx, "value", mlirIntegerAttrGet(index, v));
   return mlirOperationGetResult(pbcBuildOp(before, "arith.constant", 0, NULL, index, 1, &value), 0);
 }
 
@@ -58,10 +58,10 @@ MlirOperation pbcBuildAffineFor(MlirOperation before, int64_t ub, MlirLocation l
   MlirType index = mlirIndexTypeGet(ctx);
   int32_t segments[3] = {0, 0, 0};
   MlirNamedAttribute attrs[4] = {
-      named(ctx, "lowerBoundMap", mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, 0))),
-      named(ctx, "upperBoundMap", mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, ub))),
-      named(ctx, "step", mlirIntegerAttrGet(index, 1)),
-      named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 3, segments)),
+      pbcNamedAttr(ctx, "lowerBoundMap", mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, 0))),
+      pbcNamedAttr(ctx, "upperBoundMap", mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, ub))),
+      pbcNamedAttr(ctx, "step", mlirIntegerAttrGet(index, 1)),
+      pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 3, segments)),
   };
   MlirRegion region = mlirRegionCreate();
   MlirBlock body = mlirBlockCreate(1, &index, &loc);
@@ -87,7 +87,7 @@ static MlirOperation access(const char *name, MlirOperation before, MlirValue va
   for (int i = 0; i < rank && n < 16; ++i)
     operands[n++] = indices[i];
   MlirNamedAttribute map =
-      named(ctx, "map", mlirAffineMapAttrGet(mlirAffineMapMultiDimIdentityGet(ctx, rank)));
+      pbcNamedAttr(ctx, "map", mlirAffineMapAttrGet(mlirAffineMapMultiDimIdentityGet(ctx, rank)));
   MlirOperationState st = mlirOperationStateGet(pbcStr(name), loc);
   mlirOperationStateAddOperands(&st, n, operands);
   mlirOperationStateAddAttributes(&st, 1, &map);
@@ -175,8 +175,8 @@ MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation lo
   MlirContext ctx = mlirLocationGetContext(loc);
   int32_t seg[2] = {0, 0};
   MlirNamedAttribute attrs[2] = {
-      named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, seg)),
-      named(ctx, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 64))};
+      pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, seg)),
+      pbcNamedAttr(ctx, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 64))};
   MlirOperationState st = mlirOperationStateGet(pbcStr("memref.alloc"), loc);
   mlirOperationStateAddResults(&st, 1, &type);
   mlirOperationStateAddAttributes(&st, 2, attrs);
@@ -206,7 +206,7 @@ MlirOperation pbcBuildAffineNest(MlirOperation before, const int64_t *shape, int
 MlirValue pbcBuildAffineApply(MlirOperation before, MlirAffineMap map, const MlirValue *operands,
                               int n, MlirLocation loc) {
   MlirContext ctx = mlirLocationGetContext(loc);
-  MlirNamedAttribute attr = named(ctx, "map", mlirAffineMapAttrGet(map));
+  MlirNamedAttribute attr = pbcNamedAttr(ctx, "map", mlirAffineMapAttrGet(map));
   MlirType index = mlirIndexTypeGet(ctx);
   MlirOperationState st = mlirOperationStateGet(pbcStr("affine.apply"), loc);
   mlirOperationStateAddOperands(&st, n, operands);
@@ -219,10 +219,10 @@ MlirOperation pbcBuildAffinePrefetch(MlirOperation before, const MlirValue *oper
                                      MlirAttribute mapAttr, bool isWrite, MlirLocation loc) {
   MlirContext ctx = mlirLocationGetContext(loc);
   MlirNamedAttribute attrs[4] = {
-      named(ctx, "map", mapAttr),
-      named(ctx, "isWrite", mlirBoolAttrGet(ctx, isWrite)),
-      named(ctx, "localityHint", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
-      named(ctx, "isDataCache", mlirBoolAttrGet(ctx, 1)),
+      pbcNamedAttr(ctx, "map", mapAttr),
+      pbcNamedAttr(ctx, "isWrite", mlirBoolAttrGet(ctx, isWrite)),
+      pbcNamedAttr(ctx, "localityHint", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), 3)),
+      pbcNamedAttr(ctx, "isDataCache", mlirBoolAttrGet(ctx, 1)),
   };
   MlirOperationState st = mlirOperationStateGet(pbcStr("affine.prefetch"), loc);
   mlirOperationStateAddOperands(&st, n, operands);
@@ -306,8 +306,7 @@ MlirValue pbcBuildCollapseLastTwo(MlirOperation before, MlirValue memref) {
   shape[r - 2] *= mlirShapedTypeGetDimSize(t, r - 1);
   MlirType collapsed = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), r - 1, shape,
                                          mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
-  MlirNamedAttribute reassoc = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("reassociation")),
-                                                     mlirArrayAttrGet(ctx, r - 1, groups));
+  MlirNamedAttribute reassoc = pbcNamedAttr(ctx, "reassociation", mlirArrayAttrGet(ctx, r - 1, groups));
   return mlirOperationGetResult(
       pbcBuildOp(before, "memref.collapse_shape", 1, &memref, collapsed, 1, &reassoc), 0);
 }

@@ -193,11 +193,6 @@ static bool mergeIdenticalFunctions(LLVMModuleRef llmod, LLVMTargetMachineRef tm
   return optLevel < 2 || runPipeline(llmod, tm, "mergefunc");
 }
 
-static bool isOptNone(LLVMValueRef f) {
-  unsigned kind = LLVMGetEnumAttributeKindForName("optnone", 7);
-  return LLVMGetEnumAttributeAtIndex(f, LLVMAttributeFunctionIndex, kind) != NULL;
-}
-
 static bool pureOpcode(LLVMOpcode op) {
   switch (op) {
   case LLVMExtractValue: case LLVMInsertValue: case LLVMGetElementPtr: case LLVMPtrToInt:
@@ -218,7 +213,7 @@ static bool pureOpcode(LLVMOpcode op) {
  * uses or effects are erased here, last first so that chains go too. */
 static void eraseDeadGlue(LLVMModuleRef mod) {
   for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
-    if (LLVMIsDeclaration(f) || !isOptNone(f))
+    if (LLVMIsDeclaration(f) || !pbcLlvmFunctionIsOptNone(f))
       continue;
     for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
       for (LLVMValueRef in = LLVMGetLastInstruction(b); in;) {
@@ -238,7 +233,7 @@ static bool onlyOptNone(LLVMModuleRef mod) {
   for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
     if (LLVMIsDeclaration(f))
       continue;
-    if (!isOptNone(f))
+    if (!pbcLlvmFunctionIsOptNone(f))
       return false;
     any = true;
   }

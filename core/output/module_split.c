@@ -113,7 +113,7 @@ static bool hasFnAttr(LLVMValueRef f, const char *name) {
 
 static bool isNoInline(LLVMValueRef f) { return hasFnAttr(f, "noinline"); }
 
-static bool isOptNone(LLVMValueRef f) { return hasFnAttr(f, "optnone"); }
+bool pbcLlvmFunctionIsOptNone(LLVMValueRef f) { return hasFnAttr(f, "optnone"); }
 
 /* Functions joined by direct calls (other than to noinline functions), balanced over the parts by compile cost. */
 static void assignFunctions(Split *s, int maxParts) {
@@ -135,12 +135,9 @@ static void assignFunctions(Split *s, int maxParts) {
    * of their own, compiled without optimization (codegen.c): in a part with
    * loops they would get -O3's register allocator, which took 4.5 s on a
    * 5,000-op chain's entry (fast allocation: under 2 s). */
-  bool glue = false;
   for (int i = 0; i < s->numFunctions; ++i)
-    if (isOptNone(s->globals[i]) && findRoot(s->parent, i) == i) {
+    if (pbcLlvmFunctionIsOptNone(s->globals[i]) && findRoot(s->parent, i) == i)
       clusters[i].size = -1;
-      glue = true;
-    }
   for (int i = 0; i < s->numFunctions; ++i)
     if (clusters[findRoot(s->parent, i)].size >= 0)
       clusters[findRoot(s->parent, i)].size += instructionCount(s->globals[i]) + 1;
@@ -157,7 +154,7 @@ static void assignFunctions(Split *s, int maxParts) {
   }
   for (int i = 0; i < s->numFunctions; ++i) {
     int root = findRoot(s->parent, i);
-    s->part[i] = glue && isOptNone(s->globals[root]) ? maxParts : partOfRoot[root];
+    s->part[i] = pbcLlvmFunctionIsOptNone(s->globals[root]) ? maxParts : partOfRoot[root];
   }
   free(partOfRoot);
   free(clusters);

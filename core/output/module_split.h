@@ -12,14 +12,20 @@
 #ifndef PBC_OUTPUT_MODULE_SPLIT_H
 #define PBC_OUTPUT_MODULE_SPLIT_H
 
+#include <stdbool.h>
+
 #include "llvm-c/Types.h"
 #include "pbc/codegen.h"
 
 /* Fills parts[0 .. return value) with new modules in m's context (the
  * caller disposes them), at most maxParts (< PBC_MAX_CODEGEN_PARTS) and the
- * optnone functions' part, none empty. Returns 0, with m untouched, for a module it does not split
- * (aliases, ifuncs, comdats or fewer than two functions); m keeps its
- * definitions but may have had local symbols made external. */
+ * optnone functions' part, none empty. Returns 0, with m untouched, for a
+ * module it does not split (aliases, ifuncs, comdats or fewer than two
+ * functions); m keeps its definitions but may have had local symbols made
+ * external. */
 int pbcSplitModule(LLVMModuleRef m, int maxParts, LLVMModuleRef *parts);
+/* True if the LLVM function carries the optnone attribute (a model's entry:
+ * glue that the split and code generation treat apart). */
+bool pbcLlvmFunctionIsOptNone(LLVMValueRef f);
 
 #endif

@@ -12,10 +12,6 @@
 #include "pbc/ir_build.h"
 
 
-static MlirNamedAttribute named(MlirContext ctx, const char *name, MlirAttribute a) {
-  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr(name)), a);
-}
-
 static MlirOperation insert(MlirOperation before, MlirOperationState *st) {
   MlirOperation op = mlirOperationCreate(st);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
@@ -50,7 +46,7 @@ MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b) {
   MlirContext ctx = mlirLocationGetContext(loc);
   MlirType i1 = mlirIntegerTypeGet(ctx, 1);
   MlirNamedAttribute pred =
-      named(ctx, "predicate", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 2 /* slt */));
+      pbcNamedAttr(ctx, "predicate", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 2 /* slt */));
   MlirOperationState st = mlirOperationStateGet(pbcStr("arith.cmpi"), loc);
   MlirValue ops[2] = {a, b};
   mlirOperationStateAddOperands(&st, 2, ops);
@@ -88,7 +84,7 @@ MlirOperation pbcGpuBuildParallel(MlirOperation before, int n, const MlirValue *
   }
   int32_t segments[4] = {n, n, n, 0};
   MlirNamedAttribute seg =
-      named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 4, segments));
+      pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 4, segments));
   MlirRegion region = mlirRegionCreate();
   MlirBlock body = mlirBlockCreate(n, argTypes, argLocs);
   mlirRegionAppendOwnedBlock(region, body);
@@ -123,8 +119,8 @@ MlirOperation pbcGpuBuildLaunch(MlirOperation before, const MlirValue grid[3],
   bool dynamicShared = !mlirValueIsNull(sharedBytes);
   int32_t segments[11] = {0, 1, 1, 1, 1, 1, 1, 0, 0, 0, dynamicShared};
   MlirNamedAttribute attrs[2] = {
-      named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 11, segments)),
-      named(ctx, "workgroup_attributions", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 0)),
+      pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 11, segments)),
+      pbcNamedAttr(ctx, "workgroup_attributions", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 0)),
   };
   MlirOperationState st = mlirOperationStateGet(pbcStr("gpu.launch"), loc);
   mlirOperationStateAddOperands(&st, 6 + dynamicShared, ops);
@@ -198,7 +194,7 @@ MlirValue pbcGpuAlloc(MlirOperation before, MlirType type, MlirValue like) {
   operands[0] = streamBegin(before);
   int32_t segments[3] = {1, n, 0};
   MlirNamedAttribute seg =
-      named(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 3, segments));
+      pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 3, segments));
   MlirType results[2] = {type, mlirGPUAsyncTokenTypeGet(ctx)};
   MlirOperationState st = mlirOperationStateGet(pbcStr("gpu.alloc"), loc);
   mlirOperationStateAddOperands(&st, 1 + n, operands);
@@ -231,24 +227,24 @@ void pbcGpuMemcpy(MlirOperation before, MlirValue dst, MlirValue src) {
 }
 
 MlirNamedAttribute pbcGpuNamed(MlirOperation at, const char *name, MlirAttribute a) {
-  return named(mlirOperationGetContext(at), name, a);
+  return pbcNamedAttr(mlirOperationGetContext(at), name, a);
 }
 
 MlirNamedAttribute pbcGpuNamedI32(MlirOperation at, const char *name, int32_t value) {
   MlirContext ctx = mlirOperationGetContext(at);
-  return named(ctx, name, mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), value));
+  return pbcNamedAttr(ctx, name, mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 32), value));
 }
 
 MlirValue pbcGpuVectorExtract(MlirOperation before, MlirValue vec, int n, const int64_t *pos,
                               MlirType result) {
-  MlirNamedAttribute at = named(mlirOperationGetContext(before), "static_position",
+  MlirNamedAttribute at = pbcNamedAttr(mlirOperationGetContext(before), "static_position",
                                 mlirDenseI64ArrayGet(mlirOperationGetContext(before), n, pos));
   return pbcGpuOp(before, "vector.extract", 1, &vec, result, 1, &at);
 }
 
 MlirValue pbcGpuVectorInsert(MlirOperation before, MlirValue value, MlirValue vec, int n,
                              const int64_t *pos) {
-  MlirNamedAttribute at = named(mlirOperationGetContext(before), "static_position",
+  MlirNamedAttribute at = pbcNamedAttr(mlirOperationGetContext(before), "static_position",
                                 mlirDenseI64ArrayGet(mlirOperationGetContext(before), n, pos));
   MlirValue ops[2] = {value, vec};
   return pbcGpuOp(before, "vector.insert", 2, ops, mlirValueGetType(vec), 1, &at);
@@ -256,12 +252,12 @@ MlirValue pbcGpuVectorInsert(MlirOperation before, MlirValue value, MlirValue ve
 
 MlirNamedAttribute pbcGpuNamedIndex(MlirOperation at, const char *name, int64_t value) {
   MlirContext ctx = mlirOperationGetContext(at);
-  return named(ctx, name, mlirIntegerAttrGet(mlirIndexTypeGet(ctx), value));
+  return pbcNamedAttr(ctx, name, mlirIntegerAttrGet(mlirIndexTypeGet(ctx), value));
 }
 
 MlirNamedAttribute pbcGpuNamedUnit(MlirOperation at, const char *name) {
   MlirContext ctx = mlirOperationGetContext(at);
-  return named(ctx, name, mlirUnitAttrGet(ctx));
+  return pbcNamedAttr(ctx, name, mlirUnitAttrGet(ctx));
 }
 
 void pbcGpuMoveRange(MlirOperation first, MlirOperation end, MlirOperation before) {

@@ -699,65 +699,53 @@ def _(ctx):
     assert_close(r, ref, k=C * KH * KW)
 
 
-@test("depthwise_conv_2d_nhwc_hwc_pad_stride_dilation")
-def _(ctx):
+def depthwise_case(ctx, layout):
+    """NHWC: filter KH x KW x C as an argument. NCHW (torch-mlir's form, run
+    as nhwc_hwc between transposes by pbc-channels-last): a constant
+    C x KH x KW filter, transposed at compile time."""
     rng = ctx.rng
     (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng, kmax=5)
     N, C = int(rng.integers(1, 3)), int(rng.integers(1, 9))
-    xs, ws = (N, H, W, C), (KH, KW, C)
-    low, high = [0, pl[0], pl[1], 0], [0, ph[0], ph[1], 0]
-    body = "  %zero = arith.constant 0.0 : f32\n"
-    ptxt, xps = pad_text("x", xs, low, high, "zero")
-    Ho, Wo = out_size(xps[1], KH, s[0], d[0]), out_size(xps[2], KW, s[1], d[1])
-    os_ = (N, Ho, Wo, C)
-    body += ptxt + fill("f", os_)
-    body += ("  %%r = linalg.depthwise_conv_2d_nhwc_hwc {dilations = %s, strides = %s}\n"
-             "      ins(%%x_p, %%w : %s, %s) outs(%%f : %s) -> %s\n"
-             % (dense_i64(d), dense_i64(s), T(xps), T(ws), T(os_), T(os_)))
-    text = func("dwconv", [("x", T(xs)), ("w", T(ws))], [("r", T(os_))], body)
-    x, _ = ctx.rand(xs)
+    nchw = layout == "nchw"
+    ah, aw = (2, 3) if nchw else (1, 2)   # the spatial axes
+    xs, ws = ((N, C, H, W), (C, KH, KW)) if nchw else ((N, H, W, C), (KH, KW, C))
+    low, high = [0, 0, 0, 0], [0, 0, 0, 0]
+    low[ah], low[aw], high[ah], high[aw] = pl[0], pl[1], ph[0], ph[1]
     w, _ = ctx.rand(ws)
+    body = "  %zero = arith.constant 0.0 : f32\n"
+    if nchw:
+        body += "  %%w = arith.constant dense<%s> : %s\n" % (
+            repr(w.astype(np.float64).tolist()), T(ws))
+    ptxt, xps = pad_text("x", xs, low, high, "zero")
+    Ho, Wo = out_size(xps[ah], KH, s[0], d[0]), out_size(xps[aw], KW, s[1], d[1])
+    os_ = (N, C, Ho, Wo) if nchw else (N, Ho, Wo, C)
+    body += ptxt + fill("f", os_)
+    body += ("  %%r = linalg.depthwise_conv_2d_%s {dilations = %s, strides = %s}\n"
+             "      ins(%%x_p, %%w : %s, %s) outs(%%f : %s) -> %s\n"
+             % ("nchw_chw" if nchw else "nhwc_hwc", dense_i64(d), dense_i64(s), T(xps), T(ws),
+                T(os_), T(os_)))
+    args = [("x", T(xs))] + ([] if nchw else [("w", T(ws))])
+    text = func("dwconv", args, [("r", T(os_))], body)
+    x, _ = ctx.rand(xs)
     xp = np.pad(x.astype(np.float64), list(zip(low, high)))
     ref = np.zeros(os_)
     for kh in range(KH):
         for kw in range(KW):
-            ref += window(xp, 1, 2, kh, kw, s, d, Ho, Wo) * w[kh, kw]
-    (r,) = ctx.run(text, [x, w])
+            tap = w[:, kh, kw][None, :, None, None] if nchw else w[kh, kw]
+            ref += window(xp, ah, aw, kh, kw, s, d, Ho, Wo) * tap
+    (r,) = ctx.run(text, [x] if nchw else [x, w])
     assert_close(r, ref, k=KH * KW)
 
+
+@test("depthwise_conv_2d_nhwc_hwc_pad_stride_dilation")
+def _(ctx):
+    depthwise_case(ctx, "nhwc")
 
 
 @test("depthwise_conv_2d_nchw_chw_constant_filter")
 def _(ctx):
-    """NCHW depthwise (torch-mlir's form) runs as nhwc_hwc between
-    transposes; its constant C x KH x KW filter is transposed at compile
-    time (pbc-channels-last)."""
-    rng = ctx.rng
-    (KH, KW), s, d, pl, ph, (H, W) = conv_params(rng, kmax=5)
-    N, C = int(rng.integers(1, 3)), int(rng.integers(1, 9))
-    xs, ws = (N, C, H, W), (C, KH, KW)
-    low, high = [0, 0, pl[0], pl[1]], [0, 0, ph[0], ph[1]]
-    w, _ = ctx.rand(ws)
-    body = "  %zero = arith.constant 0.0 : f32\n"
-    body += "  %%w = arith.constant dense<[%s]> : %s\n" % (
-        ", ".join("[%s]" % ", ".join("[%s]" % ", ".join(repr(float(v)) for v in row) for row in ch)
-                  for ch in w), T(ws))
-    ptxt, xps = pad_text("x", xs, low, high, "zero")
-    Ho, Wo = out_size(xps[2], KH, s[0], d[0]), out_size(xps[3], KW, s[1], d[1])
-    os_ = (N, C, Ho, Wo)
-    body += ptxt + fill("f", os_)
-    body += ("  %%r = linalg.depthwise_conv_2d_nchw_chw {dilations = %s, strides = %s}\n"
-             "      ins(%%x_p, %%w : %s, %s) outs(%%f : %s) -> %s\n"
-             % (dense_i64(d), dense_i64(s), T(xps), T(ws), T(os_), T(os_)))
-    text = func("dwconv", [("x", T(xs))], [("r", T(os_))], body)
-    x, _ = ctx.rand(xs)
-    xp = np.pad(x.astype(np.float64), list(zip(low, high)))
-    ref = np.zeros(os_)
-    for kh in range(KH):
-        for kw in range(KW):
-            ref += window(xp, 2, 3, kh, kw, s, d, Ho, Wo) * w[:, kh, kw][None, :, None, None]
-    (r,) = ctx.run(text, [x])
-    assert_close(r, ref, k=KH * KW)
+    depthwise_case(ctx, "nchw")
+
 
 @test("row_stencil_overlapping_taps")
 def _(ctx):

@@ -92,3 +92,16 @@ func.func @depthwise(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x3x3xf32> {
          ins(%x, %w : tensor<1x2x3x4xf32>, tensor<2x1x2xf32>) outs(%f : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
   return %r : tensor<1x2x3x3xf32>
 }
+// The same with 2-byte elements: any whole-byte element type is moved.
+// DW-LABEL: func.func @depthwise_f16
+// DW: arith.constant dense<{{\[\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]]> : tensor<1x2x2xf16>
+// DW-NOT: linalg.transpose ins(%{{.*}} : tensor<2x1x2xf16>)
+func.func @depthwise_f16(%x: tensor<1x2x3x4xf16>) -> tensor<1x2x3x3xf16> {
+  %zero = arith.constant 0.0 : f16
+  %w = arith.constant dense<[[[1.0, 2.0]], [[3.0, 4.0]]]> : tensor<2x1x2xf16>
+  %e = tensor.empty() : tensor<1x2x3x3xf16>
+  %f = linalg.fill ins(%zero : f16) outs(%e : tensor<1x2x3x3xf16>) -> tensor<1x2x3x3xf16>
+  %r = linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %w : tensor<1x2x3x4xf16>, tensor<2x1x2xf16>) outs(%f : tensor<1x2x3x3xf16>) -> tensor<1x2x3x3xf16>
+  return %r : tensor<1x2x3x3xf16>
+}

@@ -56,6 +56,8 @@ void pbcAccessPermuteSubscripts(MlirOperation op, const int *perm);
 MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc);
 MlirOperation pbcBuildDealloc(MlirOperation before, MlirValue buffer, MlirLocation loc);
 
+/* The attribute `a` named `name`. */
+MlirNamedAttribute pbcNamedAttr(MlirContext ctx, const char *name, MlirAttribute a);
 /* Any op `name` with operands, attributes and at most one result (a null
  * `result` type: none), before `before` (at its location). */
 MlirOperation pbcBuildOp(MlirOperation before, const char *name, int n, const MlirValue *operands,

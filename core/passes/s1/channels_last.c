@@ -20,21 +20,33 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/memrefs.h"
 #include "pbc/op_list.h"
 #include "passes/passes.h"
 #include "passes/s1/layout.h"
 
+enum { kMaxRank = 4 };
+
 static const int64_t kToNhwc[4] = {0, 2, 3, 1};
 static const int64_t kToNchw[4] = {0, 3, 1, 2};
-static const int64_t kFchwToHwcf[4] = {2, 3, 1, 0};
-static const int64_t kChwToHwc[3] = {1, 2, 0};
 
-static MlirNamedAttribute namedAttr(MlirContext ctx, const char *name, MlirAttribute a) {
-  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr(name)), a);
-}
+/* What each channels-first op becomes; its filter (second input) permuted
+ * by filterPerm, or passed as is (a pooling's window) if filterRank is 0. */
+typedef struct {
+  const char *nchw, *nhwc;
+  int filterRank;
+  int64_t filterPerm[kMaxRank];
+} Conversion;
+
+static const Conversion kConversions[] = {
+    {"linalg.conv_2d_nchw_fchw", "linalg.conv_2d_nhwc_hwcf", 4, {2, 3, 1, 0}},
+    {"linalg.depthwise_conv_2d_nchw_chw", "linalg.depthwise_conv_2d_nhwc_hwc", 3, {1, 2, 0}},
+    {"linalg.pooling_nchw_max", "linalg.pooling_nhwc_max", 0, {0}},
+    {"linalg.pooling_nchw_sum", "linalg.pooling_nhwc_sum", 0, {0}},
+};
 
 /* A dense constant transposed at compile time, or null if `v` is not one
- * this can read (a raw-data dense elements attribute of 4-byte elements). */
+ * this can read (a raw-data dense elements attribute of whole bytes). */
 static MlirValue transposedConstant(MlirOperation before, MlirValue v, const int64_t *perm,
                                     int rank) {
   if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
@@ -47,40 +59,39 @@ static MlirValue transposedConstant(MlirOperation before, MlirValue v, const int
   if (mlirDenseElementsAttrIsSplat(value)) {
     moved = mlirDenseElementsAttrSplatGet(rt, mlirDenseElementsAttrGetSplatValue(value));
   } else {
-    MlirType elem = mlirShapedTypeGetElementType(t);
-    int bits = mlirTypeIsAFloat(elem) ? (int)mlirFloatTypeGetWidth(elem)
-               : mlirTypeIsAInteger(elem) ? (int)mlirIntegerTypeGetWidth(elem)
-                                          : 0;
-    if (bits != 32)
-      return (MlirValue){NULL};
-    const uint32_t *src = mlirDenseElementsAttrGetRawData(value);
-    /* As 4-d, with leading unit dimensions for a lower rank. */
-    int lead = 4 - rank;
-    int64_t in[4], out[4], perm4[4];
-    for (int i = 0; i < 4; ++i) {
-      in[i] = i < lead ? 1 : mlirShapedTypeGetDimSize(t, i - lead);
-      perm4[i] = i < lead ? i : perm[i - lead] + lead;
+    int bits = pbcElementBits(t);
+    if (bits < 8 || bits % 8)
+      return (MlirValue){NULL}; /* i1 is bit-packed */
+    size_t bytes = (size_t)bits / 8;
+    /* Element i of the result, at index (j_0 .. j_r-1), is the source's at
+     * k with k[perm[d]] = j_d: the source strides taken in perm's order. */
+    int64_t srcStride[kMaxRank], walk[kMaxRank], out[kMaxRank], idx[kMaxRank] = {0};
+    int64_t n = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      srcStride[d] = n;
+      n *= mlirShapedTypeGetDimSize(t, d);
     }
-    for (int i = 0; i < 4; ++i)
-      out[i] = in[perm4[i]];
-    int64_t n = in[0] * in[1] * in[2] * in[3];
-    uint32_t *dst = malloc((size_t)n * sizeof(uint32_t));
-    int64_t idx[4];
-    for (idx[0] = 0; idx[0] < out[0]; ++idx[0])
-      for (idx[1] = 0; idx[1] < out[1]; ++idx[1])
-        for (idx[2] = 0; idx[2] < out[2]; ++idx[2])
-          for (idx[3] = 0; idx[3] < out[3]; ++idx[3]) {
-            int64_t k[4];
-            for (int i = 0; i < 4; ++i)
-              k[perm4[i]] = idx[i];
-            int64_t from = ((k[0] * in[1] + k[1]) * in[2] + k[2]) * in[3] + k[3];
-            int64_t to = ((idx[0] * out[1] + idx[1]) * out[2] + idx[2]) * out[3] + idx[3];
-            dst[to] = src[from];
-          }
-    moved = mlirDenseElementsAttrRawBufferGet(rt, (size_t)n * sizeof(uint32_t), dst);
+    for (int d = 0; d < rank; ++d) {
+      walk[d] = srcStride[perm[d]];
+      out[d] = mlirShapedTypeGetDimSize(rt, d);
+    }
+    const char *src = mlirDenseElementsAttrGetRawData(value);
+    char *dst = malloc((size_t)n * bytes);
+    int64_t from = 0;
+    for (int64_t to = 0; to < n; ++to) {
+      memcpy(dst + (size_t)to * bytes, src + (size_t)from * bytes, bytes);
+      for (int d = rank - 1; d >= 0; --d) { /* the next result index */
+        from += walk[d];
+        if (++idx[d] < out[d])
+          break;
+        from -= walk[d] * out[d];
+        idx[d] = 0;
+      }
+    }
+    moved = mlirDenseElementsAttrRawBufferGet(rt, (size_t)n * bytes, dst);
     free(dst);
   }
-  MlirNamedAttribute attr = namedAttr(mlirOperationGetContext(before), "value", moved);
+  MlirNamedAttribute attr = pbcNamedAttr(mlirOperationGetContext(before), "value", moved);
   return mlirOperationGetResult(pbcBuildOp(before, "arith.constant", 0, NULL, rt, 1, &attr), 0);
 }
 
@@ -98,51 +109,47 @@ static bool staticOfRank(MlirValue v, int rank) {
          mlirShapedTypeGetRank(t) == rank;
 }
 
-/* op (channels-first, ins then one init) -> `nhwcName` on transposed
- * operands; `filterPerm` for the second input, or NULL to pass it as is (a
- * pooling's window). */
-static void toChannelsLast(MlirOperation op, const char *nhwcName, const int64_t *filterPerm,
-                           int filterRank) {
+/* op (channels-first: input, filter or window, one init) -> c->nhwc on
+ * transposed operands, its result transposed back. */
+static void toChannelsLast(MlirOperation op, const Conversion *c) {
+  if (mlirOperationGetNumOperands(op) != 3)
+    return;
   MlirValue x = mlirOperationGetOperand(op, 0), w = mlirOperationGetOperand(op, 1),
             init = mlirOperationGetOperand(op, 2);
-  if (mlirOperationGetNumOperands(op) != 3 || !staticOfRank(x, 4) || !staticOfRank(init, 4) ||
-      (filterPerm && !staticOfRank(w, filterRank)))
+  if (!staticOfRank(x, 4) || !staticOfRank(init, 4) ||
+      (c->filterRank && !staticOfRank(w, c->filterRank)))
     return;
   MlirValue operands[3] = {transpose(op, x, kToNhwc, 4, false),
-                           filterPerm ? transpose(op, w, filterPerm, filterRank, false) : w,
+                           c->filterRank ? transpose(op, w, c->filterPerm, c->filterRank, false) : w,
                            transpose(op, init, kToNhwc, 4, false)};
+  MlirContext ctx = mlirOperationGetContext(op);
   MlirNamedAttribute attrs[2];
   int n = 0;
   static const char *const kKept[] = {"strides", "dilations"};
   for (int i = 0; i < 2; ++i) {
     MlirAttribute a = mlirOperationGetAttributeByName(op, pbcStr(kKept[i]));
     if (!mlirAttributeIsNull(a))
-      attrs[n++] = namedAttr(mlirOperationGetContext(op), kKept[i], a);
+      attrs[n++] = pbcNamedAttr(ctx, kKept[i], a);
   }
   MlirType rt = mlirValueGetType(operands[2]);
-  MlirOperation nhwc = pbcBuildNamedLinalg(op, nhwcName, 2, operands, rt, n, attrs);
+  MlirOperation nhwc = pbcBuildNamedLinalg(op, c->nhwc, 2, operands, rt, n, attrs);
   MlirValue back = transpose(op, mlirOperationGetResult(nhwc, 0), kToNchw, 4, true);
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), back);
   mlirOperationDestroy(op);
 }
 
 static void convert(MlirOperation op) {
-  if (pbcOpIsA(op, "linalg.conv_2d_nchw_fchw"))
-    toChannelsLast(op, "linalg.conv_2d_nhwc_hwcf", kFchwToHwcf, 4);
-  else if (pbcOpIsA(op, "linalg.depthwise_conv_2d_nchw_chw"))
-    toChannelsLast(op, "linalg.depthwise_conv_2d_nhwc_hwc", kChwToHwc, 3);
-  else if (pbcOpIsA(op, "linalg.pooling_nchw_max"))
-    toChannelsLast(op, "linalg.pooling_nhwc_max", NULL, 0);
-  else if (pbcOpIsA(op, "linalg.pooling_nchw_sum"))
-    toChannelsLast(op, "linalg.pooling_nhwc_sum", NULL, 0);
+  for (size_t i = 0; i < sizeof(kConversions) / sizeof(kConversions[0]); ++i)
+    if (pbcOpIsA(op, kConversions[i].nchw)) {
+      toChannelsLast(op, &kConversions[i]);
+      return;
+    }
 }
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  static const char *const kOps[] = {"linalg.conv_2d_nchw_fchw", "linalg.depthwise_conv_2d_nchw_chw",
-                                     "linalg.pooling_nchw_max", "linalg.pooling_nchw_sum"};
-  for (size_t i = 0; i < sizeof(kOps) / sizeof(kOps[0]); ++i)
-    pbcOpListRewriteEach(func, kOps[i], convert);
+  for (size_t i = 0; i < sizeof(kConversions) / sizeof(kConversions[0]); ++i)
+    pbcOpListRewriteEach(func, kConversions[i].nchw, convert);
   return true;
 }
 

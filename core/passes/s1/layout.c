@@ -7,11 +7,9 @@
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 
-enum { kMaxAttrs = 8, kMaxRank = 8 };
+#include <stdlib.h>
 
-static MlirNamedAttribute namedAttr(MlirContext ctx, const char *name, MlirAttribute a) {
-  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr(name)), a);
-}
+enum { kMaxRank = 8 };
 
 static MlirOperation buildStructured(MlirOperation before, const char *name, int nIns,
                                      const MlirValue *operands, MlirType result, int nAttrs,
@@ -20,14 +18,12 @@ static MlirOperation buildStructured(MlirOperation before, const char *name, int
   MlirOperationState st = mlirOperationStateGet(pbcStr(name), mlirOperationGetLocation(before));
   mlirOperationStateAddOperands(&st, nIns + 1, operands);
   mlirOperationStateAddResults(&st, 1, &result);
-  MlirNamedAttribute all[kMaxAttrs + 1];
-  int n = 0;
-  for (; n < nAttrs && n < kMaxAttrs; ++n)
-    all[n] = attrs[n];
+  mlirOperationStateAddAttributes(&st, nAttrs, attrs);
   int32_t sizes[2] = {nIns, 1};
-  if (segments)
-    all[n++] = namedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, sizes));
-  mlirOperationStateAddAttributes(&st, n, all);
+  if (segments) {
+    MlirNamedAttribute seg = pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, sizes));
+    mlirOperationStateAddAttributes(&st, 1, &seg);
+  }
   MlirRegion region = mlirRegionCreate();
   mlirOperationStateAddOwnedRegions(&st, 1, &region);
   MlirOperation op = mlirOperationCreate(&st);
@@ -56,7 +52,7 @@ MlirValue pbcBuildTranspose(MlirOperation before, MlirValue v, const int64_t *pe
   MlirType rt = pbcPermutedTensorType(mlirValueGetType(v), perm, rank);
   MlirValue operands[2] = {
       v, mlirOperationGetResult(pbcBuildOp(before, "tensor.empty", 0, NULL, rt, 0, NULL), 0)};
-  MlirNamedAttribute attr = namedAttr(ctx, "permutation", mlirDenseI64ArrayGet(ctx, rank, perm));
+  MlirNamedAttribute attr = pbcNamedAttr(ctx, "permutation", mlirDenseI64ArrayGet(ctx, rank, perm));
   /* linalg.transpose has exactly one input and one init: no segments. */
   MlirOperation t = buildStructured(before, "linalg.transpose", 1, operands, rt, 1, &attr, false);
   if (mark)

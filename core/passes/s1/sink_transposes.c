@@ -75,7 +75,7 @@ static bool outputUnread(MlirOperation g, int nIns) {
          mlirOpOperandIsNull(mlirValueGetFirstUse(mlirBlockGetArgument(body, nIns)));
 }
 
-static bool plan(Plan *p, MlirOperation g) {
+static bool plan(Plan *p, MlirOperation g, MlirAttribute parallel) {
   memset(p, 0, sizeof(*p));
   p->op = g;
   MlirAttribute seg = mlirOperationGetAttributeByName(g, pbcStr("operandSegmentSizes"));
@@ -85,16 +85,17 @@ static bool plan(Plan *p, MlirOperation g) {
       mlirDenseI32ArrayGetElement(seg, 1) != 1 || mlirOperationGetNumResults(g) != 1)
     return false;
   p->nIns = mlirDenseI32ArrayGetElement(seg, 0);
-  MlirAttribute parallel = mlirAttributeParseGet(mlirOperationGetContext(g),
-                                                 pbcStr("#linalg.iterator_type<parallel>"));
   if (p->nIns + 1 > kMaxOperands)
     return false;
   for (intptr_t i = 0; i < mlirArrayAttrGetNumElements(iters); ++i) {
     if (!mlirAttributeEqual(mlirArrayAttrGetElement(iters, i), parallel))
       return false;
   }
-  for (int i = 0; i <= p->nIns; ++i)
+  for (int i = 0; i <= p->nIns; ++i) {
     p->maps[i] = mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, i));
+    if (mlirAffineMapGetNumResults(p->maps[i]) > kMaxRank)
+      return false; /* (constant subscripts may outnumber the loops) */
+  }
   MlirValue out = mlirOperationGetResult(g, 0);
   p->rank = (int)mlirShapedTypeGetRank(mlirValueGetType(out));
   if (p->rank > kMaxRank || !mlirAffineMapIsPermutation(p->maps[p->nIns]) ||
@@ -177,12 +178,9 @@ static void rewrite(Plan *p) {
   mlirOperationStateAddResults(&st, 1, &zpt);
   int32_t segments[2] = {p->nIns, 1};
   MlirNamedAttribute attrs[3] = {
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("indexing_maps")),
-                            mlirArrayAttrGet(ctx, p->nIns + 1, maps)),
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("iterator_types")),
-                            mlirOperationGetAttributeByName(g, pbcStr("iterator_types"))),
-      mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("operandSegmentSizes")),
-                            mlirDenseI32ArrayGet(ctx, 2, segments)),
+      pbcNamedAttr(ctx, "indexing_maps", mlirArrayAttrGet(ctx, p->nIns + 1, maps)),
+      pbcNamedAttr(ctx, "iterator_types", mlirOperationGetAttributeByName(g, pbcStr("iterator_types"))),
+      pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, segments)),
   };
   mlirOperationStateAddAttributes(&st, 3, attrs);
   MlirRegion region = mlirRegionCreate();
@@ -221,15 +219,13 @@ static bool sinkThroughPad(MlirOperation pad) {
     int64_t moved[kMaxRank];
     for (int i = 0; i < r; ++i)
       moved[perm[i]] = mlirDenseI64ArrayGetElement(a, i);
-    attrs[n++] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr(kAmounts[k])),
-                                       mlirDenseI64ArrayGet(ctx, r, moved));
+    attrs[n++] = pbcNamedAttr(ctx, kAmounts[k], mlirDenseI64ArrayGet(ctx, r, moved));
   }
   int32_t segments[3] = {1, 0, 0};
-  attrs[n++] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("operandSegmentSizes")),
-                                     mlirDenseI32ArrayGet(ctx, 3, segments));
+  attrs[n++] = pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 3, segments));
   MlirAttribute nofold = mlirOperationGetAttributeByName(pad, pbcStr("nofold"));
   if (!mlirAttributeIsNull(nofold))
-    attrs[n++] = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("nofold")), nofold);
+    attrs[n++] = pbcNamedAttr(ctx, "nofold", nofold);
   MlirValue x = mlirOperationGetOperand(mlirOpResultGetOwner(y), 0);
   /* The padded x is the padded y's shape with T undone. */
   MlirType yt = mlirValueGetType(mlirOperationGetResult(pad, 0));
@@ -253,25 +249,32 @@ static bool sinkThroughPad(MlirOperation pad) {
   return true;
 }
 
+static MlirWalkResult collectMovable(MlirOperation op, void *data) {
+  if (pbcOpIsA(op, "linalg.generic") || pbcOpIsA(op, "tensor.pad"))
+    pbcOpListPush(data, op);
+  return MlirWalkResultAdvance;
+}
+
 static bool run(MlirOperation func, void *state) {
   (void)state;
+  MlirAttribute parallel = mlirAttributeParseGet(mlirOperationGetContext(func),
+                                                 pbcStr("#linalg.iterator_type<parallel>"));
   Plan *p = malloc(sizeof(Plan));
-  /* Each rewrite moves a transpose to a later op; repeat until none moves. */
+  /* In program order a transpose moved below one op reaches the next in
+   * the same sweep; each rewrite moves one later, so the sweeps end. */
   for (bool changed = true; changed;) {
     changed = false;
     PbcOpList l = {0};
-    pbcOpListCollect(&l, func, "linalg.generic");
-    for (int i = 0; i < l.n; ++i)
-      if (plan(p, l.ops[i])) {
+    mlirOperationWalk(func, collectMovable, &l, MlirWalkPreOrder);
+    for (int i = 0; i < l.n; ++i) {
+      if (pbcOpIsA(l.ops[i], "tensor.pad")) {
+        changed |= sinkThroughPad(l.ops[i]);
+      } else if (plan(p, l.ops[i], parallel)) {
         rewrite(p);
         changed = true;
       }
+    }
     pbcOpListDestroy(&l);
-    PbcOpList pads = {0};
-    pbcOpListCollect(&pads, func, "tensor.pad");
-    for (int i = 0; i < pads.n; ++i)
-      changed |= sinkThroughPad(pads.ops[i]);
-    pbcOpListDestroy(&pads);
   }
   free(p);
   return true;

@@ -31,6 +31,7 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
 #include "pbc/loops.h"
 #include "pbc/strbuf.h"
 #include "passes/passes.h"
@@ -86,10 +87,6 @@ static bool isNest(MlirOperation op) {
           pbcOpIsA(op, "scf.for") || pbcOpIsA(op, "scf.parallel"));
 }
 
-static MlirNamedAttribute named(MlirContext ctx, const char *name, MlirAttribute a) {
-  return mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr(name)), a);
-}
-
 /* A detached private function holding `nest` (moved out of its block),
  * taking the non-constant captures as arguments. */
 static MlirOperation buildNestFunction(MlirOperation nest, Captures *c, MlirValue *args,
@@ -126,12 +123,12 @@ static MlirOperation buildNestFunction(MlirOperation nest, Captures *c, MlirValu
   MlirType fnType = mlirFunctionTypeGet(ctx, *numArgs, types, 0, NULL);
   MlirAttribute noinline = mlirStringAttrGet(ctx, pbcStr("noinline"));
   MlirNamedAttribute attrs[] = {
-      named(ctx, "sym_name", mlirStringAttrGet(ctx, pbcStr("pbc_nest"))),
-      named(ctx, "function_type", mlirTypeAttrGet(fnType)),
-      named(ctx, "sym_visibility", mlirStringAttrGet(ctx, pbcStr("private"))),
+      pbcNamedAttr(ctx, "sym_name", mlirStringAttrGet(ctx, pbcStr("pbc_nest"))),
+      pbcNamedAttr(ctx, "function_type", mlirTypeAttrGet(fnType)),
+      pbcNamedAttr(ctx, "sym_visibility", mlirStringAttrGet(ctx, pbcStr("private"))),
       /* What func-to-llvm carries to the LLVM function. */
-      named(ctx, "passthrough", mlirArrayAttrGet(ctx, 1, &noinline)),
-      named(ctx, "llvm.linkage",
+      pbcNamedAttr(ctx, "passthrough", mlirArrayAttrGet(ctx, 1, &noinline)),
+      pbcNamedAttr(ctx, "llvm.linkage",
             mlirAttributeParseGet(ctx, pbcStr("#llvm.linkage<internal>"))),
   };
   MlirOperationState st = mlirOperationStateGet(pbcStr("func.func"), loc);
@@ -216,7 +213,7 @@ static void outlineNest(Outliner *o, MlirOperation func, MlirOperation nest) {
     addKnown(&o->known, text.data, h, callee); /* keeps the text */
   }
   MlirOperationState call = mlirOperationStateGet(pbcStr("func.call"), loc);
-  MlirNamedAttribute calleeAttr = named(ctx, "callee", callee);
+  MlirNamedAttribute calleeAttr = pbcNamedAttr(ctx, "callee", callee);
   mlirOperationStateAddAttributes(&call, 1, &calleeAttr);
   mlirOperationStateAddOperands(&call, numArgs, args);
   mlirBlockInsertOwnedOperationBefore(block, anchor, mlirOperationCreate(&call));
