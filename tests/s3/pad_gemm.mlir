@@ -266,3 +266,95 @@ func.func @skinny_rows16_padded(%a: memref<16x29xf32>, %b: memref<29x37xf32>, %c
   } {pbc.kind = "matmul"}
   return
 }
+
+// A batch of GEMMs (batch_matmul: attention's scores Q.K^T at 197 keys)
+// pads the same way with the batch loop kept: C' 3 x 40 x 64 (filled
+// whole), B' and A' with zeros below and right of the copies, the band over
+// 3 x 40 x 64 x 29, and C' copied back. A batch loop that is not every
+// buffer's first dimension is left alone.
+// CHECK-LABEL: func.func @batched
+// CHECK: %[[C:.*]] = memref.alloc() {{.*}} : memref<3x40x64xf32>
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 40 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 64 {
+// CHECK-NEXT: affine.store %cst, %[[C]]
+// CHECK: %[[B:.*]] = memref.alloc() {{.*}} : memref<3x29x64xf32>
+// CHECK: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 53 {
+// CHECK-NEXT: affine.load %arg1
+// CHECK-NEXT: affine.store %{{.*}}, %[[B]]
+// CHECK: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 11 {
+// CHECK: arith.constant 0.0
+// CHECK-NEXT: affine.store %{{.*}}, %[[B]]
+// CHECK: %[[A:.*]] = memref.alloc() {{.*}} : memref<3x40x29xf32>
+// CHECK: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 37 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.load %arg0
+// CHECK: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 29 {
+// CHECK: affine.store %{{.*}}, %[[A]]
+// CHECK: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 40 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 64 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 29 {
+// CHECK-NEXT: affine.load %[[A]]
+// CHECK-NEXT: affine.load %[[B]]
+// CHECK-NEXT: affine.load %[[C]]
+// CHECK: affine.store %{{.*}}, %[[C]]
+// CHECK: } {pbc.kind = "matmul"}
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 3 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 37 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 53 {
+// CHECK-NEXT: affine.load %[[C]]
+// CHECK-NEXT: affine.store %{{.*}}, %arg2
+// CHECK: memref.dealloc %[[C]]
+// CHECK-LABEL: func.func @batch_not_first
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @batched(%a: memref<3x37x29xf32>, %b: memref<3x29x53xf32>, %c: memref<3x37x53xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %n = 0 to 3 {
+    affine.for %i = 0 to 37 {
+      affine.for %j = 0 to 53 {
+        affine.store %zero, %c[%n, %i, %j] : memref<3x37x53xf32>
+      }
+    }
+  } {pbc.kind = "pointwise"}
+  affine.for %n = 0 to 3 {
+    affine.for %i = 0 to 37 {
+      affine.for %j = 0 to 53 {
+        affine.for %k = 0 to 29 {
+          %x = affine.load %a[%n, %i, %k] : memref<3x37x29xf32>
+          %y = affine.load %b[%n, %k, %j] : memref<3x29x53xf32>
+          %z = affine.load %c[%n, %i, %j] : memref<3x37x53xf32>
+          %p = arith.mulf %x, %y : f32
+          %s = arith.addf %z, %p : f32
+          affine.store %s, %c[%n, %i, %j] : memref<3x37x53xf32>
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @batch_not_first(%a: memref<37x3x29xf32>, %b: memref<3x29x53xf32>, %c: memref<3x37x53xf32>) {
+  affine.for %n = 0 to 3 {
+    affine.for %i = 0 to 37 {
+      affine.for %j = 0 to 53 {
+        affine.for %k = 0 to 29 {
+          %x = affine.load %a[%i, %n, %k] : memref<37x3x29xf32>
+          %y = affine.load %b[%n, %k, %j] : memref<3x29x53xf32>
+          %z = affine.load %c[%n, %i, %j] : memref<3x37x53xf32>
+          %p = arith.mulf %x, %y : f32
+          %s = arith.addf %z, %p : f32
+          affine.store %s, %c[%n, %i, %j] : memref<3x37x53xf32>
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}

@@ -1,11 +1,14 @@
 /* pbc-pad-gemm{vector-bits,l3-bytes}: partial tiles of a GEMM by padding (PolyBlocks
  * §4.3: "partial tiles handled"). pbc-tile only takes register tiles that
  * divide the loops (MR rows by NV vectors), so N not a multiple of the
- * vector lanes left a GEMM untiled and scalar (997^3 ran at 0.017x oneDNN),
+ * vector lanes left a GEMM untiled and scalar (997^3 ran at 0.017x oneDNN,
+ * ViT's 12 x 197 x 197 attention scores 40x slower than 12 x 196 x 196),
  * and an M with no divisor in 4..16 left it one row high. Such a GEMM
  *   C[i, j] (+)= A[i, k] * B[k, j]   (a perfect band of three loops from 0,
  *   step 1, every subscript one of their indices, the loops the memrefs'
  *   whole dimensions)
+ * or a batch of them, C[b, i, j] (+)= A[b, i, k] * B[b, k, j] (a fourth
+ * loop, every buffer's first dimension; the batch is never padded)
  * runs instead on buffers padded to N' (a multiple of the lanes) and M' (a
  * multiple of 8): A' and B' are copies with zeros in the padding (a zero
  * row or column adds nothing to C), C' starts as C (or as C's fill, which
@@ -30,19 +33,21 @@ typedef struct {
   long long l3; /* which skinny GEMMs pbc-tile reads as dot products */
 } State;
 
-enum { kMaxAccesses = 16, kMaxOperands = 3 };
-
+enum { kMaxAccesses = 16, kMaxOperands = 3, kMaxRank = 3, kMaxDepth = kMaxRank + 1 };
 
 typedef struct {
-  MlirOperation band[3];
-  long long trip[3];
+  MlirOperation band[kMaxDepth];
+  long long trip[kMaxDepth];
+  int depth; /* 3, or 4 with a batch loop */
+  int rank;  /* of every buffer: 2, or 3 with the batch first */
   PbcAccess acc[kMaxAccesses];
   int n;
-  int loopOf[kMaxAccesses][2];   /* band position each subscript indexes */
-  MlirValue buf[kMaxOperands];   /* distinct memrefs; buf[0] is the output */
-  int bufLoops[kMaxOperands][2]; /* the loops every access of buf[b] uses */
+  int loopOf[kMaxAccesses][kMaxRank];   /* band position each subscript indexes */
+  MlirValue buf[kMaxOperands];          /* distinct memrefs; buf[0] is the output */
+  int bufLoops[kMaxOperands][kMaxRank]; /* the loops every access of buf[b] uses */
   int nBufs;
-  int iPos, jPos; /* band positions of the output's row and column loops */
+  int iPos, jPos, kPos; /* band positions of the row, column and reduction loops */
+  int batchPos;         /* and of the batch loop, or -1 */
 } Gemm;
 
 static long long roundUp(long long x, long long m) { return (x + m - 1) / m * m; }
@@ -55,7 +60,7 @@ static bool isPlainIndex(const PbcLinearForm *f, MlirValue iv) {
 
 /* Position in the band of the loop whose index `f` is, or -1. */
 static int ivPosition(const PbcLinearForm *f, const Gemm *g) {
-  int l = f->linear && f->nTerms == 1 ? pbcLoopIndexOf(f->values[0], g->band, 3) : -1;
+  int l = f->linear && f->nTerms == 1 ? pbcLoopIndexOf(f->values[0], g->band, g->depth) : -1;
   return l >= 0 && isPlainIndex(f, pbcLoopIv(g->band[l])) ? l : -1;
 }
 
@@ -68,28 +73,40 @@ static bool isFloatMemref(MlirType t) {
 
 /* Matches the GEMM shape above; every access in g, the output first. */
 static bool matchGemm(MlirOperation root, Gemm *g) {
-  if (pbcLoopBand(root, g->band, 3) != 3)
+  g->depth = pbcLoopBand(root, g->band, kMaxDepth);
+  if (g->depth < 3)
     return false;
-  for (int l = 0; l < 3; ++l) {
+  g->rank = g->depth - 1;
+  for (int l = 0; l < g->depth; ++l) {
     PbcLinearForm lb;
     g->trip[l] = pbcLoopZeroBasedTrip(g->band[l]);
     if (g->trip[l] <= 0 || !pbcLoopBoundForm(g->band[l], false, &lb) || lb.nTerms ||
         lb.constant != 0)
       return false;
   }
-  if (!pbcLoopBodyIsFlat(g->band[2]) || !pbcGatherAccesses(g->band[2], g->acc, kMaxAccesses, &g->n))
+  MlirOperation inner = g->band[g->depth - 1];
+  if (!pbcLoopBodyIsFlat(inner) || !pbcGatherAccesses(inner, g->acc, kMaxAccesses, &g->n))
     return false;
+  int r = g->rank;
   g->nBufs = 0;
+  g->batchPos = -1;
   int stores = 0;
   for (int x = 0; x < g->n; ++x) {
     PbcAccess *a = &g->acc[x];
-    if (a->lanes || a->rank != 2 || !isFloatMemref(mlirValueGetType(a->memref)))
+    if (a->lanes || a->rank != r || !isFloatMemref(mlirValueGetType(a->memref)))
       return false;
-    for (int d = 0; d < 2; ++d) {
+    for (int d = 0; d < r; ++d) {
       int l = ivPosition(&a->subscripts[d], g);
       if (l < 0 || mlirShapedTypeGetDimSize(mlirValueGetType(a->memref), d) != g->trip[l])
         return false;
       g->loopOf[x][d] = l;
+    }
+    if (r == 3) { /* the same batch loop first everywhere, and only there */
+      if (g->batchPos < 0)
+        g->batchPos = g->loopOf[x][0];
+      if (g->loopOf[x][0] != g->batchPos || g->loopOf[x][1] == g->batchPos ||
+          g->loopOf[x][2] == g->batchPos)
+        return false;
     }
     int b = 0;
     while (b < g->nBufs && !mlirValueEqual(g->buf[b], a->memref))
@@ -98,10 +115,12 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
       if (b == kMaxOperands)
         return false;
       g->buf[g->nBufs++] = a->memref;
-      g->bufLoops[b][0] = g->loopOf[x][0];
-      g->bufLoops[b][1] = g->loopOf[x][1];
-    } else if (g->bufLoops[b][0] != g->loopOf[x][0] || g->bufLoops[b][1] != g->loopOf[x][1]) {
-      return false; /* C[i, j] and C[j, i]: one padded shape can't serve both */
+      for (int d = 0; d < r; ++d)
+        g->bufLoops[b][d] = g->loopOf[x][d];
+    } else {
+      for (int d = 0; d < r; ++d)
+        if (g->bufLoops[b][d] != g->loopOf[x][d])
+          return false; /* C[i, j] and C[j, i]: one padded shape can't serve both */
     }
     if (a->isWrite) {
       ++stores;
@@ -109,17 +128,23 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
         MlirValue t = g->buf[0];
         g->buf[0] = g->buf[b];
         g->buf[b] = t;
-        int l0 = g->bufLoops[0][0], l1 = g->bufLoops[0][1];
-        g->bufLoops[0][0] = g->bufLoops[b][0];
-        g->bufLoops[0][1] = g->bufLoops[b][1];
-        g->bufLoops[b][0] = l0;
-        g->bufLoops[b][1] = l1;
+        for (int d = 0; d < r; ++d) {
+          int l = g->bufLoops[0][d];
+          g->bufLoops[0][d] = g->bufLoops[b][d];
+          g->bufLoops[b][d] = l;
+        }
       }
-      g->iPos = g->loopOf[x][0];
-      g->jPos = g->loopOf[x][1];
+      g->iPos = g->loopOf[x][r - 2];
+      g->jPos = g->loopOf[x][r - 1];
     }
   }
   if (stores != 1 || g->nBufs != 3 || g->iPos == g->jPos)
+    return false;
+  g->kPos = -1;
+  for (int l = 0; l < g->depth; ++l)
+    if (l != g->iPos && l != g->jPos && l != g->batchPos)
+      g->kPos = l;
+  if (g->kPos < 0)
     return false;
   /* Each buffer is one array: no two of them may alias. */
   for (int x = 0; x < 3; ++x)
@@ -131,9 +156,9 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
 
 /* `origin` + p for each p in the nest's box, as affine.apply (or p itself). */
 static void offsetIndices(MlirOperation at, const MlirValue *ivs, const long long *origin,
-                          MlirLocation loc, MlirValue *out) {
+                          int rank, MlirLocation loc, MlirValue *out) {
   MlirContext ctx = mlirOperationGetContext(at);
-  for (int d = 0; d < 2; ++d) {
+  for (int d = 0; d < rank; ++d) {
     MlirAffineExpr e = mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0),
                                             mlirAffineConstantExprGet(ctx, origin[d]));
     out[d] = origin[d]
@@ -146,15 +171,18 @@ static void offsetIndices(MlirOperation at, const MlirValue *ivs, const long lon
  * [0, extent), before `before`; nothing if the box is empty. */
 static void buildShiftedCopy(MlirOperation before, MlirValue src, const long long *srcOrigin,
                              MlirValue dst, const long long *dstOrigin, const long long *extent,
-                             MlirLocation loc) {
-  if (extent[0] <= 0 || extent[1] <= 0)
-    return;
-  int64_t shape[2] = {extent[0], extent[1]};
-  MlirValue ivs[2], from[2], to[2];
+                             int rank, MlirLocation loc) {
+  int64_t shape[kMaxRank];
+  for (int d = 0; d < rank; ++d) {
+    if (extent[d] <= 0)
+      return;
+    shape[d] = extent[d];
+  }
+  MlirValue ivs[kMaxRank], from[kMaxRank], to[kMaxRank];
   MlirOperation end;
-  MlirOperation nest = pbcBuildAffineNest(before, shape, 2, loc, ivs, &end);
+  MlirOperation nest = pbcBuildAffineNest(before, shape, rank, loc, ivs, &end);
   MlirContext ctx = mlirOperationGetContext(nest);
-  offsetIndices(end, ivs, dstOrigin, loc, to);
+  offsetIndices(end, ivs, dstOrigin, rank, loc, to);
   MlirValue v;
   if (mlirValueIsNull(src)) {
     MlirType e = mlirShapedTypeGetElementType(mlirValueGetType(dst));
@@ -162,29 +190,31 @@ static void buildShiftedCopy(MlirOperation before, MlirValue src, const long lon
                                                      mlirFloatAttrDoubleGet(ctx, e, 0.0));
     v = mlirOperationGetResult(pbcBuildOp(end, "arith.constant", 0, NULL, e, 1, &value), 0);
   } else {
-    offsetIndices(end, ivs, srcOrigin, loc, from);
-    v = mlirOperationGetResult(pbcBuildAffineLoad(end, src, from, 2, loc), 0);
+    offsetIndices(end, ivs, srcOrigin, rank, loc, from);
+    v = mlirOperationGetResult(pbcBuildAffineLoad(end, src, from, rank, loc), 0);
   }
-  pbcBuildAffineStore(end, v, dst, to, 2, loc);
+  pbcBuildAffineStore(end, v, dst, to, rank, loc);
   pbcNestSetKind(nest, "pointwise");
 }
 
 /* dst[o + p] = src[o + p] (src null: = 0) over the box [o, o + extent). */
 static void buildCopy(MlirOperation before, MlirValue src, MlirValue dst, const long long *origin,
-                      const long long *extent, MlirLocation loc) {
-  buildShiftedCopy(before, src, origin, dst, origin, extent, loc);
+                      const long long *extent, int rank, MlirLocation loc) {
+  buildShiftedCopy(before, src, origin, dst, origin, extent, rank, loc);
 }
 
-/* True if `f` fills `c`: a perfect band over c's dimensions, in order,
- * storing a constant; its loops in `band`, its store in `store`. */
-static bool isFillOf(MlirOperation f, MlirValue c, MlirOperation band[2], PbcAccess *store) {
+/* True if `f` fills `c` (of rank `rank`): a perfect band over c's
+ * dimensions, in order, storing a constant; its loops in `band`, its store
+ * in `store`. */
+static bool isFillOf(MlirOperation f, MlirValue c, int rank, MlirOperation band[kMaxRank],
+                     PbcAccess *store) {
   MlirOperation constant;
-  if (!pbcOpIsA(f, "affine.for") || pbcLoopBand(f, band, 2) != 2 ||
-      !pbcLoopStoresOnlyConstant(band[1], store, &constant) || store->lanes ||
-      !mlirValueEqual(store->memref, c))
+  if (!pbcOpIsA(f, "affine.for") || pbcLoopBand(f, band, rank) != rank ||
+      !pbcLoopStoresOnlyConstant(band[rank - 1], store, &constant) || store->lanes ||
+      store->rank != rank || !mlirValueEqual(store->memref, c))
     return false;
   MlirType t = mlirValueGetType(c);
-  for (int d = 0; d < 2; ++d) {
+  for (int d = 0; d < rank; ++d) {
     PbcLinearForm lb;
     if (!isPlainIndex(&store->subscripts[d], pbcLoopIv(band[d])) ||
         pbcLoopZeroBasedTrip(band[d]) != mlirShapedTypeGetDimSize(t, d) ||
@@ -207,10 +237,27 @@ static MlirOperation previousToucher(MlirOperation root, MlirValue c) {
 /* True if B (the input indexed by J) is contiguous along K: B[j, k], a
  * linear layer's weight. */
 static bool readsBAlongK(const Gemm *g) {
+  int row = g->rank - 2, col = g->rank - 1;
   for (int b = 1; b < g->nBufs; ++b)
-    if (g->bufLoops[b][0] == g->jPos || g->bufLoops[b][1] == g->jPos)
-      return g->bufLoops[b][1] != g->jPos && g->bufLoops[b][1] != g->iPos;
+    if (g->bufLoops[b][row] == g->jPos || g->bufLoops[b][col] == g->jPos)
+      return g->bufLoops[b][col] != g->jPos && g->bufLoops[b][col] != g->iPos;
   return false;
+}
+
+/* The static shape of buffer `b`. */
+static void bufShape(const Gemm *g, int b, long long *dims) {
+  MlirType t = mlirValueGetType(g->buf[b]);
+  for (int d = 0; d < g->rank; ++d)
+    dims[d] = mlirShapedTypeGetDimSize(t, d);
+}
+
+/* A fresh buffer like buffer `b`, of shape `shape`, before `at`. */
+static MlirValue allocLike(const Gemm *g, int b, const int64_t *shape, MlirOperation at,
+                           MlirLocation loc) {
+  MlirType t = mlirValueGetType(g->buf[b]);
+  MlirType pt = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), g->rank, shape,
+                                  mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
+  return mlirOperationGetResult(pbcBuildAlloc(at, pt, loc), 0);
 }
 
 /* A skinny GEMM (skinny_gemm.h) reads B in place, once: a padded copy
@@ -221,6 +268,7 @@ static bool readsBAlongK(const Gemm *g) {
  * B's and C's last r columns, padded to one vector (zeros in B's). */
 static void padPartialColumns(MlirOperation root, const Gemm *g, long long lanes, int bits) {
   long long n = g->trip[g->jPos], r = n % lanes, n0 = n - r;
+  int rank = g->rank;
   MlirLocation loc = mlirOperationGetLocation(root);
   MlirOperation after = mlirOperationGetNextInBlock(root);
   if (pbcVectorLanes((int)lanes * bits, bits, r) >= lanes / 4) {
@@ -230,37 +278,39 @@ static void padPartialColumns(MlirOperation root, const Gemm *g, long long lanes
     pbcLoopSetUpperBound(g->band[j], n0);
     return;
   }
-  MlirOperation tail = mlirOperationClone(root), band[3];
+  MlirOperation tail = mlirOperationClone(root), band[kMaxDepth];
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(root), after, tail);
-  pbcLoopBand(tail, band, 3);
+  pbcLoopBand(tail, band, g->depth);
   pbcLoopSetUpperBound(band[g->jPos], lanes);
   PbcAccess acc[kMaxAccesses];
   int nAcc;
-  pbcGatherAccesses(band[2], acc, kMaxAccesses, &nAcc);
+  pbcGatherAccesses(band[g->depth - 1], acc, kMaxAccesses, &nAcc);
   MlirValue pad[kMaxOperands];
-  long long zero[2] = {0, 0};
+  long long zero[kMaxRank] = {0};
   for (int b = 0; b < g->nBufs; ++b) {
-    int d = g->bufLoops[b][0] == g->jPos ? 0 : g->bufLoops[b][1] == g->jPos ? 1 : -1;
+    int d = -1; /* the dimension J indexes */
+    for (int e = rank - 2; e < rank; ++e)
+      if (g->bufLoops[b][e] == g->jPos)
+        d = e;
     pad[b] = g->buf[b];
     if (d < 0)
       continue; /* A: read in place */
-    MlirType t = mlirValueGetType(g->buf[b]);
-    long long dims[2] = {mlirShapedTypeGetDimSize(t, 0), mlirShapedTypeGetDimSize(t, 1)};
-    int64_t shape[2] = {dims[0], dims[1]};
+    long long dims[kMaxRank], from[kMaxRank] = {0}, part[kMaxRank], rest[kMaxRank],
+        restAt[kMaxRank] = {0};
+    int64_t shape[kMaxRank];
+    bufShape(g, b, dims);
+    for (int e = 0; e < rank; ++e)
+      shape[e] = part[e] = rest[e] = dims[e];
     shape[d] = lanes;
-    MlirType pt = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), 2, shape,
-                                    mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
-    pad[b] = mlirOperationGetResult(pbcBuildAlloc(root, pt, loc), 0);
-    long long from[2] = {0, 0}, part[2] = {dims[0], dims[1]}, rest[2] = {dims[0], dims[1]},
-              restAt[2] = {0, 0};
+    pad[b] = allocLike(g, b, shape, root, loc);
     from[d] = n0;
     part[d] = r;
     rest[d] = lanes - r;
     restAt[d] = r;
-    buildShiftedCopy(root, g->buf[b], from, pad[b], zero, part, loc);
-    buildShiftedCopy(root, (MlirValue){NULL}, zero, pad[b], restAt, rest, loc);
+    buildShiftedCopy(root, g->buf[b], from, pad[b], zero, part, rank, loc);
+    buildShiftedCopy(root, (MlirValue){NULL}, zero, pad[b], restAt, rest, rank, loc);
     if (b == 0) /* C's last columns back, after the tail */
-      buildShiftedCopy(after, pad[0], zero, g->buf[0], from, part, loc);
+      buildShiftedCopy(after, pad[0], zero, g->buf[0], from, part, rank, loc);
   }
   for (int a = 0; a < nAcc; ++a)
     for (int b = 0; b < g->nBufs; ++b)
@@ -281,9 +331,11 @@ static void padGemm(MlirOperation root, const State *st) {
   long long lanes = bits > 0 ? st->vectorBits / bits : 0;
   if (lanes < 2)
     return;
-  long long padded[3] = {g.trip[0], g.trip[1], g.trip[2]};
-  long long m = g.trip[g.iPos], n = g.trip[g.jPos];
-  long long k = g.trip[3 - g.iPos - g.jPos];
+  int rank = g.rank, row = rank - 2, col = rank - 1;
+  long long padded[kMaxDepth];
+  for (int l = 0; l < g.depth; ++l)
+    padded[l] = g.trip[l];
+  long long m = g.trip[g.iPos], n = g.trip[g.jPos], k = g.trip[g.kPos];
   if (readsBAlongK(&g) &&
       pbcSkinnyDotRowTile(m, k, n * k * (bits / 8), st->vectorBits, bits, 0, st->l3))
     return; /* dot products along K: J needs no whole vectors */
@@ -302,42 +354,46 @@ static void padGemm(MlirOperation root, const State *st) {
   MlirLocation loc = mlirOperationGetLocation(root);
   MlirOperation after = mlirOperationGetNextInBlock(root);
   MlirValue pad[kMaxOperands];
+  long long zero[kMaxRank] = {0};
   for (int b = 0; b < g.nBufs; ++b) {
     /* This buffer's dimensions: the band loops that index them. */
-    int loop[2] = {-1, -1};
-    for (int a = 0; a < g.n; ++a)
-      if (mlirValueEqual(g.acc[a].memref, g.buf[b])) {
-        loop[0] = g.loopOf[a][0];
-        loop[1] = g.loopOf[a][1];
-      }
-    MlirType t = mlirValueGetType(g.buf[b]);
-    long long dims[2] = {mlirShapedTypeGetDimSize(t, 0), mlirShapedTypeGetDimSize(t, 1)};
-    int64_t shape[2] = {padded[loop[0]], padded[loop[1]]};
-    if (shape[0] == dims[0] && shape[1] == dims[1]) {
+    long long dims[kMaxRank];
+    int64_t shape[kMaxRank];
+    bool same = true;
+    bufShape(&g, b, dims);
+    for (int d = 0; d < rank; ++d) {
+      shape[d] = padded[g.bufLoops[b][d]];
+      same = same && shape[d] == dims[d];
+    }
+    if (same) {
       pad[b] = g.buf[b]; /* not indexed by a padded loop: read in place */
       continue;
     }
-    MlirType pt = mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), 2, shape,
-                                    mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t));
-    pad[b] = mlirOperationGetResult(pbcBuildAlloc(root, pt, loc), 0);
-    long long zero[2] = {0, 0};
-    MlirOperation fillBand[2];
+    pad[b] = allocLike(&g, b, shape, root, loc);
+    MlirOperation fillBand[kMaxRank];
     PbcAccess fill;
     MlirOperation prev = b == 0 ? previousToucher(root, g.buf[0]) : (MlirOperation){NULL};
-    if (b == 0 && !mlirOperationIsNull(prev) && isFillOf(prev, g.buf[0], fillBand, &fill)) {
+    if (b == 0 && !mlirOperationIsNull(prev) && isFillOf(prev, g.buf[0], rank, fillBand, &fill)) {
       /* C's fill fills C' (whole: C' is then C's initial value). */
       mlirOperationSetOperand(fill.op, 1, pad[0]);
-      for (int d = 0; d < 2; ++d)
+      for (int d = 0; d < rank; ++d)
         pbcLoopSetUpperBound(fillBand[d], shape[d]);
       /* the alloc must dominate the fill */
       mlirOperationMoveBefore(mlirOpResultGetOwner(pad[0]), prev);
     } else {
-      buildCopy(root, g.buf[b], pad[b], zero, dims, loc);
-      if (b > 0) { /* inputs: zeros in the padding */
-        long long belowOrigin[2] = {dims[0], 0}, below[2] = {shape[0] - dims[0], shape[1]};
-        long long rightOrigin[2] = {0, dims[1]}, right[2] = {dims[0], shape[1] - dims[1]};
-        buildCopy(root, (MlirValue){NULL}, pad[b], belowOrigin, below, loc);
-        buildCopy(root, (MlirValue){NULL}, pad[b], rightOrigin, right, loc);
+      buildCopy(root, g.buf[b], pad[b], zero, dims, rank, loc);
+      if (b > 0) { /* inputs: zeros in the padding, below and right of the copy */
+        long long belowAt[kMaxRank] = {0}, below[kMaxRank], rightAt[kMaxRank] = {0},
+                  right[kMaxRank];
+        for (int d = 0; d < rank; ++d)
+          below[d] = right[d] = shape[d];
+        belowAt[row] = dims[row];
+        below[row] = shape[row] - dims[row];
+        rightAt[col] = dims[col];
+        right[row] = dims[row];
+        right[col] = shape[col] - dims[col];
+        buildCopy(root, (MlirValue){NULL}, pad[b], belowAt, below, rank, loc);
+        buildCopy(root, (MlirValue){NULL}, pad[b], rightAt, right, rank, loc);
       }
     }
   }
@@ -347,12 +403,11 @@ static void padGemm(MlirOperation root, const State *st) {
       ++b;
     mlirOperationSetOperand(g.acc[a].op, g.acc[a].isWrite ? 1 : 0, pad[b]);
   }
-  for (int l = 0; l < 3; ++l)
+  for (int l = 0; l < g.depth; ++l)
     pbcLoopSetUpperBound(g.band[l], padded[l]);
-  MlirType t = mlirValueGetType(g.buf[0]);
-  long long zero[2] = {0, 0};
-  long long dims[2] = {mlirShapedTypeGetDimSize(t, 0), mlirShapedTypeGetDimSize(t, 1)};
-  buildCopy(after, pad[0], g.buf[0], zero, dims, loc);
+  long long dims[kMaxRank];
+  bufShape(&g, 0, dims);
+  buildCopy(after, pad[0], g.buf[0], zero, dims, rank, loc);
   for (int b = 0; b < g.nBufs; ++b)
     if (!mlirValueEqual(pad[b], g.buf[b]))
       pbcBuildDealloc(after, pad[b], loc);
