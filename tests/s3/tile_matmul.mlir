@@ -10,6 +10,7 @@
 // outermost (one parallel region; each core packs B's block).
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=33554432}' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432}' | FileCheck %s --check-prefix=ICOUTER
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=2097152 l3-bytes=33554432}' | FileCheck %s --check-prefix=LONGK
 // ICOUTER-LABEL: func.func @matmul
 // ICOUTER: affine.for %[[IC:.*]] = 0 to 64 step 32 {
 // ICOUTER-NEXT: affine.for %[[JC:.*]] = 0 to 512 step 512 {
@@ -115,6 +116,27 @@ func.func @unbalanced_rows(%a: memref<1000x1000xf32>, %b: memref<1000x1008xf32>,
         %p = arith.mulf %x, %y : f32
         %s = arith.addf %z, %p : f32
         affine.store %s, %c[%i, %j] : memref<1000x1008xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+
+// A 2 MiB L2 would give K = 3072 blocks of 1536 rows (a quarter of L2 for
+// the 64-wide panel); past 1024 rows K is cut into blocks of 512 (a B read
+// in place at a few KiB pitch no longer stays in L2 across row tiles).
+// LONGK-LABEL: func.func @long_k
+// LONGK: affine.for %{{.*}} = 0 to 3072 step 512 {
+func.func @long_k(%a: memref<64x3072xf32>, %b: memref<3072x64xf32>, %c: memref<64x64xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.for %k = 0 to 3072 {
+        %x = affine.load %a[%i, %k] : memref<64x3072xf32>
+        %y = affine.load %b[%k, %j] : memref<3072x64xf32>
+        %z = affine.load %c[%i, %j] : memref<64x64xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<64x64xf32>
       }
     }
   } {pbc.kind = "matmul"}

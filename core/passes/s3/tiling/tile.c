@@ -10,7 +10,8 @@
  *    convolution whose I has no good divisor is split into full tiles and a
  *    remainder nest).
  *  - Cache tiles for GEMM-shaped nests (one reduction loop): KC so a B
- *    micro-panel (KC x NR) fills up to a quarter of L2, MC so the A block
+ *    micro-panel (KC x NR) fills up to a quarter of L2 (512 rows where that
+ *    would be over 1024), MC so the A block
  *    (MC x KC) fits the rest in blocks the cores split evenly, NC so the B
  *    block (KC x NC) fits half of L3; loop order jc, kc, ic, jr, ir
  *    (BLIS), point loops i, j, k.
@@ -297,6 +298,9 @@ static long long partialTileSplit(const Nest *n, const State *st, int mr, int nv
 }
 
 /* Largest multiple of `unit` that divides `trip` and is <= bound (>= unit). */
+/* KC for a K too long for one block (see tileNest's cache tiles). */
+enum { kMaxKc = 512 };
+
 static long long divisorTile(long long trip, long long unit, long long bound) {
   long long best = unit;
   for (long long t = unit; t <= trip && t <= bound; t += unit)
@@ -451,8 +455,14 @@ static void tileNest(MlirOperation root, const State *st) {
      * the whole I x J output once more, from L3 or memory, so KC grows as
      * far as L2 allows; the micro-panel then streams from L2, which costs
      * little once it is contiguous (pbc-panel-layout; read in place, its
-     * rows are at most a few KiB apart). */
+     * rows are at most a few KiB apart). But a block past 2 * kMaxKc rows
+     * is cut to kMaxKc: a B larger than L2 is read in place, and so long
+     * a panel of rows a few KiB apart, with the A block beside it, no
+     * longer stays in L2 across the row tiles (a K of 3072 at a 3 KiB
+     * pitch ran 1.4x slower). */
     long long kc = divisorTile(n.trip[K], 1, (st->l2 / 4) / (nr * eb));
+    if (kc > 2 * kMaxKc)
+      kc = divisorTile(n.trip[K], 1, kMaxKc);
     long long mcBound = (st->l2 - kc * nr * eb) / (kc * eb);
     if (n.trip[I] >= (long long)mr * st->cores)
       mcBound = mcBound < n.trip[I] / st->cores ? mcBound : n.trip[I] / st->cores;
