@@ -14,6 +14,7 @@ extern const PbcCPassSpec pbcDistinctResultsPass;
 extern const PbcCPassSpec pbcDistinctEmptiesPass;
 extern const PbcCPassSpec pbcShareConcatPrefixesPass;
 extern const PbcCPassSpec pbcFoldUnitOperandDimsPass;
+extern const PbcCPassSpec pbcBiasEpiloguePass;
 extern const PbcCPassSpec pbcFreeAfterLastUsePass;
 extern const PbcCPassSpec pbcClassifyNestsPass;
 extern const PbcCPassSpec pbcParallelizePass;

@@ -12,6 +12,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcDistinctEmptiesPass,
       &pbcShareConcatPrefixesPass,
       &pbcFoldUnitOperandDimsPass,
+      &pbcBiasEpiloguePass,
       &pbcFreeAfterLastUsePass,
       &pbcClassifyNestsPass,
       &pbcParallelizePass,

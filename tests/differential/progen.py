@@ -578,10 +578,25 @@ kind("elementwise")((_named_ew_emit, _named_ew_eval))
 # -- contractions: matmul (optionally B transposed), batch_matmul, matvec, and
 # an i8 x i8 -> i32 / f16 -> f32 accumulating generic.
 def _init(em, n, names, ops):
-    """The accumulator: a fill of attrs['init'] or the last operand (a value
-    of the result's shape: C = C0 + A B)."""
+    """The accumulator: a fill of attrs['init'], the last operand (a value
+    of the result's shape: C = C0 + A B), or with attrs['bias'] the last
+    operand (a vector) broadcast along the result's last dimension, as
+    frontends write a layer's bias."""
     if n.attrs.get("acc"):
         return names[-1]
+    if n.attrs.get("bias"):
+        r = len(n.shape)
+        dims = ", ".join("d%d" % i for i in range(r))
+        e = em.empty(n.shape, n.dt)
+        out = em.fresh()
+        em.line("%s = linalg.generic {indexing_maps = [affine_map<(%s) -> (d%d)>, "
+                "affine_map<(%s) -> (%s)>], iterator_types = [%s]} ins(%s : %s) outs(%s : %s) {"
+                % (out, dims, r - 1, dims, dims, ", ".join(['"parallel"'] * r), names[-1],
+                   ttype(ops[-1].shape, ops[-1].dt), e, ttype(n.shape, n.dt)))
+        em.line("^bb0(%%bi: %s, %%bo: %s):" % (n.dt, n.dt))
+        em.line("  linalg.yield %%bi : %s" % n.dt)
+        em.line("} -> %s" % ttype(n.shape, n.dt))
+        return out
     return em.filled(n.shape, n.dt, n.attrs["init"])
 
 
@@ -638,7 +653,7 @@ def _acc_round(n, exact, c0):
 
 def _matmul_eval(n, vals):
     a, b = vals[0], vals[1]
-    c0 = vals[2] if n.attrs.get("acc") else n.attrs["init"]
+    c0 = vals[2] if n.attrs.get("acc") or n.attrs.get("bias") else n.attrs["init"]
     form = n.attrs["form"]
     if form in ("matmul_tb",) or (form in ("generic_tb", "generic_ext") and n.attrs.get("tb", True)):
         b = np.swapaxes(b, -1, -2)
@@ -693,7 +708,7 @@ def _window(x, i, j, stride, dil, oh, ow):
 
 def _conv_eval(n, vals):
     a = n.attrs
-    c0 = vals[-1] if a.get("acc") else a["init"]
+    c0 = vals[-1] if a.get("acc") or a.get("bias") else a["init"]
     op, st, dl = a["op"], a["stride"], a["dil"]
     x = vals[0]
     if op == "conv_2d_nhwc_hwcf":
@@ -785,7 +800,7 @@ def _reduce_emit(em, n, names, ops):
 
 def _reduce_eval(n, vals):
     a = n.attrs
-    c0 = vals[-1] if a.get("acc") else a["init"]
+    c0 = vals[-1] if a.get("acc") or a.get("bias") else a["init"]
     x = vals[0]
     ax = tuple(a["dims"])
     if a["op"] in ("addf", "addi"):
@@ -1254,6 +1269,9 @@ class Gen:
         if self.chance(0.3):
             operands.append(self.value_of_shape(shape, fresh=0.2))
             attrs["acc"] = True
+        elif is_float(self.dt) and self.chance(0.25):
+            operands.append(self.value_of_shape((shape[-1],), fresh=0.5))
+            attrs["bias"] = True
         else:
             attrs["init"] = 0.0 if is_float(self.dt) else 0
             if self.chance(0.2):
