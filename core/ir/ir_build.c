@@ -15,6 +15,10 @@ MlirNamedAttribute pbcNamedAttr(MlirContext ctx, const char *name, MlirAttribute
   return mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr(name)), a);
 }
 
+MlirAttribute pbcLinalgParallelIterator(MlirContext ctx) {
+  return mlirAttributeParseGet(ctx, pbcStr("#linalg.iterator_type<parallel>"));
+}
+
 static MlirOperation insert(MlirOperation before, MlirOperationState *st) {
   MlirOperation op = mlirOperationCreate(st);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);

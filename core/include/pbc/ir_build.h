@@ -58,6 +58,8 @@ MlirOperation pbcBuildDealloc(MlirOperation before, MlirValue buffer, MlirLocati
 
 /* The attribute `a` named `name`. */
 MlirNamedAttribute pbcNamedAttr(MlirContext ctx, const char *name, MlirAttribute a);
+/* linalg's `parallel` iterator type (an element of iterator_types). */
+MlirAttribute pbcLinalgParallelIterator(MlirContext ctx);
 /* Any op `name` with operands, attributes and at most one result (a null
  * `result` type: none), before `before` (at its location). */
 MlirOperation pbcBuildOp(MlirOperation before, const char *name, int n, const MlirValue *operands,

@@ -96,7 +96,6 @@ static bool onlyUsedBy(MlirValue v, MlirOperation user) {
 
 static void rewrite(MlirOperation b, MlirOperation c) {
   MlirContext ctx = mlirOperationGetContext(c);
-  MlirLocation loc = mlirOperationGetLocation(c);
   MlirValue result = mlirOperationGetResult(c, 0);
   MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(result));
   /* After c: a copy of B accumulating into c's result. */
@@ -117,7 +116,6 @@ static void rewrite(MlirOperation b, MlirOperation c) {
       pbcNamedAttr(ctx, "value", mlirFloatAttrDoubleGet(ctx, elem, 0.0));
   MlirOperation zero = pbcBuildOp(bYield, "arith.constant", 0, NULL, elem, 1, &value);
   mlirOperationSetOperand(bYield, 0, mlirOperationGetResult(zero, 0));
-  (void)loc;
 }
 
 static MlirWalkResult collect(MlirOperation op, void *data) {
@@ -128,8 +126,7 @@ static MlirWalkResult collect(MlirOperation op, void *data) {
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  MlirAttribute parallel = mlirAttributeParseGet(mlirOperationGetContext(func),
-                                                 pbcStr("#linalg.iterator_type<parallel>"));
+  MlirAttribute parallel = pbcLinalgParallelIterator(mlirOperationGetContext(func));
   PbcOpList l = {0};
   mlirOperationWalk(func, collect, &l, MlirWalkPreOrder);
   for (int i = 0; i < l.n; ++i) {

@@ -257,8 +257,7 @@ static MlirWalkResult collectMovable(MlirOperation op, void *data) {
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  MlirAttribute parallel = mlirAttributeParseGet(mlirOperationGetContext(func),
-                                                 pbcStr("#linalg.iterator_type<parallel>"));
+  MlirAttribute parallel = pbcLinalgParallelIterator(mlirOperationGetContext(func));
   Plan *p = malloc(sizeof(Plan));
   /* In program order a transpose moved below one op reaches the next in
    * the same sweep; each rewrite moves one later, so the sweeps end. */
