@@ -1,6 +1,6 @@
 // pbc-bias-epilogue: a convolution or matmul whose accumulator starts as a
 // broadcast bias starts at zero (the broadcast yields 0.0) and the bias is
-// added after it, in place (ins(bias) outs(conv)), before the activation.
+// added after it (ins(conv, bias) into a fresh tensor), before the activation.
 // A broadcast with another use, and an op that is not a sum of products
 // (a max pooling), keep their init. After S3 the 1x1 convolution with bias
 // and ReLU6 is one nest: the zero fill is absorbed and the add and the
@@ -14,10 +14,11 @@
 // CHECK-NEXT: linalg.yield %[[Z]]
 // CHECK: %[[C:.*]] = linalg.conv_2d_nhwc_hwcf
 // CHECK-SAME: outs(%[[B]] :
-// CHECK: %[[D:.*]] = linalg.generic
-// CHECK-SAME: ins(%arg2 : tensor<16xf32>) outs(%[[C]] :
-// CHECK: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
-// CHECK-NEXT: %[[S:.*]] = arith.addf %[[OUT]], %[[IN]]
+// CHECK: %[[E:.*]] = tensor.empty()
+// CHECK-NEXT: %[[D:.*]] = linalg.generic
+// CHECK-SAME: ins(%[[C]], %arg2 : tensor<1x28x28x16xf32>, tensor<16xf32>) outs(%[[E]] :
+// CHECK: ^bb0(%[[X:.*]]: f32, %[[BIAS:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[X]], %[[BIAS]]
 // CHECK-NEXT: linalg.yield %[[S]]
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%[[D]] :

@@ -2,10 +2,10 @@
  * whose accumulator starts as a broadcast B of a bias,
  *   %b = linalg.generic ins(%bias) outs(%e) { yield %in }     (broadcast)
  *   %c = linalg.conv_2d_nhwc_hwcf ins(...) outs(%b)
- * starts at zero instead, and the bias is added after it, in place:
+ * starts at zero instead, and the bias is added after it:
  *   %b = linalg.generic ins(%bias) outs(%e) { yield 0.0 }
  *   %c = linalg.conv_2d_nhwc_hwcf ins(...) outs(%b)
- *   %d = linalg.generic ins(%bias) outs(%c) { yield %out + %in }
+ *   %d = linalg.generic ins(%c, %bias) outs(%e2) { yield %c + %bias }
  * and %d replaces %c's other uses.
  *
  * Why: this is how frontends write a layer with a bias (the bridge, and
@@ -94,26 +94,61 @@ static bool onlyUsedBy(MlirValue v, MlirOperation user) {
          mlirOperationEqual(mlirOpOperandGetOwner(u), user);
 }
 
+static MlirOperation appendOp(MlirBlock block, const char *name, int n, const MlirValue *operands,
+                              MlirType result, MlirLocation loc) {
+  MlirOperationState st = mlirOperationStateGet(pbcStr(name), loc);
+  mlirOperationStateAddOperands(&st, n, operands);
+  if (!mlirTypeIsNull(result))
+    mlirOperationStateAddResults(&st, 1, &result);
+  MlirOperation op = mlirOperationCreate(&st);
+  mlirBlockAppendOwnedOperation(block, op);
+  return op;
+}
+
 static void rewrite(MlirOperation b, MlirOperation c) {
   MlirContext ctx = mlirOperationGetContext(c);
+  MlirLocation loc = mlirOperationGetLocation(c);
   MlirValue result = mlirOperationGetResult(c, 0);
-  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(result));
-  /* After c: a copy of B accumulating into c's result. */
-  MlirOperation add = mlirOperationClone(b);
-  mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(c), c, add);
-  mlirOperationSetOperand(add, 1, result);
-  MlirBlock body = bodyOf(add);
-  MlirOperation y = yieldOf(body);
-  MlirValue sumOps[2] = {mlirBlockGetArgument(body, 1), mlirBlockGetArgument(body, 0)};
-  MlirOperation sum = pbcBuildOp(y, "arith.addf", 2, sumOps, elem, 0, NULL);
-  mlirOperationSetOperand(y, 0, mlirOperationGetResult(sum, 0));
+  MlirType type = mlirValueGetType(result);
+  MlirType elem = mlirShapedTypeGetElementType(type);
+  MlirValue bias = mlirOperationGetOperand(b, 0);
+  MlirType biasElem = mlirShapedTypeGetElementType(mlirValueGetType(bias));
+  /* After c, into a fresh tensor (not in place: pbc-fuse then forwards the
+   * sum to the activation, and the sum's buffer goes):
+   *   %d = linalg.generic ins(%c, %bias) outs(%empty) { yield %c + %bias } */
+  MlirOperation next = mlirOperationGetNextInBlock(c);
+  MlirValue operands[3] = {result, bias,
+                           mlirOperationGetResult(pbcBuildOp(next, "tensor.empty", 0, NULL, type,
+                                                             0, NULL), 0)};
+  MlirAttribute bMaps = mlirOperationGetAttributeByName(b, pbcStr("indexing_maps"));
+  MlirAttribute identity = mlirArrayAttrGetElement(bMaps, 1);
+  MlirAttribute maps[3] = {identity, mlirArrayAttrGetElement(bMaps, 0), identity};
+  int32_t segments[2] = {2, 1};
+  MlirNamedAttribute attrs[3] = {
+      pbcNamedAttr(ctx, "indexing_maps", mlirArrayAttrGet(ctx, 3, maps)),
+      pbcNamedAttr(ctx, "iterator_types", mlirOperationGetAttributeByName(b, pbcStr("iterator_types"))),
+      pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, segments)),
+  };
+  MlirType argTypes[3] = {elem, biasElem, elem};
+  MlirLocation argLocs[3] = {loc, loc, loc};
+  MlirBlock body = mlirBlockCreate(3, argTypes, argLocs);
+  MlirValue sumOps[2] = {mlirBlockGetArgument(body, 0), mlirBlockGetArgument(body, 1)};
+  MlirValue sum = mlirOperationGetResult(appendOp(body, "arith.addf", 2, sumOps, elem, loc), 0);
+  appendOp(body, "linalg.yield", 1, &sum, (MlirType){NULL}, loc);
+  MlirRegion region = mlirRegionCreate();
+  mlirRegionAppendOwnedBlock(region, body);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("linalg.generic"), loc);
+  mlirOperationStateAddOperands(&st, 3, operands);
+  mlirOperationStateAddResults(&st, 1, &type);
+  mlirOperationStateAddAttributes(&st, 3, attrs);
+  mlirOperationStateAddOwnedRegions(&st, 1, &region);
+  MlirOperation add = mlirOperationCreate(&st);
+  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(c), next, add);
   MlirOperation except[1] = {add};
   mlirValueReplaceAllUsesExcept(result, mlirOperationGetResult(add, 0), 1, except);
   /* B yields zero: a fill. */
-  MlirBlock bBody = bodyOf(b);
-  MlirOperation bYield = yieldOf(bBody);
-  MlirNamedAttribute value =
-      pbcNamedAttr(ctx, "value", mlirFloatAttrDoubleGet(ctx, elem, 0.0));
+  MlirOperation bYield = yieldOf(bodyOf(b));
+  MlirNamedAttribute value = pbcNamedAttr(ctx, "value", mlirFloatAttrDoubleGet(ctx, elem, 0.0));
   MlirOperation zero = pbcBuildOp(bYield, "arith.constant", 0, NULL, elem, 1, &value);
   mlirOperationSetOperand(bYield, 0, mlirOperationGetResult(zero, 0));
 }
