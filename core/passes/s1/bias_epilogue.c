@@ -34,6 +34,7 @@
 #include "pbc/ir_build.h"
 #include "pbc/op_list.h"
 #include "passes/passes.h"
+#include "passes/s1/layout.h"
 
 /* Named ops that compute out += (products): the output is their last operand. */
 static const char *const kContractions[] = {
@@ -123,12 +124,6 @@ static void rewrite(MlirOperation b, MlirOperation c) {
   MlirAttribute bMaps = mlirOperationGetAttributeByName(b, pbcStr("indexing_maps"));
   MlirAttribute identity = mlirArrayAttrGetElement(bMaps, 1);
   MlirAttribute maps[3] = {identity, mlirArrayAttrGetElement(bMaps, 0), identity};
-  int32_t segments[2] = {2, 1};
-  MlirNamedAttribute attrs[3] = {
-      pbcNamedAttr(ctx, "indexing_maps", mlirArrayAttrGet(ctx, 3, maps)),
-      pbcNamedAttr(ctx, "iterator_types", mlirOperationGetAttributeByName(b, pbcStr("iterator_types"))),
-      pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, segments)),
-  };
   MlirType argTypes[3] = {elem, biasElem, elem};
   MlirLocation argLocs[3] = {loc, loc, loc};
   MlirBlock body = mlirBlockCreate(3, argTypes, argLocs);
@@ -137,13 +132,9 @@ static void rewrite(MlirOperation b, MlirOperation c) {
   appendOp(body, "linalg.yield", 1, &sum, (MlirType){NULL}, loc);
   MlirRegion region = mlirRegionCreate();
   mlirRegionAppendOwnedBlock(region, body);
-  MlirOperationState st = mlirOperationStateGet(pbcStr("linalg.generic"), loc);
-  mlirOperationStateAddOperands(&st, 3, operands);
-  mlirOperationStateAddResults(&st, 1, &type);
-  mlirOperationStateAddAttributes(&st, 3, attrs);
-  mlirOperationStateAddOwnedRegions(&st, 1, &region);
-  MlirOperation add = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(c), next, add);
+  MlirOperation add = pbcBuildLinalgGeneric(
+      next, 2, operands, type, mlirArrayAttrGet(ctx, 3, maps),
+      mlirOperationGetAttributeByName(b, pbcStr("iterator_types")), region);
   MlirOperation except[1] = {add};
   mlirValueReplaceAllUsesExcept(result, mlirOperationGetResult(add, 0), 1, except);
   /* B yields zero: a fill. */

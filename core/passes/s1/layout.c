@@ -1,4 +1,4 @@
-/* Builders of the channels-last rewrite: see passes/s1/layout.h. */
+/* Builders S1's rewrites share: see passes/s1/layout.h. */
 #include "passes/s1/layout.h"
 
 #include "mlir-c/BuiltinAttributes.h"
@@ -11,9 +11,12 @@
 
 enum { kMaxRank = 8 };
 
+/* A destination-style linalg op; its body is `body` if not null, else the
+ * named op's own. */
 static MlirOperation buildStructured(MlirOperation before, const char *name, int nIns,
                                      const MlirValue *operands, MlirType result, int nAttrs,
-                                     const MlirNamedAttribute *attrs, bool segments) {
+                                     const MlirNamedAttribute *attrs, bool segments,
+                                     MlirRegion body) {
   MlirContext ctx = mlirOperationGetContext(before);
   MlirOperationState st = mlirOperationStateGet(pbcStr(name), mlirOperationGetLocation(before));
   mlirOperationStateAddOperands(&st, nIns + 1, operands);
@@ -24,18 +27,30 @@ static MlirOperation buildStructured(MlirOperation before, const char *name, int
     MlirNamedAttribute seg = pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, sizes));
     mlirOperationStateAddAttributes(&st, 1, &seg);
   }
-  MlirRegion region = mlirRegionCreate();
+  bool named = mlirRegionIsNull(body);
+  MlirRegion region = named ? mlirRegionCreate() : body;
   mlirOperationStateAddOwnedRegions(&st, 1, &region);
   MlirOperation op = mlirOperationCreate(&st);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, op);
-  mlirLinalgFillBuiltinNamedOpRegion(op);
+  if (named)
+    mlirLinalgFillBuiltinNamedOpRegion(op);
   return op;
 }
 
 MlirOperation pbcBuildNamedLinalg(MlirOperation before, const char *name, int nIns,
                                   const MlirValue *operands, MlirType result, int nAttrs,
                                   const MlirNamedAttribute *attrs) {
-  return buildStructured(before, name, nIns, operands, result, nAttrs, attrs, true);
+  return buildStructured(before, name, nIns, operands, result, nAttrs, attrs, true,
+                         (MlirRegion){NULL});
+}
+
+MlirOperation pbcBuildLinalgGeneric(MlirOperation before, int nIns, const MlirValue *operands,
+                                    MlirType result, MlirAttribute maps, MlirAttribute iterators,
+                                    MlirRegion body) {
+  MlirContext ctx = mlirOperationGetContext(before);
+  MlirNamedAttribute attrs[2] = {pbcNamedAttr(ctx, "indexing_maps", maps),
+                                 pbcNamedAttr(ctx, "iterator_types", iterators)};
+  return buildStructured(before, "linalg.generic", nIns, operands, result, 2, attrs, true, body);
 }
 
 MlirType pbcPermutedTensorType(MlirType t, const int64_t *perm, int rank) {
@@ -54,7 +69,8 @@ MlirValue pbcBuildTranspose(MlirOperation before, MlirValue v, const int64_t *pe
       v, mlirOperationGetResult(pbcBuildOp(before, "tensor.empty", 0, NULL, rt, 0, NULL), 0)};
   MlirNamedAttribute attr = pbcNamedAttr(ctx, "permutation", mlirDenseI64ArrayGet(ctx, rank, perm));
   /* linalg.transpose has exactly one input and one init: no segments. */
-  MlirOperation t = buildStructured(before, "linalg.transpose", 1, operands, rt, 1, &attr, false);
+  MlirOperation t =
+      buildStructured(before, "linalg.transpose", 1, operands, rt, 1, &attr, false, (MlirRegion){NULL});
   if (mark)
     pbcOpSetUnitAttr(t, PBC_SINK_MARK);
   return mlirOperationGetResult(t, 0);

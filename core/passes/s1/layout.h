@@ -1,5 +1,5 @@
-/* Builders the channels-last rewrite shares (pbc-channels-last,
- * pbc-sink-transposes): named linalg ops on tensors, and the transposes
+/* Builders S1's rewrites share (pbc-channels-last, pbc-sink-transposes,
+ * pbc-bias-epilogue): linalg ops on tensors, and the transposes
  * pbc-sink-transposes moves. */
 #ifndef PBC_PASSES_S1_LAYOUT_H
 #define PBC_PASSES_S1_LAYOUT_H
@@ -17,6 +17,12 @@
 MlirOperation pbcBuildNamedLinalg(MlirOperation before, const char *name, int nIns,
                                   const MlirValue *operands, MlirType result, int nAttrs,
                                   const MlirNamedAttribute *attrs);
+/* A linalg.generic (operands as above) with `maps` (its indexing_maps),
+ * `iterators` (its iterator_types) and the body `body` (taken), before
+ * `before`. */
+MlirOperation pbcBuildLinalgGeneric(MlirOperation before, int nIns, const MlirValue *operands,
+                                    MlirType result, MlirAttribute maps, MlirAttribute iterators,
+                                    MlirRegion body);
 /* The static tensor type `t` with dim i of the result dim perm[i] of t
  * (linalg.transpose's convention). */
 MlirType pbcPermutedTensorType(MlirType t, const int64_t *perm, int rank);

@@ -173,21 +173,11 @@ static void rewrite(Plan *p) {
                                          mlirAttributeGetNull());
   operands[p->nIns] =
       mlirOperationGetResult(pbcBuildOp(g, "tensor.empty", 0, NULL, zpt, 0, NULL), 0);
-  MlirOperationState st = mlirOperationStateGet(pbcStr("linalg.generic"), mlirOperationGetLocation(g));
-  mlirOperationStateAddOperands(&st, p->nIns + 1, operands);
-  mlirOperationStateAddResults(&st, 1, &zpt);
-  int32_t segments[2] = {p->nIns, 1};
-  MlirNamedAttribute attrs[3] = {
-      pbcNamedAttr(ctx, "indexing_maps", mlirArrayAttrGet(ctx, p->nIns + 1, maps)),
-      pbcNamedAttr(ctx, "iterator_types", mlirOperationGetAttributeByName(g, pbcStr("iterator_types"))),
-      pbcNamedAttr(ctx, "operandSegmentSizes", mlirDenseI32ArrayGet(ctx, 2, segments)),
-  };
-  mlirOperationStateAddAttributes(&st, 3, attrs);
   MlirRegion region = mlirRegionCreate();
   mlirRegionTakeBody(region, mlirOperationGetRegion(g, 0));
-  mlirOperationStateAddOwnedRegions(&st, 1, &region);
-  MlirOperation moved = mlirOperationCreate(&st);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(g), g, moved);
+  MlirOperation moved = pbcBuildLinalgGeneric(
+      g, p->nIns, operands, zpt, mlirArrayAttrGet(ctx, p->nIns + 1, maps),
+      mlirOperationGetAttributeByName(g, pbcStr("iterator_types")), region);
   MlirValue back = pbcBuildTranspose(g, mlirOperationGetResult(moved, 0), p->perm, r, true);
   mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(g, 0), back);
   mlirOperationDestroy(g);

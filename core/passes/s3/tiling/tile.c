@@ -297,10 +297,10 @@ static long long partialTileSplit(const Nest *n, const State *st, int mr, int nv
   return split < 0.9 * whole ? trip - rest : 0;
 }
 
-/* Largest multiple of `unit` that divides `trip` and is <= bound (>= unit). */
 /* KC for a K too long for one block (see tileNest's cache tiles). */
 enum { kMaxKc = 512 };
 
+/* Largest multiple of `unit` that divides `trip` and is <= bound (>= unit). */
 static long long divisorTile(long long trip, long long unit, long long bound) {
   long long best = unit;
   for (long long t = unit; t <= trip && t <= bound; t += unit)
