@@ -32,31 +32,31 @@
 // FITS: memref.alloc() : memref<768x784xf32>
 // FITS-NOT: memref.alloc
 // FITS: affine.load %arg0[
-func.func @rows_3k(%a: memref<128x768xf32>, %b: memref<768x768xf32>, %c: memref<128x768xf32>) {
-  affine.for %i = 0 to 128 {
+func.func @rows_3k(%a: memref<768x768xf32>, %b: memref<768x768xf32>, %c: memref<768x768xf32>) {
+  affine.for %i = 0 to 768 {
     affine.for %j = 0 to 768 {
       affine.for %k = 0 to 768 {
-        %x = affine.load %a[%i, %k] : memref<128x768xf32>
+        %x = affine.load %a[%i, %k] : memref<768x768xf32>
         %y = affine.load %b[%k, %j] : memref<768x768xf32>
-        %z = affine.load %c[%i, %j] : memref<128x768xf32>
+        %z = affine.load %c[%i, %j] : memref<768x768xf32>
         %p = arith.mulf %x, %y : f32
         %s = arith.addf %z, %p : f32
-        affine.store %s, %c[%i, %j] : memref<128x768xf32>
+        affine.store %s, %c[%i, %j] : memref<768x768xf32>
       }
     }
   } {pbc.kind = "matmul"}
   return
 }
-func.func @rows_4k(%a: memref<128x768xf32>, %b: memref<768x1024xf32>, %c: memref<128x1024xf32>) {
-  affine.for %i = 0 to 128 {
+func.func @rows_4k(%a: memref<1024x768xf32>, %b: memref<768x1024xf32>, %c: memref<1024x1024xf32>) {
+  affine.for %i = 0 to 1024 {
     affine.for %j = 0 to 1024 {
       affine.for %k = 0 to 768 {
-        %x = affine.load %a[%i, %k] : memref<128x768xf32>
+        %x = affine.load %a[%i, %k] : memref<1024x768xf32>
         %y = affine.load %b[%k, %j] : memref<768x1024xf32>
-        %z = affine.load %c[%i, %j] : memref<128x1024xf32>
+        %z = affine.load %c[%i, %j] : memref<1024x1024xf32>
         %p = arith.mulf %x, %y : f32
         %s = arith.addf %z, %p : f32
-        affine.store %s, %c[%i, %j] : memref<128x1024xf32>
+        affine.store %s, %c[%i, %j] : memref<1024x1024xf32>
       }
     }
   } {pbc.kind = "matmul"}
@@ -100,16 +100,16 @@ func.func @a_rows_4k(%a: memref<64x1024xf32>, %b: memref<1024x64xf32>, %c: memre
 // CHECK: memref.alloc() : memref<768x1552xf32>
 // CHECK-NOT: memref.alloc
 // CHECK: affine.load %arg0[
-func.func @rows_6k(%a: memref<128x768xf32>, %b: memref<768x1536xf32>, %c: memref<128x1536xf32>) {
-  affine.for %i = 0 to 128 {
+func.func @rows_6k(%a: memref<1536x768xf32>, %b: memref<768x1536xf32>, %c: memref<1536x1536xf32>) {
+  affine.for %i = 0 to 1536 {
     affine.for %j = 0 to 1536 {
       affine.for %k = 0 to 768 {
-        %x = affine.load %a[%i, %k] : memref<128x768xf32>
+        %x = affine.load %a[%i, %k] : memref<1536x768xf32>
         %y = affine.load %b[%k, %j] : memref<768x1536xf32>
-        %z = affine.load %c[%i, %j] : memref<128x1536xf32>
+        %z = affine.load %c[%i, %j] : memref<1536x1536xf32>
         %p = arith.mulf %x, %y : f32
         %s = arith.addf %z, %p : f32
-        affine.store %s, %c[%i, %j] : memref<128x1536xf32>
+        affine.store %s, %c[%i, %j] : memref<1536x1536xf32>
       }
     }
   } {pbc.kind = "matmul"}

@@ -6,21 +6,22 @@
 // along the buffer's). No mark is left behind.
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=1048576};pbc-transpose-copies{vector-bits=512}' | FileCheck %s
 // CHECK-LABEL: func.func @linear
-// CHECK: affine.for %[[JT:.*]] = 0 to 128 step 128 {
+// CHECK: affine.for %[[JT:.*]] = 0 to 128 step 64 {
 // CHECK-NEXT: affine.for %[[KT:.*]] = 0 to 64 step 64 {
-// CHECK: %[[BUF:.*]] = memref.alloc() : memref<64x144xf32>
+// CHECK: %[[BUF:.*]] = memref.alloc() : memref<64x80xf32>
 // CHECK-NEXT: affine.for %[[J:.*]] = #{{.*}}(%[[JT]]) to #{{.*}}(%[[JT]]) step 16 {
 // CHECK-NEXT: affine.for %[[K:.*]] = #{{.*}}(%[[KT]]) to #{{.*}}(%[[KT]]) step 16 {
 // CHECK-NEXT: affine.vector_load %arg1[%[[J]], %[[K]]] : memref<128x64xf32>, vector<16xf32>
 // CHECK-COUNT-15: affine.vector_load %arg1
 // CHECK-COUNT-64: vector.shuffle
-// CHECK-NEXT: affine.vector_store %{{.*}}, %[[BUF]][%[[K]] - %[[KT]], %[[J]] - %[[JT]]] : memref<64x144xf32>, vector<16xf32>
+// CHECK-NEXT: affine.vector_store %{{.*}}, %[[BUF]][%[[K]] - %[[KT]], %[[J]] - %[[JT]]] : memref<64x80xf32>, vector<16xf32>
 // CHECK-COUNT-15: affine.vector_store %{{.*}}, %[[BUF]]
 // CHECK: } {pbc.copy}
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 64 step 64 {
 // CHECK-NEXT: affine.for %{{.*}} = {{.*}} {
 // CHECK-NEXT: affine.for %[[JJ:.*]] = {{.*}} {
 // CHECK-NEXT: affine.for %[[KK:.*]] = {{.*}} {
-// CHECK: affine.load %[[BUF]][-%[[KT]] + %[[KK]], -%[[JT]] + %[[JJ]]] : memref<64x144xf32>
+// CHECK: affine.load %[[BUF]][-%[[KT]] + %[[KK]], -%[[JT]] + %[[JJ]]] : memref<64x80xf32>
 // CHECK: pbc.register_tile = 64 : i64, pbc.vectorize
 // CHECK-NOT: pbc.pack_transposed
 // CHECK: return

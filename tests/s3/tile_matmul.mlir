@@ -2,24 +2,25 @@
 // with the point loops inside, pack sites on the cache tile loops, register
 // tile sizes (MR x NR) on the point loops, and pbc.kind moved to the new root.
 // With 32 vector registers of 16 lanes: MR=4, NV=4 (NR=64) maximise FMAs per
-// load among tiles that divide 64x512. Non-key nests are left alone.
+// load among tiles that divide 256x256. Non-key nests are left alone.
 // KC: the B micro-panel (KC x 64) fills a quarter of L2 (64 KiB: KC 64;
-// 1 MiB: all 256), MC the rest with A's block (capped at 64 / 2 cores).
-// With a 64 KiB L2, B's 64x512 block (128 KiB) is shared: BLIS order. With
+// 1 MiB: all 256), MC the rest with A's block (capped at 256 / 2 cores).
+// With a 64 KiB L2, B's 64x256 block (64 KiB) is shared: BLIS order. With
 // 1 MiB it fits in each core's L2 and each core has one ic block: ic stays
 // outermost (one parallel region; each core packs B's block).
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=33554432}' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432}' | FileCheck %s --check-prefix=ICOUTER
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=2097152 l3-bytes=33554432}' | FileCheck %s --check-prefix=LONGK
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432}' | FileCheck %s --check-prefix=JCSPLIT
 // ICOUTER-LABEL: func.func @matmul
-// ICOUTER: affine.for %[[IC:.*]] = 0 to 64 step 32 {
-// ICOUTER-NEXT: affine.for %[[JC:.*]] = 0 to 512 step 512 {
+// ICOUTER: affine.for %[[IC:.*]] = 0 to 256 step 128 {
+// ICOUTER-NEXT: affine.for %[[JC:.*]] = 0 to 256 step 256 {
 // ICOUTER-NEXT: affine.for %[[KC:.*]] = 0 to 256 step 256 {
 // ICOUTER: } {pbc.kind = "matmul", pbc.pack_site, pbc.parallel}
 // CHECK-LABEL: func.func @matmul
-// CHECK: affine.for %[[JC:.*]] = 0 to 512 step 512 {
+// CHECK: affine.for %[[JC:.*]] = 0 to 256 step 256 {
 // CHECK-NEXT: affine.for %[[KC:.*]] = 0 to 256 step 64 {
-// CHECK-NEXT: affine.for %[[IC:.*]] = 0 to 64 step 32 {
+// CHECK-NEXT: affine.for %[[IC:.*]] = 0 to 256 step 128 {
 // CHECK-NEXT: affine.for %{{.*}} = #{{.*}}(%[[IC]]) to #{{.*}}(%[[IC]]) {
 // CHECK-NEXT: affine.for %{{.*}} = #{{.*}}(%[[JC]]) to #{{.*}}(%[[JC]]) {
 // CHECK-NEXT: affine.for %{{.*}} = #{{.*}}(%[[KC]]) to #{{.*}}(%[[KC]]) {
@@ -28,7 +29,35 @@
 // CHECK-NEXT: } {pbc.pack_site, pbc.parallel}
 // CHECK-NEXT: } {pbc.pack_site}
 // CHECK-NEXT: } {pbc.kind = "matmul", pbc.pack_site, pbc.parallel}
-func.func @matmul(%a: memref<64x256xf32>, %b: memref<256x512xf32>, %c: memref<64x512xf32>) {
+func.func @matmul(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256x256xf32>) {
+  affine.for %i = 0 to 256 {
+    affine.for %j = 0 to 256 {
+      affine.for %k = 0 to 256 {
+        %x = affine.load %a[%i, %k] : memref<256x256xf32>
+        %y = affine.load %b[%k, %j] : memref<256x256xf32>
+        %z = affine.load %c[%i, %j] : memref<256x256xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<256x256xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+// Few rows and more columns (a transformer's GEMMs at 128-512 tokens): the
+// 64 rows make one block per core at most, so the cores split the columns
+// (jc outermost and parallel), each packing only its own B blocks. The
+// core's whole output block stays in L2 across KC steps, so KC is sized for
+// the micro-panel to fit L1 (48 KiB / 64 columns: 192, the largest divisor
+// of 256 below it is 128) and all 64 rows form one A block; NC: the B
+// block and its output rows in 3/4 of L2, at most half the columns (256).
+// JCSPLIT-LABEL: func.func @wide
+// JCSPLIT: affine.for %[[JC:.*]] = 0 to 512 step 256 {
+// JCSPLIT-NEXT: affine.for %[[KC:.*]] = 0 to 256 step 128 {
+// JCSPLIT-NEXT: affine.for %[[IC:.*]] = 0 to 64 step 64 {
+// JCSPLIT: } {pbc.register_tile = 64 : i64, pbc.vectorize}
+// JCSPLIT: } {pbc.kind = "matmul", pbc.pack_site, pbc.parallel}
+func.func @wide(%a: memref<64x256xf32>, %b: memref<256x512xf32>, %c: memref<64x512xf32>) {
   affine.for %i = 0 to 64 {
     affine.for %j = 0 to 512 {
       affine.for %k = 0 to 256 {

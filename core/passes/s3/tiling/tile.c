@@ -299,6 +299,10 @@ static long long partialTileSplit(const Nest *n, const State *st, int mr, int nv
 
 /* KC for a K too long for one block (see tileNest's cache tiles). */
 enum { kMaxKc = 512 };
+/* The shortest KC sized for L1 (jcSplit); a K with no divisor from here up
+ * to the L1 bound keeps the L2-sized KC (a C block re-read per short step
+ * costs more than the panel's L2 traffic saves). */
+enum { kMinKcL1 = 64 };
 
 /* Largest multiple of `unit` that divides `trip` and is <= bound (>= unit). */
 static long long divisorTile(long long trip, long long unit, long long bound) {
@@ -472,6 +476,30 @@ static void tileNest(MlirOperation root, const State *st) {
      * each, every core then reading all of A; in one block they split the
      * rows and share B's panels (1.10 -> 1.04 pbc/oneDNN time, paired). */
     long long nc = divisorTile(n.trip[J], nr, (st->l3 / 2) / (kc * eb));
+    /* Few rows, more columns (a transformer's GEMMs at 128-512 tokens,
+     * M x K x N = 128 x 768 x 3072): the row blocks give each core at most
+     * one, so every core would read all of B, which is larger than A.
+     * The cores split the columns instead (jcSplit): each packs only its
+     * own B blocks, sized to stay in its L2 beside the A block, and reuses
+     * each over all of A's rows; A is the operand read by every core. */
+    bool jcSplit = parallelBefore[J] && n.trip[I] / mc <= st->cores &&
+                   n.trip[J] > n.trip[I] && n.trip[J] / nr >= st->cores;
+    if (jcSplit) {
+      /* All of the core's output block (M x NC) stays in L2 across the KC
+       * steps, so KC can shrink until the B micro-panel (KC x NR) fits in
+       * L1 and serves every row tile from there, not from L2 (one vector
+       * of B per FMA row: more than L2 delivers). */
+      long long kcL1 = divisorTile(n.trip[K], 1, st->l1 / (nr * eb));
+      if (kcL1 >= kMinKcL1)
+        kc = kcL1;
+      long long mcFit = (st->l2 / 4) / (kc * eb);
+      mc = divisorTile(n.trip[I], mr, mcFit > mr ? mcFit : mr);
+      /* B's block and the output rows it updates, beside A's block. */
+      long long ncBound = (st->l2 * 3 / 4 - mc * kc * eb) / ((kc + n.trip[I]) * eb);
+      if (ncBound > n.trip[J] / st->cores)
+        ncBound = n.trip[J] / st->cores;
+      nc = balancedRowBlock(n.trip[J], nr, ncBound > nr ? ncBound : nr, st->cores);
+    }
     unsigned sizes[3] = {(unsigned)mc, (unsigned)nc, (unsigned)kc};
     MlirOperation t[6];
     if (!pbcExtAffineTile(&n.band[I], 3, sizes, t)) {
@@ -488,8 +516,8 @@ static void tileNest(MlirOperation root, const State *st) {
      * iT stays outermost: one parallel region per call instead of two per
      * (jc, pc) step (B's packing, then the blocks), at the price of each
      * core packing B's block itself. */
-    bool icOuter =
-        parallelBefore[I] && n.trip[I] / mc <= st->cores && kc * nc * eb <= st->l2 * 3 / 4;
+    bool icOuter = !jcSplit && parallelBefore[I] && n.trip[I] / mc <= st->cores &&
+                   kc * nc * eb <= st->l2 * 3 / 4;
     unsigned perm[3] = {2, 0, 1};
     if (!icOuter)
       pbcExtAffinePermute(t, 3, perm);
