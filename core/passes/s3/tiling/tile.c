@@ -14,7 +14,9 @@
  *    would be over 1024), MC so the A block
  *    (MC x KC) fits the rest in blocks the cores split evenly, NC so the B
  *    block (KC x NC) fits half of L3; loop order jc, kc, ic, jr, ir
- *    (BLIS), point loops i, j, k.
+ *    (BLIS), point loops i, j, k. With few rows and more columns (at most
+ *    one row block per core), the cores split jc instead, with KC sized
+ *    for L1 and NC for L2 (jcSplit).
  * Loops are marked for the later passes: pbc.register_tile = size on I and
  * J (pbc-register-tile; split after packing, so the copied regions are
  * exact), pbc.vectorize on J, pbc.pack_site on the cache tile loops
