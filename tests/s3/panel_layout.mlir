@@ -86,3 +86,49 @@ func.func @window_too_wide(%B: memref<128x256xf32>, %C: memref<4x256xf32>) {
   memref.dealloc %alloc : memref<128x272xf32>
   return
 }
+
+// A convolution's weight block (kh x kw x c x NC, rows of NC): the reads walk
+// c in their innermost loop with kh and kw outside, so the rows are the
+// leading three subscripts, and the panels are 3 x 3 x 64 x 32.
+// CHECK-LABEL: func.func @conv_weights
+// CHECK: memref.alloc() : memref<5x3x3x64x32xf32>
+// CHECK: affine.vector_store %{{.*}}, %[[BUF:.*]][%[[F:.*]] floordiv 32, %{{.*}}, %{{.*}}, %{{.*}}, %[[F]] mod 32] : memref<5x3x3x64x32xf32>
+// CHECK: affine.for %[[JR:.*]] = 0 to 128 step 32
+// CHECK: affine.for %[[KH:.*]] = 0 to 3
+// CHECK: affine.for %[[KW:.*]] = 0 to 3
+// CHECK: affine.for %[[C:.*]] = 0 to 64
+// CHECK: affine.vector_load %[[BUF]][%[[JR]] floordiv 32, %[[KH]], %[[KW]], %[[C]], 0] : memref<5x3x3x64x32xf32>
+// CHECK: affine.vector_load %[[BUF]][%[[JR]] floordiv 32, %[[KH]], %[[KW]], %[[C]], 16] : memref<5x3x3x64x32xf32>
+func.func @conv_weights(%W: memref<3x3x64x128xf32>, %C: memref<1x128xf32>) {
+  %alloc = memref.alloc() : memref<3x3x64x144xf32>
+  affine.for %kh = 0 to 3 {
+    affine.for %kw = 0 to 3 {
+      affine.for %c = 0 to 64 {
+        affine.for %f = 0 to 128 step 16 {
+          %v = affine.vector_load %W[%kh, %kw, %c, %f] : memref<3x3x64x128xf32>, vector<16xf32>
+          affine.vector_store %v, %alloc[%kh, %kw, %c, %f] : memref<3x3x64x144xf32>, vector<16xf32>
+        }
+      }
+    }
+  } {pbc.copy}
+  %z = arith.constant dense<0.0> : vector<16xf32>
+  affine.for %jr = 0 to 128 step 32 {
+    %r:2 = affine.for %kh = 0 to 3 iter_args(%a0 = %z, %b0 = %z) -> (vector<16xf32>, vector<16xf32>) {
+      %s:2 = affine.for %kw = 0 to 3 iter_args(%a1 = %a0, %b1 = %b0) -> (vector<16xf32>, vector<16xf32>) {
+        %t:2 = affine.for %c = 0 to 64 iter_args(%a = %a1, %b = %b1) -> (vector<16xf32>, vector<16xf32>) {
+          %x = affine.vector_load %alloc[%kh, %kw, %c, %jr] : memref<3x3x64x144xf32>, vector<16xf32>
+          %y = affine.vector_load %alloc[%kh, %kw, %c, %jr + 16] : memref<3x3x64x144xf32>, vector<16xf32>
+          %u = arith.addf %a, %x : vector<16xf32>
+          %w = arith.addf %b, %y : vector<16xf32>
+          affine.yield %u, %w : vector<16xf32>, vector<16xf32>
+        }
+        affine.yield %t#0, %t#1 : vector<16xf32>, vector<16xf32>
+      }
+      affine.yield %s#0, %s#1 : vector<16xf32>, vector<16xf32>
+    }
+    affine.vector_store %r#0, %C[0, %jr] : memref<1x128xf32>, vector<16xf32>
+    affine.vector_store %r#1, %C[0, %jr + 16] : memref<1x128xf32>, vector<16xf32>
+  }
+  memref.dealloc %alloc : memref<3x3x64x144xf32>
+  return
+}

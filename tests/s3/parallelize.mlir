@@ -210,3 +210,31 @@ func.func @panel_copy(%b: memref<768x384xf32>, %p: memref<16x384x48xf32>) {
   }
   return
 }
+// A convolution's weight block is copied as kh, kw, c, f (once per output
+// channel block, the outer loop here): an outer loop of 3 iterations would
+// leave one core twice the other's share (1 iteration, a 1x1 kernel: the
+// copy ran on one core). The first loop of the copy's band that the cores
+// split evenly (c: 128) moves outermost and runs in parallel.
+// CHECK-LABEL: func.func @conv_weight_copy
+// CHECK: affine.for %{{.*}} = 0 to 2 {
+// CHECK-NEXT: affine.parallel (%[[C:.*]]) = (0) to (128) {
+// CHECK-NEXT: affine.for %[[KH:.*]] = 0 to 3 {
+// CHECK-NEXT: affine.for %[[KW:.*]] = 0 to 3 {
+// CHECK-NEXT: affine.for %[[F:.*]] = 0 to 64 step 16 {
+// CHECK-NEXT: affine.vector_load %arg0[%[[KH]], %[[KW]], %[[C]], %[[F]]]
+// CHECK: } {pbc.copy}
+func.func @conv_weight_copy(%w: memref<3x3x128x64xf32>, %p: memref<2x3x3x128x32xf32>) {
+  affine.for %t = 0 to 2 {
+    affine.for %kh = 0 to 3 {
+      affine.for %kw = 0 to 3 {
+        affine.for %c = 0 to 128 {
+          affine.for %f = 0 to 64 step 16 {
+            %v = affine.vector_load %w[%kh, %kw, %c, %f] : memref<3x3x128x64xf32>, vector<16xf32>
+            affine.vector_store %v, %p[%f floordiv 32, %kh, %kw, %c, %f mod 32] : memref<2x3x3x128x32xf32>, vector<16xf32>
+          }
+        }
+      }
+    } {pbc.copy}
+  }
+  return
+}

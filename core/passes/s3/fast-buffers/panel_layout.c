@@ -9,16 +9,18 @@
  * contiguous block (pbc/oneDNN time, paired: 2048^3 1.22 -> 1.11, 256^3
  * 1.15 -> 1.11).
  *
- * A buffer qualifies when pbc-pack made it (a rank-2 fresh allocation filled
- * by a pbc.copy nest, touched only by affine accesses and its dealloc) and
- * each read outside the copy sits in a loop (the reduction) that walks its
- * rows while its column stays put: the column is `base + c` with base a
+ * A buffer qualifies when pbc-pack made it (a fresh allocation filled by a
+ * pbc.copy nest, touched only by affine accesses and its dealloc) and each
+ * read outside the copy sits in a loop (the reduction) that walks its rows
+ * (the leading subscripts: K for a GEMM's B; kh, kw and c for a
+ * convolution's weights, whose rows at the full block width are as far
+ * apart) while its column (the last subscript) stays put: the column is `base + c` with base a
  * multiple of NR in every iteration (the register tile loop's step; see
  * pbcLinearTermsGcd) and the read within [c, c + lanes) of a panel. NR is the
  * narrowest such width that holds every read's window and divides every
  * base; the copy's vector stores must not straddle panels either. The new
- * buffer is [ceil(C / NR)] x [R] x [NR]; element (r, c) lives at
- * (c floordiv NR, r, c mod NR). Only for CPUs' caches (fast-memory-space 0):
+ * buffer is [ceil(C / NR)] x [rows...] x [NR]; element (r..., c) lives at
+ * (c floordiv NR, r..., c mod NR). Only for CPUs' caches (fast-memory-space 0):
  * on-chip GPU buffers are laid out for the matrix units. */
 #include <stdlib.h>
 
@@ -45,7 +47,7 @@ typedef struct {
 } Uses;
 
 /* Every use of the buffer: affine accesses and one dealloc; false otherwise. */
-static bool gatherUses(MlirValue buf, Uses *u) {
+static bool gatherUses(MlirValue buf, Uses *u, intptr_t rank) {
   u->n = 0;
   for (MlirOpOperand use = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(use);
        use = mlirOpOperandGetNextUse(use)) {
@@ -53,25 +55,28 @@ static bool gatherUses(MlirValue buf, Uses *u) {
     if (pbcOpIsA(user, "memref.dealloc"))
       continue;
     if (u->n == kMaxUses || !pbcAccessGet(user, &u->acc[u->n]) ||
-        !mlirValueEqual(u->acc[u->n].memref, buf) || u->acc[u->n].rank != 2)
+        !mlirValueEqual(u->acc[u->n].memref, buf) || u->acc[u->n].rank != rank)
       return false;
     u->ops[u->n++] = user;
   }
   return u->n > 0;
 }
 
-/* A read the layout serves: its innermost loop walks the rows (the first
- * subscript moves with it) and leaves the column (the second) in place. */
+/* A read the layout serves: its innermost loop walks the rows (a leading
+ * subscript moves with it) and leaves the column (the last) in place. */
 static bool walksRows(const PbcAccess *a) {
   MlirOperation loop = mlirOperationGetParentOperation(a->op);
   if (!pbcOpIsA(loop, "affine.for"))
     return false;
   MlirValue iv = pbcLoopIv(loop);
-  const PbcLinearForm *col = &a->subscripts[1];
+  const PbcLinearForm *col = &a->subscripts[a->rank - 1];
   for (int t = 0; t < col->nTerms; ++t)
     if (pbcValueIsDefinedInside(col->values[t], loop))
       return false;
-  return pbcLinearCoeff(&a->subscripts[0], iv) != 0 && pbcLinearCoeff(col, iv) == 0;
+  bool rowMoves = false;
+  for (int d = 0; d < a->rank - 1; ++d)
+    rowMoves |= pbcLinearCoeff(&a->subscripts[d], iv) != 0;
+  return rowMoves && pbcLinearCoeff(col, iv) == 0;
 }
 
 /* The panel width for the buffer's uses, or 0 if the layout doesn't apply. */
@@ -80,8 +85,9 @@ static long long panelWidth(const Uses *u, long long columns) {
   bool anyRead = false;
   for (int i = 0; i < u->n; ++i) {
     const PbcAccess *a = &u->acc[i];
-    long long g = pbcLinearTermsGcd(&a->subscripts[1], 1);
-    long long l = a->lanes > 0 ? a->lanes : 1, c = a->subscripts[1].constant;
+    const PbcLinearForm *col = &a->subscripts[a->rank - 1];
+    long long g = pbcLinearTermsGcd(col, 1);
+    long long l = a->lanes > 0 ? a->lanes : 1, c = col->constant;
     if (g < 0)
       return 0;
     lanes = lanes > l ? lanes : l;
@@ -108,43 +114,51 @@ static long long panelWidth(const Uses *u, long long columns) {
   return 0;
 }
 
-/* (e0, e1) -> (e1 floordiv nr, e0, e1 mod nr); for the panel reads, whose
- * column is base + c with base a multiple of nr: ((e1 - c) floordiv nr, e0, c). */
+/* (e0, ..., en) -> (en floordiv nr, e0, ..., en-1, en mod nr) for the last
+ * subscript en; for the panel reads, whose column is base + c with base a
+ * multiple of nr: ((en - c) floordiv nr, e0, ..., en-1, c). */
 static void remap(MlirOperation op, const PbcAccess *a, long long nr) {
   MlirAffineMap map =
       mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(op, pbcStr("map")));
   MlirContext ctx = mlirAffineMapGetContext(map);
-  MlirAffineExpr e0 = mlirAffineMapGetResult(map, 0), e1 = mlirAffineMapGetResult(map, 1);
-  MlirAffineExpr width = mlirAffineConstantExprGet(ctx, nr), exprs[3];
+  int n = a->rank - 1;
+  MlirAffineExpr en = mlirAffineMapGetResult(map, n);
+  MlirAffineExpr width = mlirAffineConstantExprGet(ctx, nr), exprs[PBC_MAX_RANK + 1];
   if (a->isWrite) {
-    exprs[0] = mlirAffineFloorDivExprGet(e1, width);
-    exprs[2] = mlirAffineModExprGet(e1, width);
+    exprs[0] = mlirAffineFloorDivExprGet(en, width);
+    exprs[n + 1] = mlirAffineModExprGet(en, width);
   } else {
-    long long c = a->subscripts[1].constant;
+    long long c = a->subscripts[n].constant;
     exprs[0] = mlirAffineFloorDivExprGet(
-        mlirAffineAddExprGet(e1, mlirAffineConstantExprGet(ctx, -c)), width);
-    exprs[2] = mlirAffineConstantExprGet(ctx, c);
+        mlirAffineAddExprGet(en, mlirAffineConstantExprGet(ctx, -c)), width);
+    exprs[n + 1] = mlirAffineConstantExprGet(ctx, c);
   }
-  exprs[1] = e0;
+  for (int d = 0; d < n; ++d)
+    exprs[d + 1] = mlirAffineMapGetResult(map, d);
   MlirAffineMap panel = mlirAffineMapGet(ctx, mlirAffineMapGetNumDims(map),
-                                         mlirAffineMapGetNumSymbols(map), 3, exprs);
+                                         mlirAffineMapGetNumSymbols(map), n + 2, exprs);
   mlirOperationSetInherentAttributeByName(op, pbcStr("map"), mlirAffineMapAttrGet(panel));
 }
 
 static void relayout(MlirOperation alloc) {
   MlirValue buf = mlirOperationGetResult(alloc, 0);
   MlirType t = mlirValueGetType(buf);
-  if (mlirShapedTypeGetRank(t) != 2 || !mlirShapedTypeHasStaticShape(t) ||
+  intptr_t rank = mlirTypeIsAMemRef(t) ? mlirShapedTypeGetRank(t) : 0;
+  if (rank < 2 || rank >= PBC_MAX_RANK || !mlirShapedTypeHasStaticShape(t) ||
       !pbcMemrefHasIdentityLayout(t))
     return;
   Uses *u = malloc(sizeof(Uses));
-  long long rows = mlirShapedTypeGetDimSize(t, 0), columns = mlirShapedTypeGetDimSize(t, 1);
-  long long nr = gatherUses(buf, u) ? panelWidth(u, columns) : 0;
+  long long columns = mlirShapedTypeGetDimSize(t, rank - 1);
+  long long nr = gatherUses(buf, u, rank) ? panelWidth(u, columns) : 0;
   if (nr > 0) {
-    int64_t shape[3] = {(columns + nr - 1) / nr, rows, nr};
-    mlirValueSetType(buf,
-                     mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), 3, shape,
-                                       mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(t)));
+    int64_t shape[PBC_MAX_RANK + 1];
+    shape[0] = (columns + nr - 1) / nr;
+    for (intptr_t d = 0; d + 1 < rank; ++d)
+      shape[d + 1] = mlirShapedTypeGetDimSize(t, d);
+    shape[rank] = nr;
+    mlirValueSetType(buf, mlirMemRefTypeGet(mlirShapedTypeGetElementType(t), rank + 1, shape,
+                                            mlirAttributeGetNull(),
+                                            mlirMemRefTypeGetMemorySpace(t)));
     for (int i = 0; i < u->n; ++i)
       remap(u->ops[i], &u->acc[i], nr);
   }

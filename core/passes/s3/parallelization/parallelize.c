@@ -254,10 +254,46 @@ static bool copyIsParallel(MlirOperation nest) {
   return parallel || pbcLoopIsParallel(nest);
 }
 
-static void parallelizeCopy(MlirOperation nest, const State *st) {
+/* A trip count the cores split evenly: a multiple of them, or at least 4
+ * iterations each. */
+static bool splitsEvenly(long long trip, long long cores) {
+  return trip >= cores && (trip % cores == 0 || trip >= 4 * cores);
+}
+
+/* The copy's loop to run in parallel: its outer loop, unless that has too
+ * few iterations to split evenly over the cores (a convolution's weights
+ * copied as kh, kw, c, f: 3 or 1 iterations outside), then the first loop
+ * of its band that has (at least 4 per core, or a multiple of the cores),
+ * moved outermost: a copy's iterations write disjoint elements, so its
+ * loops permute freely. Null if none has `minTrip`. */
+static MlirOperation copyLoopToSplit(MlirOperation nest, const State *st) {
+  MlirOperation band[PBC_MAX_BAND];
+  int depth = pbcLoopBand(nest, band, PBC_MAX_BAND);
   long long outerTrip = pbcExtAffineConstantTripCount(nest);
-  if (copyElements(nest) < kMinCopyElements || outerTrip < st->minTrip || !copyIsParallel(nest))
+  if (splitsEvenly(outerTrip, st->minTrip))
+    return nest;
+  for (int l = 1; l < depth; ++l) {
+    if (!splitsEvenly(pbcExtAffineConstantTripCount(band[l]), st->minTrip))
+      continue;
+    unsigned perm[PBC_MAX_BAND];
+    for (int i = 0; i < depth; ++i)
+      perm[i] = i < l ? (unsigned)i + 1 : i == l ? 0 : (unsigned)i;
+    if (pbcExtAffinePermute(band, depth, perm))
+      return band[l];
+    break;
+  }
+  return outerTrip >= st->minTrip ? nest : (MlirOperation){NULL};
+}
+
+static void parallelizeCopy(MlirOperation nest, const State *st) {
+  if (copyElements(nest) < kMinCopyElements || !copyIsParallel(nest))
     return;
+  bool copyMark = pbcOpHasAttr(nest, PBC_MARK_COPY);
+  nest = copyLoopToSplit(nest, st);
+  if (mlirOperationIsNull(nest))
+    return;
+  if (copyMark)
+    pbcOpSetUnitAttr(nest, PBC_MARK_COPY);
   MlirOperation par = pbcExtAffineParallelize(nest);
   if (!mlirOperationIsNull(par))
     pbcOpSetUnitAttr(par, PBC_MARK_COPY);
