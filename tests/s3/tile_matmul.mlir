@@ -72,6 +72,30 @@ func.func @wide(%a: memref<64x256xf32>, %b: memref<256x512xf32>, %c: memref<64x5
   } {pbc.kind = "matmul"}
   return
 }
+// 49 rows (a 1x1 convolution at 7 x 7 pixels as a GEMM) are 7 row blocks
+// of MR = 7, more than the cores, but all of A's block (49 x 256) fits in a
+// quarter of L2: the columns are split as well, A's rows in one block
+// (before, each of the 7 blocks streamed all of B).
+// JCSPLIT-LABEL: func.func @rows_49
+// JCSPLIT: affine.for %{{.*}} = 0 to 512 step 256 {
+// JCSPLIT-NEXT: affine.for %{{.*}} = 0 to 256 step 256 {
+// JCSPLIT-NEXT: affine.for %{{.*}} = 0 to 49 step 49 {
+// JCSPLIT: } {pbc.register_tile = 7 : i64}
+func.func @rows_49(%a: memref<49x256xf32>, %b: memref<256x512xf32>, %c: memref<49x512xf32>) {
+  affine.for %i = 0 to 49 {
+    affine.for %j = 0 to 512 {
+      affine.for %k = 0 to 256 {
+        %x = affine.load %a[%i, %k] : memref<49x256xf32>
+        %y = affine.load %b[%k, %j] : memref<256x512xf32>
+        %z = affine.load %c[%i, %j] : memref<49x512xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<49x512xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
 // A strided output column (j not contiguous) is not a nest pbc-tile knows
 // how to vectorize: untouched.
 // CHECK-LABEL: func.func @transposed_out

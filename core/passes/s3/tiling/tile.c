@@ -479,13 +479,15 @@ static void tileNest(MlirOperation root, const State *st) {
      * rows and share B's panels (1.10 -> 1.04 pbc/oneDNN time, paired). */
     long long nc = divisorTile(n.trip[J], nr, (st->l3 / 2) / (kc * eb));
     /* Few rows, more columns (a transformer's GEMMs at 128-512 tokens,
-     * M x K x N = 128 x 768 x 3072): the row blocks give each core at most
-     * one, so every core would read all of B, which is larger than A.
+     * M x K x N = 128 x 768 x 3072; a 1x1 convolution at 7 x 7 pixels): the
+     * row blocks give each core at most one, or all of A's block fits in a
+     * quarter of L2 (49 rows: 7 blocks of 7, each streaming all of B from
+     * L3), so every core would read all of B, which is larger than A.
      * The cores split the columns instead (jcSplit): each packs only its
      * own B blocks, sized to stay in its L2 beside the A block, and reuses
      * each over all of A's rows; A is the operand read by every core. */
-    bool jcSplit = parallelBefore[J] && n.trip[I] / mc <= st->cores &&
-                   n.trip[J] > n.trip[I] && n.trip[J] / nr >= st->cores;
+    bool jcSplit = parallelBefore[J] && n.trip[J] > n.trip[I] && n.trip[J] / nr >= st->cores &&
+                   (n.trip[I] / mc <= st->cores || n.trip[I] * kc * eb <= st->l2 / 4);
     if (jcSplit) {
       /* All of the core's output block (M x NC) stays in L2 across the KC
        * steps, so KC can shrink until the B micro-panel (KC x NR) fits in
