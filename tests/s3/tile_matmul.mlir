@@ -73,9 +73,9 @@ func.func @wide(%a: memref<64x256xf32>, %b: memref<256x512xf32>, %c: memref<64x5
   return
 }
 // 49 rows (a 1x1 convolution at 7 x 7 pixels as a GEMM) are 7 row blocks
-// of MR = 7, more than the cores, but all of A's block (49 x 256) fits in a
-// quarter of L2: the columns are split as well, A's rows in one block
-// (before, each of the 7 blocks streamed all of B).
+// of MR = 7, more than the cores, but all of A (49 x 256) fits in half of
+// L2: the columns are split as well, A's rows in one block (before, each of
+// the 7 blocks streamed all of B).
 // JCSPLIT-LABEL: func.func @rows_49
 // JCSPLIT: affine.for %{{.*}} = 0 to 512 step 256 {
 // JCSPLIT-NEXT: affine.for %{{.*}} = 0 to 256 step 256 {

@@ -14,9 +14,9 @@
  *    would be over 1024), MC so the A block
  *    (MC x KC) fits the rest in blocks the cores split evenly, NC so the B
  *    block (KC x NC) fits half of L3; loop order jc, kc, ic, jr, ir
- *    (BLIS), point loops i, j, k. With few rows and more columns (at most
- *    one row block per core), the cores split jc instead, with KC sized
- *    for L1 and NC for L2 (jcSplit).
+ *    (BLIS), point loops i, j, k. With more columns than rows and all of
+ *    A within half of L2, the cores split jc instead, with KC sized for L1
+ *    and NC for L2 (jcSplit).
  * Loops are marked for the later passes: pbc.register_tile = size on I and
  * J (pbc-register-tile; split after packing, so the copied regions are
  * exact), pbc.vectorize on J, pbc.pack_site on the cache tile loops
@@ -479,15 +479,15 @@ static void tileNest(MlirOperation root, const State *st) {
      * rows and share B's panels (1.10 -> 1.04 pbc/oneDNN time, paired). */
     long long nc = divisorTile(n.trip[J], nr, (st->l3 / 2) / (kc * eb));
     /* Few rows, more columns (a transformer's GEMMs at 128-512 tokens,
-     * M x K x N = 128 x 768 x 3072; a 1x1 convolution at 7 x 7 pixels): the
-     * row blocks give each core at most one, or all of A's block fits in a
-     * quarter of L2 (49 rows: 7 blocks of 7, each streaming all of B from
-     * L3), so every core would read all of B, which is larger than A.
-     * The cores split the columns instead (jcSplit): each packs only its
-     * own B blocks, sized to stay in its L2 beside the A block, and reuses
-     * each over all of A's rows; A is the operand read by every core. */
+     * M x K x N = 128 x 768 x 3072; a 1x1 convolution at 7 x 7 pixels, 49
+     * rows): every core would read all of B (each row block streams it from
+     * L3), which is larger than A. Where all of A fits in half of L2, the
+     * cores split the columns instead (jcSplit): each packs only its own B
+     * blocks, sized to stay in its L2 beside the A block, and reuses each
+     * over all of A's rows, which every core reads from its L2. (At 512
+     * rows A is re-read from L3 once per column block: more than B.) */
     bool jcSplit = parallelBefore[J] && n.trip[J] > n.trip[I] && n.trip[J] / nr >= st->cores &&
-                   (n.trip[I] / mc <= st->cores || n.trip[I] * kc * eb <= st->l2 / 4);
+                   n.trip[I] * n.trip[K] * eb <= st->l2 / 2;
     if (jcSplit) {
       /* All of the core's output block (M x NC) stays in L2 across the KC
        * steps, so KC can shrink until the B micro-panel (KC x NR) fits in
