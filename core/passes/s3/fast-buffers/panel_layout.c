@@ -14,14 +14,15 @@
  * read outside the copy sits in a loop (the reduction) that walks its rows
  * (the leading subscripts: K for a GEMM's B; kh, kw and c for a
  * convolution's weights, whose rows at the full block width are as far
- * apart) while its column (the last subscript) stays put: the column is `base + c` with base a
- * multiple of NR in every iteration (the register tile loop's step; see
- * pbcLinearTermsGcd) and the read within [c, c + lanes) of a panel. NR is the
- * narrowest such width that holds every read's window and divides every
- * base; the copy's vector stores must not straddle panels either. The new
- * buffer is [ceil(C / NR)] x [rows...] x [NR]; element (r..., c) lives at
- * (c floordiv NR, r..., c mod NR). Only for CPUs' caches (fast-memory-space 0):
- * on-chip GPU buffers are laid out for the matrix units. */
+ * apart) while its column (the last subscript) stays put: the column is
+ * `base + c` with base a multiple of NR in every iteration (the register
+ * tile loop's step; see pbcLinearTermsGcd) and the read within
+ * [c, c + lanes) of a panel. NR is the narrowest such width that holds
+ * every read's window and divides every base; the copy's vector stores must
+ * not straddle panels either. The new buffer is [ceil(C / NR)] x [rows...]
+ * x [NR]; element (r..., c) lives at (c floordiv NR, r..., c mod NR). Only
+ * for CPUs' caches (fast-memory-space 0): on-chip GPU buffers are laid out
+ * for the matrix units. */
 #include <stdlib.h>
 
 #include "mlir-c/AffineExpr.h"

@@ -260,12 +260,12 @@ static bool splitsEvenly(long long trip, long long cores) {
   return trip >= cores && (trip % cores == 0 || trip >= 4 * cores);
 }
 
-/* The copy's loop to run in parallel: its outer loop, unless that has too
- * few iterations to split evenly over the cores (a convolution's weights
- * copied as kh, kw, c, f: 3 or 1 iterations outside), then the first loop
- * of its band that has (at least 4 per core, or a multiple of the cores),
- * moved outermost: a copy's iterations write disjoint elements, so its
- * loops permute freely. Null if none has `minTrip`. */
+/* The copy's loop to run in parallel: its outer loop if the cores split it
+ * evenly; otherwise (a convolution's weights copied as kh, kw, c, f: 3 or 1
+ * iterations outside) the first loop of its band they do split evenly,
+ * moved outermost (a copy's iterations write disjoint elements, so its loops
+ * permute freely); failing both, the outer loop if it has `minTrip`
+ * iterations, else null. */
 static MlirOperation copyLoopToSplit(MlirOperation nest, const State *st) {
   MlirOperation band[PBC_MAX_BAND];
   int depth = pbcLoopBand(nest, band, PBC_MAX_BAND);
@@ -288,12 +288,9 @@ static MlirOperation copyLoopToSplit(MlirOperation nest, const State *st) {
 static void parallelizeCopy(MlirOperation nest, const State *st) {
   if (copyElements(nest) < kMinCopyElements || !copyIsParallel(nest))
     return;
-  bool copyMark = pbcOpHasAttr(nest, PBC_MARK_COPY);
   nest = copyLoopToSplit(nest, st);
   if (mlirOperationIsNull(nest))
     return;
-  if (copyMark)
-    pbcOpSetUnitAttr(nest, PBC_MARK_COPY);
   MlirOperation par = pbcExtAffineParallelize(nest);
   if (!mlirOperationIsNull(par))
     pbcOpSetUnitAttr(par, PBC_MARK_COPY);

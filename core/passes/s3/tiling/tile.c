@@ -306,7 +306,8 @@ enum { kMaxKc = 512 };
  * costs more than the panel's L2 traffic saves). */
 enum { kMinKcL1 = 64 };
 
-/* Largest multiple of `unit` that divides `trip` and is <= bound (>= unit). */
+/* Largest multiple of `unit` that divides `trip` and is <= bound (`unit`
+ * itself if none is). */
 static long long divisorTile(long long trip, long long unit, long long bound) {
   long long best = unit;
   for (long long t = unit; t <= trip && t <= bound; t += unit)
@@ -496,13 +497,14 @@ static void tileNest(MlirOperation root, const State *st) {
       long long kcL1 = divisorTile(n.trip[K], 1, st->l1 / (nr * eb));
       if (kcL1 >= kMinKcL1)
         kc = kcL1;
-      long long mcFit = (st->l2 / 4) / (kc * eb);
-      mc = divisorTile(n.trip[I], mr, mcFit > mr ? mcFit : mr);
-      /* B's block and the output rows it updates, beside A's block. */
+      mc = divisorTile(n.trip[I], mr, (st->l2 / 4) / (kc * eb));
+      /* B's block and the output rows it updates, beside A's block, in
+       * blocks the cores split evenly (balancedRowBlock's cost, with
+       * columns for rows: each block streams A once). */
       long long ncBound = (st->l2 * 3 / 4 - mc * kc * eb) / ((kc + n.trip[I]) * eb);
       if (ncBound > n.trip[J] / st->cores)
         ncBound = n.trip[J] / st->cores;
-      nc = balancedRowBlock(n.trip[J], nr, ncBound > nr ? ncBound : nr, st->cores);
+      nc = balancedRowBlock(n.trip[J], nr, ncBound, st->cores);
     }
     unsigned sizes[3] = {(unsigned)mc, (unsigned)nc, (unsigned)kc};
     MlirOperation t[6];
