@@ -45,29 +45,28 @@ static int bandOver(MlirOperation nest, const PbcAccess *acc, MlirOperation band
 
 /* The only ops that may sit between the gemm and a neighbour: they touch
  * no memory and take no operands, so they can move above the gemm. */
-static bool movable(MlirOperation op) {
+bool pbcGpuMovable(MlirOperation op) {
   return mlirOperationGetNumOperands(op) == 0 && pbcOpIsConstantOrAlloc(op);
 }
 
 /* The op after (or before) root, past movable ones; null at the block's
  * end (start). (The C API walks blocks forward only.) */
-static MlirOperation neighbour(MlirOperation root, bool after) {
+MlirOperation pbcGpuNeighbour(MlirOperation root, bool after) {
   if (after) {
     MlirOperation op = mlirOperationGetNextInBlock(root);
-    while (!mlirOperationIsNull(op) && movable(op))
+    while (!mlirOperationIsNull(op) && pbcGpuMovable(op))
       op = mlirOperationGetNextInBlock(op);
     return op;
   }
   MlirOperation last = {NULL};
   for (MlirOperation op = mlirBlockGetFirstOperation(mlirOperationGetBlock(root));
        op.ptr != root.ptr; op = mlirOperationGetNextInBlock(op))
-    if (!movable(op))
+    if (!pbcGpuMovable(op))
       last = op;
   return last;
 }
 
-/* A fill of all of C: one store of a value from outside the nest. */
-static bool matchFill(PbcGemm *g, MlirOperation nest) {
+bool pbcGpuMatchFill(MlirOperation nest, MlirValue memref, MlirValue *value) {
   MlirOperation band[kPbcMaxBand];
   int loopOf[kPbcMaxBand];
   if (!pbcOpIsA(nest, "affine.for"))
@@ -77,10 +76,19 @@ static bool matchFill(PbcGemm *g, MlirOperation nest) {
   PbcAccess s;
   if (!pbcOpIsA(store, "affine.store") ||
       !pbcOpIsA(mlirOperationGetNextInBlock(store), "affine.yield") || !pbcAccessGet(store, &s) ||
-      s.memref.ptr != g->c.memref.ptr || !bandOver(nest, &s, band, loopOf))
+      s.memref.ptr != memref.ptr || !bandOver(nest, &s, band, loopOf))
     return false;
   MlirValue v = mlirOperationGetOperand(store, 0);
   if (pbcValueIsDefinedInside(v, nest))
+    return false;
+  *value = v;
+  return true;
+}
+
+/* A fill of all of C: one store of a value from outside the nest. */
+static bool matchFill(PbcGemm *g, MlirOperation nest) {
+  MlirValue v;
+  if (!pbcGpuMatchFill(nest, g->c.memref, &v))
     return false;
   g->fill = nest;
   g->init = v;
@@ -93,18 +101,15 @@ static bool distinctFromOperands(const PbcGemm *g, MlirValue m) {
          !pbcMemrefsMayAlias(m, g->c.memref);
 }
 
-/* A pointwise consumer: loads (C at the band's indices, other buffers at
- * any linear subscripts), arith and math ops, one store at the band's
- * indices into a buffer distinct from A, B, C and everything it reads. */
-static bool matchEpilogue(PbcGemm *g, MlirOperation nest) {
+bool pbcGpuMatchPointwise(MlirOperation nest, MlirValue input, PbcAccess *store) {
   MlirOperation band[kPbcMaxBand];
   int loopOf[kPbcMaxBand];
   if (!pbcOpIsA(nest, "affine.for"))
     return false;
   int depth = pbcLoopBand(nest, band, kPbcMaxBand);
   MlirBlock body = pbcLoopBody(band[depth - 1]);
-  PbcAccess store, loads[16];
-  int nStores = 0, nLoads = 0, nOps = 0, nC = 0;
+  PbcAccess loads[16];
+  int nStores = 0, nLoads = 0, nOps = 0, nIn = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
     if (++nOps > kMaxValues - kPbcMaxBand)
@@ -112,18 +117,18 @@ static bool matchEpilogue(PbcGemm *g, MlirOperation nest) {
     if (pbcOpIsA(op, "affine.load")) {
       if (nLoads == 16 || !pbcAccessGet(op, &loads[nLoads]))
         return false;
-      if (loads[nLoads].memref.ptr == g->c.memref.ptr) {
-        /* Each iteration reads its own element of C. */
+      if (loads[nLoads].memref.ptr == input.ptr) {
+        /* Each iteration reads its own element of the input. */
         if (!bandOver(nest, &loads[nLoads], band, loopOf))
           return false;
         for (int d = 0; d < depth; ++d)
           if (!pbcGpuSubscriptIsIv(&loads[nLoads].subscripts[d], band[loopOf[d]]))
             return false;
-        ++nC;
+        ++nIn;
       }
       ++nLoads;
     } else if (pbcOpIsA(op, "affine.store")) {
-      if (nStores++ || !pbcAccessGet(op, &store))
+      if (nStores++ || !pbcAccessGet(op, store))
         return false;
     } else if (!pbcOpIsA(op, "affine.yield")) {
       MlirIdentifier id = mlirOperationGetName(op);
@@ -135,14 +140,21 @@ static bool matchEpilogue(PbcGemm *g, MlirOperation nest) {
     }
   }
   int storeLoopOf[kPbcMaxBand];
-  if (nStores != 1 || nC == 0 || !bandOver(nest, &store, band, storeLoopOf) ||
-      !distinctFromOperands(g, store.memref))
+  if (nStores != 1 || nIn == 0 || !bandOver(nest, store, band, storeLoopOf) ||
+      pbcMemrefsMayAlias(store->memref, input))
     return false;
   for (int i = 0; i < nLoads; ++i)
-    if (loads[i].memref.ptr != g->c.memref.ptr &&
-        (pbcMemrefsMayAlias(loads[i].memref, store.memref) ||
-         pbcMemrefsMayAlias(loads[i].memref, g->c.memref)))
+    if (loads[i].memref.ptr != input.ptr && (pbcMemrefsMayAlias(loads[i].memref, store->memref) ||
+                                             pbcMemrefsMayAlias(loads[i].memref, input)))
       return false;
+  return true;
+}
+
+/* A pointwise consumer of C that writes a buffer distinct from A and B. */
+static bool matchEpilogue(PbcGemm *g, MlirOperation nest) {
+  PbcAccess store;
+  if (!pbcGpuMatchPointwise(nest, g->c.memref, &store) || !distinctFromOperands(g, store.memref))
+    return false;
   g->epilogue = nest;
   return true;
 }
@@ -182,7 +194,7 @@ void pbcGpuMatchNeighbours(PbcGemm *g) {
     if (mlirShapedTypeIsDynamicDim(t, d) ||
         g->trip[gemmLoopOfC(g, d)] != mlirShapedTypeGetDimSize(t, d))
       return;
-  MlirOperation before = neighbour(g->root, false), after = neighbour(g->root, true);
+  MlirOperation before = pbcGpuNeighbour(g->root, false), after = pbcGpuNeighbour(g->root, true);
   if (!mlirOperationIsNull(before))
     matchFill(g, before);
   if (!mlirOperationIsNull(after) && matchEpilogue(g, after)) {
@@ -236,6 +248,46 @@ static MlirValue memrefAccess(MlirOperation before, const PbcAccess *acc, const 
   return pbcGpuOp(before, "memref.load", n, ops, elem, 0, NULL);
 }
 
+MlirValue pbcGpuInlinePointwise(MlirOperation before, MlirOperation nest, MlirValue input,
+                                MlirValue x, const MlirValue idx[], bool store) {
+  MlirOperation band[kPbcMaxBand];
+  int depth = pbcLoopBand(nest, band, kPbcMaxBand);
+  MlirBlock body = pbcLoopBody(band[depth - 1]);
+  /* The nest's indices are the element's: a load of the input (subscript
+   * d is one of the nest's loop indices) pairs them with idx[]. */
+  ValueMap m = {0};
+  PbcAccess acc;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op) && m.n == 0;
+       op = mlirOperationGetNextInBlock(op))
+    if (pbcAccessGet(op, &acc) && !acc.isWrite && acc.memref.ptr == input.ptr)
+      for (int d = 0; d < acc.rank; ++d)
+        mapAdd(&m, acc.subscripts[d].values[0], idx[d]);
+  MlirValue stored = {NULL};
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    if (pbcOpIsA(op, "affine.yield"))
+      continue;
+    if (pbcAccessGet(op, &acc)) {
+      if (acc.isWrite) {
+        stored = mapGet(&m, mlirOperationGetOperand(op, 0));
+        if (store)
+          memrefAccess(before, &acc, &m, stored);
+      } else {
+        mapAdd(&m, mlirOperationGetResult(op, 0),
+               acc.memref.ptr == input.ptr ? x
+                                           : memrefAccess(before, &acc, &m, (MlirValue){NULL}));
+      }
+      continue;
+    }
+    MlirOperation copy = mlirOperationClone(op);
+    for (intptr_t k = 0; k < mlirOperationGetNumOperands(op); ++k)
+      mlirOperationSetOperand(copy, k, mapGet(&m, mlirOperationGetOperand(op, k)));
+    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, copy);
+    mapAdd(&m, mlirOperationGetResult(op, 0), mlirOperationGetResult(copy, 0));
+  }
+  return stored;
+}
+
 void pbcGpuCopyOut(MlirOperation before, const PbcGemm *g, MlirValue value, const MlirValue iv[]) {
   MlirType cElem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
   MlirValue x = value;
@@ -245,38 +297,10 @@ void pbcGpuCopyOut(MlirOperation before, const PbcGemm *g, MlirValue value, cons
     pbcGpuGemmStore(before, g, x, iv);
   if (mlirOperationIsNull(g->epilogue))
     return;
-  MlirOperation band[kPbcMaxBand];
-  int depth = pbcLoopBand(g->epilogue, band, kPbcMaxBand);
-  MlirBlock body = pbcLoopBody(band[depth - 1]);
-  /* The epilogue's indices are C's element's: a load of C (subscript d is
-   * one epilogue loop's index) pairs them with the gemm's. */
-  ValueMap m = {0};
-  PbcAccess acc;
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op) && m.n == 0;
-       op = mlirOperationGetNextInBlock(op))
-    if (pbcAccessGet(op, &acc) && !acc.isWrite && acc.memref.ptr == g->c.memref.ptr)
-      for (int d = 0; d < acc.rank; ++d)
-        mapAdd(&m, acc.subscripts[d].values[0], iv[gemmLoopOfC(g, d)]);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    if (pbcOpIsA(op, "affine.yield"))
-      continue;
-    if (pbcAccessGet(op, &acc)) {
-      if (acc.isWrite)
-        memrefAccess(before, &acc, &m, mapGet(&m, mlirOperationGetOperand(op, 0)));
-      else
-        mapAdd(&m, mlirOperationGetResult(op, 0),
-               acc.memref.ptr == g->c.memref.ptr
-                   ? x
-                   : memrefAccess(before, &acc, &m, (MlirValue){NULL}));
-      continue;
-    }
-    MlirOperation copy = mlirOperationClone(op);
-    for (intptr_t k = 0; k < mlirOperationGetNumOperands(op); ++k)
-      mlirOperationSetOperand(copy, k, mapGet(&m, mlirOperationGetOperand(op, k)));
-    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(before), before, copy);
-    mapAdd(&m, mlirOperationGetResult(op, 0), mlirOperationGetResult(copy, 0));
-  }
+  MlirValue idx[PBC_MAX_RANK];
+  for (int d = 0; d < g->c.rank; ++d)
+    idx[d] = iv[gemmLoopOfC(g, d)];
+  pbcGpuInlinePointwise(before, g->epilogue, g->c.memref, x, idx, true);
 }
 
 void pbcGpuTileFinish(const PbcGemm *g) {

@@ -55,6 +55,34 @@ MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b) {
   return mlirOperationGetResult(insert(before, &st), 0);
 }
 
+MlirValue pbcGpuCmpF(MlirOperation before, int predicate, MlirValue a, MlirValue b) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirContext ctx = mlirLocationGetContext(loc);
+  MlirType i1 = mlirIntegerTypeGet(ctx, 1);
+  MlirNamedAttribute pred =
+      pbcNamedAttr(ctx, "predicate", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), predicate));
+  MlirOperationState st = mlirOperationStateGet(pbcStr("arith.cmpf"), loc);
+  MlirValue ops[2] = {a, b};
+  mlirOperationStateAddOperands(&st, 2, ops);
+  mlirOperationStateAddAttributes(&st, 1, &pred);
+  mlirOperationStateAddResults(&st, 1, &i1);
+  return mlirOperationGetResult(insert(before, &st), 0);
+}
+
+MlirValue pbcGpuShuffleXor(MlirOperation before, MlirValue v, int offset, int width) {
+  MlirLocation loc = mlirOperationGetLocation(before);
+  MlirContext ctx = mlirLocationGetContext(loc);
+  MlirNamedAttribute mode =
+      pbcGpuNamed(before, "mode", pbcGpuParseAttr(before, "#gpu<shuffle_mode xor>"));
+  MlirValue ops[3] = {v, pbcGpuConstI32(before, offset), pbcGpuConstI32(before, width)};
+  MlirType results[2] = {mlirValueGetType(v), mlirIntegerTypeGet(ctx, 1)};
+  MlirOperationState st = mlirOperationStateGet(pbcStr("gpu.shuffle"), loc);
+  mlirOperationStateAddOperands(&st, 3, ops);
+  mlirOperationStateAddResults(&st, 2, results);
+  mlirOperationStateAddAttributes(&st, 1, &mode);
+  return mlirOperationGetResult(insert(before, &st), 0);
+}
+
 int64_t pbcGpuConstantOf(MlirValue v) {
   if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
     return -1;

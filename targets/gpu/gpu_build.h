@@ -21,6 +21,11 @@ MlirValue pbcGpuOp(MlirOperation before, const char *name, int n, const MlirValu
 MlirValue pbcGpuArith(MlirOperation before, const char *name, MlirValue a, MlirValue b);
 /* arith.cmpi slt a, b. */
 MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b);
+/* arith.cmpf with the predicate's number (1: oeq, 4: olt, ...). */
+MlirValue pbcGpuCmpF(MlirOperation before, int predicate, MlirValue a, MlirValue b);
+/* gpu.shuffle xor: each lane gets the value of lane (its own ^ offset) of
+ * a group of `width`. */
+MlirValue pbcGpuShuffleXor(MlirOperation before, MlirValue v, int offset, int width);
 /* The constant an index value holds, or -1 if it is not an arith.constant. */
 int64_t pbcGpuConstantOf(MlirValue v);
 

@@ -27,8 +27,30 @@ typedef struct {
   long long sms, shared;
 } State;
 
+/* Attention chains first: each becomes one kernel (mma-sync only), and
+ * the roots are collected again after each, as the chain's second gemm is
+ * gone. */
+static void fuseAttention(MlirOperation func, const State *st) {
+  for (bool again = true; again;) {
+    again = false;
+    PbcOpList roots = {0};
+    pbcRootNests(func, "matmul", &roots);
+    for (int i = 0; i < roots.n && !again; ++i) {
+      PbcAttention at;
+      if (pbcGpuMatchAttention(roots.ops[i], &at) &&
+          pbcGpuAttentionSharedBytes(&at) <= st->shared) {
+        pbcGpuEmitAttentionMmaSync(&at);
+        again = true;
+      }
+    }
+    pbcOpListDestroy(&roots);
+  }
+}
+
 static bool run(MlirOperation func, void *state) {
   const State *st = state;
+  if (st->mmaSync)
+    fuseAttention(func, st);
   PbcOpList roots = {0};
   pbcRootNests(func, "matmul", &roots);
   for (int i = 0; i < roots.n; ++i) {

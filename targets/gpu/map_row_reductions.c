@@ -166,22 +166,9 @@ static void spreadOverLanes(MlirOperation loop, MlirValue lane, long long warp) 
    * value joins, and the loop's users see the row's result. */
   MlirOperation after = mlirOperationGetNextInBlock(loop);
   MlirValue partial = mlirOperationGetResult(loop, 0);
-  MlirContext ctx = mlirOperationGetContext(loop);
-  MlirNamedAttribute xorMode = pbcGpuNamed(after, "mode", pbcGpuParseAttr(after, "#gpu<shuffle_mode xor>"));
-  MlirValue width = pbcGpuConstI32(after, (int)warp);
   MlirValue sum = partial;
-  for (long long off = warp / 2; off >= 1; off /= 2) {
-    MlirValue ops[3] = {sum, pbcGpuConstI32(after, (int)off), width};
-    MlirLocation loc = mlirOperationGetLocation(after);
-    MlirOperationState st = mlirOperationStateGet(pbcStr("gpu.shuffle"), loc);
-    MlirType results[2] = {mlirF32TypeGet(ctx), mlirIntegerTypeGet(ctx, 1)};
-    mlirOperationStateAddOperands(&st, 3, ops);
-    mlirOperationStateAddResults(&st, 2, results);
-    mlirOperationStateAddAttributes(&st, 1, &xorMode);
-    MlirOperation shuffle = mlirOperationCreate(&st);
-    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(after), after, shuffle);
-    sum = combine(comb, after, sum, mlirOperationGetResult(shuffle, 0));
-  }
+  for (long long off = warp / 2; off >= 1; off /= 2)
+    sum = combine(comb, after, sum, pbcGpuShuffleXor(after, sum, (int)off, (int)warp));
   MlirValue result = combine(comb, after, init, sum);
   MlirOperation resultOp = mlirOpResultGetOwner(result);
   mlirValueReplaceAllUsesOfWith(partial, result);
@@ -199,6 +186,7 @@ static void spreadOverLanes(MlirOperation loop, MlirValue lane, long long warp) 
   MlirOperation term = mlirBlockGetTerminator(mlirOperationGetBlock(loop));
   if (rest.ptr == term.ptr)
     return;
+  MlirContext ctx = mlirOperationGetContext(loop);
   MlirValue ops[2] = {lane, pbcGpuConstIndex(rest, 0)};
   MlirNamedAttribute eq = pbcGpuNamed(rest, "predicate",
                                       mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 0));

@@ -70,6 +70,27 @@ bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g);
  * nothing else reads it). Constants and allocations between the nests move
  * above the gemm. */
 void pbcGpuMatchNeighbours(PbcGemm *g);
+/* Ops that may sit between nests a kernel fuses: constants and
+ * allocations, which take no operands and touch no memory. The op after
+ * (or before) root in its block, past those; null at the block's end
+ * (start). */
+bool pbcGpuMovable(MlirOperation op);
+MlirOperation pbcGpuNeighbour(MlirOperation root, bool after);
+/* Whether `nest` stores one value from outside it into every element of
+ * `memref` (its value into *value). */
+bool pbcGpuMatchFill(MlirOperation nest, MlirValue memref, MlirValue *value);
+/* Whether `nest` is pointwise over `input`: a perfect band over all of its
+ * store's buffer whose body loads input's element at the band's indices
+ * (other buffers at any linear subscripts), runs arith and math ops, and
+ * stores one element at those indices (into *store) of a buffer that
+ * neither input nor the others may alias. */
+bool pbcGpuMatchPointwise(MlirOperation nest, MlirValue input, PbcAccess *store);
+/* A pointwise nest's body for one element, before `before`: input's load
+ * stands for x, the loop index of input's subscript d for idx[d]; other
+ * loads become memref.loads there. Returns the value the body stores,
+ * which is stored too if `store`. */
+MlirValue pbcGpuInlinePointwise(MlirOperation before, MlirOperation nest, MlirValue input,
+                                MlirValue x, const MlirValue idx[], bool store);
 /* C's element at the band indices iv[] as the accumulator starts, in f32:
  * the fill's value, or C loaded. */
 MlirValue pbcGpuAccInit(MlirOperation before, const PbcGemm *g, const MlirValue iv[]);
@@ -147,6 +168,47 @@ typedef struct {
   bool bByN;
 } PbcBlockTiles;
 PbcBlockTiles pbcGpuChooseBlockTiles(const PbcGemm *g, long long sms, long long sharedBytes);
+
+/* Pieces of the mma.sync kernels (mma_sync.c): nvgpu.device_async_wait
+ * until at most `pending` copy groups are in flight (nothing if group is
+ * null); nvgpu.ldmatrix x4 of shared[stage][row][col] (.trans if
+ * transpose); a zero constant of a vector type; rows 2h, 2h+1 of an x4 B
+ * load (the fragment of one 8-column slice). */
+void pbcGpuAsyncWait(MlirOperation before, MlirValue group, int pending);
+MlirValue pbcGpuLdmatrix(MlirOperation before, MlirValue shared, MlirValue stage, MlirValue row,
+                         MlirValue col, bool transpose);
+MlirValue pbcGpuZeros(MlirOperation before, const char *type);
+MlirValue pbcGpuBHalf(MlirOperation before, MlirValue b4, int h);
+
+/* Attention, softmax(f(Q Kᵀ)) V, as S2 leaves it: the Q Kᵀ gemm into an
+ * f32 score buffer S (after a fill with 0), pointwise nests on the scores
+ * (f: scale, masks: `scoreNests`, in order), softmax along the key
+ * dimension as its decomposition writes it (fills of the row max with -inf
+ * or NaN and of the row sum with 0, the row max, exp(x - max), the row sum,
+ * the division), its truncation to f16, and the P V gemm (whose fill and
+ * pointwise consumer the kernel absorbs as any gemm's). Both gemms plain
+ * ([batch] i, j, k), K read as [j][k] (n-major), head dimensions multiples
+ * of 16 up to 128. `nests` are what the kernel replaces besides the P V
+ * gemm and its neighbours; `buffers` the intermediates, dead after it. */
+enum { kPbcMaxScoreNests = 8, kPbcMaxChain = 24 };
+typedef struct {
+  PbcGemm qk, pv;
+  MlirOperation scoreNests[kPbcMaxScoreNests];
+  MlirValue scoreIn[kPbcMaxScoreNests]; /* the score buffer each one reads */
+  int nScore;
+  MlirOperation nests[kPbcMaxChain];
+  int nNests;
+  MlirValue buffers[kPbcMaxChain];
+  int nBuffers;
+} PbcAttention;
+
+/* Whether the matmul nest `qkRoot` starts an attention chain (then *at
+ * holds it, the P V gemm's neighbours matched). */
+bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at);
+/* The chain as one mma.sync kernel (mma_attention.c); erases the chain. */
+void pbcGpuEmitAttentionMmaSync(const PbcAttention *at);
+/* The dynamic shared memory that kernel takes. */
+long long pbcGpuAttentionSharedBytes(const PbcAttention *at);
 
 /* Replace the nest (then erased) with its gpu.launch. */
 void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes);

@@ -226,14 +226,14 @@ static MlirValue copyStage(const Kernel *K, MlirOperation before, MlirValue kt, 
                   0, NULL);
 }
 
-static void asyncWait(MlirOperation before, MlirValue group, int pending) {
+void pbcGpuAsyncWait(MlirOperation before, MlirValue group, int pending) {
   if (mlirValueIsNull(group))
     return;
   MlirNamedAttribute n = pbcGpuNamedI32(before, "numGroups", pending);
   pbcGpuOp(before, "nvgpu.device_async_wait", 1, &group, (MlirType){NULL}, 1, &n);
 }
 
-static MlirValue ldmatrix(MlirOperation before, MlirValue shared, MlirValue stage, MlirValue row,
+MlirValue pbcGpuLdmatrix(MlirOperation before, MlirValue shared, MlirValue stage, MlirValue row,
                           MlirValue col, bool transpose) {
   MlirValue ops[4] = {shared, stage, row, col};
   MlirNamedAttribute attrs[2] = {
@@ -245,7 +245,7 @@ static MlirValue ldmatrix(MlirOperation before, MlirValue shared, MlirValue stag
 }
 
 /* arith.constant dense<0.0> of a vector type. */
-static MlirValue zeros(MlirOperation before, const char *type) {
+MlirValue pbcGpuZeros(MlirOperation before, const char *type) {
   char text[64];
   snprintf(text, sizeof(text), "dense<0.0> : %s", type);
   MlirNamedAttribute value = pbcGpuNamed(before, "value", pbcGpuParseAttr(before, text));
@@ -254,8 +254,8 @@ static MlirValue zeros(MlirOperation before, const char *type) {
 
 /* Rows 2h, 2h+1 of an x4 B load: the fragment of one 8-column slice.
  * (Row by row: n-D vector.extract_strided_slice has no NVVM lowering.) */
-static MlirValue bHalf(MlirOperation before, MlirValue b4, int h) {
-  MlirValue v = zeros(before, "vector<2x2xf16>");
+MlirValue pbcGpuBHalf(MlirOperation before, MlirValue b4, int h) {
+  MlirValue v = pbcGpuZeros(before, "vector<2x2xf16>");
   for (int64_t r = 0; r < 2; ++r) {
     MlirValue row = pbcGpuVectorExtract(before, b4, 1, (int64_t[]){2 * h + r},
                                         pbcGpuParseType(before, "vector<2xf16>"));
@@ -419,7 +419,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   MlirValue acc[256];
   for (int mi = 0; mi < fm; ++mi)
     for (int ni = 0; ni < fn; ++ni) {
-      MlirValue v = zeros(end, "vector<2x2xf32>");
+      MlirValue v = pbcGpuZeros(end, "vector<2x2xf32>");
       for (int e = 0; e < 4; ++e) {
         MlirValue iv[kPbcMaxBand];
         accElement(&K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
@@ -432,7 +432,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   MlirBlock lb = pbcGpuBody(loop, 0);
   MlirOperation yield = mlirBlockGetTerminator(lb);
   MlirValue kt = mlirBlockGetArgument(lb, 0);
-  asyncWait(yield, group, t->stages - 2);
+  pbcGpuAsyncWait(yield, group, t->stages - 2);
   pbcGpuOp(yield, "gpu.barrier", 0, NULL, (MlirType){NULL}, 0, NULL);
   MlirValue ahead = arith(yield, "addi", kt, t->stages - 1);
   copyStage(&K, yield, ahead, arith(yield, "remui", ahead, t->stages));
@@ -451,7 +451,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
     MlirValue kCol = arith(yield, "addi", half8, 16 * kk);
     for (int mi = 0; mi < fm; ++mi)
       aF[mi] =
-          ldmatrix(yield, K.aS, cur, pbcGpuAffine1(yield, wRowIn, 1, lane16, 16 * mi), kCol, false);
+          pbcGpuLdmatrix(yield, K.aS, cur, pbcGpuAffine1(yield, wRowIn, 1, lane16, 16 * mi), kCol, false);
     MlirValue kRow = arith(yield, "addi", lane16, 16 * kk);
     MlirValue kHalf = arith(yield, "addi", bKHalf, 16 * kk);
     for (int np = 0; np < fn / 2; ++np) {
@@ -459,12 +459,12 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
        * n (+8 for i >= 2) at k (+8 for odd i), so registers 0, 1 hold the
        * first 8 columns' fragment and 2, 3 the next, as with .trans. */
       MlirValue b4 =
-          t->bByN ? ldmatrix(yield, K.bS, cur, pbcGpuAffine1(yield, wColIn, 1, bNLane, 16 * np),
+          t->bByN ? pbcGpuLdmatrix(yield, K.bS, cur, pbcGpuAffine1(yield, wColIn, 1, bNLane, 16 * np),
                              kHalf, false)
-                  : ldmatrix(yield, K.bS, cur, kRow,
+                  : pbcGpuLdmatrix(yield, K.bS, cur, kRow,
                              pbcGpuAffine1(yield, wColIn, 1, half8, 16 * np), true);
-      bF[2 * np] = bHalf(yield, b4, 0);
-      bF[2 * np + 1] = bHalf(yield, b4, 1);
+      bF[2 * np] = pbcGpuBHalf(yield, b4, 0);
+      bF[2 * np + 1] = pbcGpuBHalf(yield, b4, 1);
     }
     MlirNamedAttribute shape =
         pbcGpuNamed(yield, "mmaShape", pbcGpuParseAttr(yield, "[16 : i64, 8 : i64, 16 : i64]"));
@@ -479,7 +479,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
 
   /* No copy may be in flight when the block exits; then the copy-out, once
    * per element of C (the absorbed epilogue included). */
-  asyncWait(end, group, 0);
+  pbcGpuAsyncWait(end, group, 0);
   int vec = stagedCopyOutWidth(&K);
   if (vec) {
     stagedCopyOut(&K, end, raw, loop, vec, wRowIn, wColIn, gq, tq, fm, fn);

@@ -328,10 +328,25 @@ class Kernel:
             for k in range(val.shape[-1]):
                 self.store(mem, idx[:-1] + [idx[-1] + k], val[..., k], env.get("__mask__"), w)
         elif n == "arith.cmpi":
-            # Predicates: eq 0, ne 1, slt 2, sle 3, sgt 4, sge 5, ult 6.
+            # Predicates: eq 0, ne 1, slt 2, sle 3, sgt 4, sge 5, ult 6,
+            # ule 7, ugt 8, uge 9 (indices are never negative here).
             pred = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal,
-                    4: np.greater, 5: np.greater_equal, 6: np.less}[_ints(op, "predicate")[0]]
+                    4: np.greater, 5: np.greater_equal, 6: np.less, 7: np.less_equal,
+                    8: np.greater, 9: np.greater_equal}[_ints(op, "predicate")[0]]
             out = pred(get(0), get(1))
+        elif n == "arith.cmpf":
+            # Ordered predicates (false when either side is NaN): oeq 1,
+            # ogt 2, oge 3, olt 4, ole 5; ugt 8 (true when unordered).
+            a, b = get(0), get(1)
+            p = _ints(op, "predicate")[0]
+            ordered = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less,
+                       5: np.less_equal}
+            if p in ordered:
+                out = ordered[p](a, b)
+            elif p == 8:
+                out = np.logical_or(np.greater(a, b), np.isnan(a) | np.isnan(b))
+            else:
+                raise NotImplementedError("simt: arith.cmpf predicate %d" % p)
         elif n == "arith.andi":
             out = np.logical_and(get(0), get(1)) if types[0] == "i1" else np.bitwise_and(get(0), get(1))
         elif n == "arith.select":

@@ -1,5 +1,5 @@
 // f16 matmul, batch matmul, convolution (implicit GEMM) and attention
-// (Q.K^T, softmax, P.V) compile to tensor-core kernels in the PTX for sm_80
+// (Q.K^T, softmax, P.V: one fused kernel) compile to tensor-core kernels in the PTX for sm_80
 // and sm_90: 16-byte cp.async copies into shared memory with commit/wait
 // groups, ldmatrix fragments (.trans for B), mma.sync m16n8k16.
 // RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/mm.mlir | FileCheck %s --check-prefixes=PTX80,MMA
@@ -32,14 +32,18 @@
 // MMA: ld.shared.v4.b32
 // MMA: st.global.v4.b32
 
-// Both products of attention run on the tensor cores: Q.K^T (K, an N x K
-// operand, staged n-major by 16-byte copies and read by plain ldmatrix)
-// and P.V (V read by ldmatrix.trans).
+// Attention is one kernel (the score matrix never leaves registers): Q.K^T
+// reads K staged n-major by plain ldmatrix, the row max meets by xor
+// shuffles, exp, then P.V reads V by ldmatrix.trans; no second kernel.
+// ATT: .entry
 // ATT: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
 // ATT-NOT: ldmatrix.sync.aligned.m8n8.x4.trans
 // ATT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// ATT: shfl.sync.bfly.b32
+// ATT: ex2.approx
 // ATT: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // ATT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// ATT-NOT: .entry
 
 // Partial tiles: copies past K's edge give cp.async a source size in a
 // register (0: zero-fill); the copy-out of C past M's edge is predicated.

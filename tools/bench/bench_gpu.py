@@ -172,6 +172,8 @@ def build(args):
     runtime = os.path.join(os.path.dirname(pbc), "libpbc_nvgpu_runtime.so")
     manifest = {"chip": args.chip, "runtime_linked_as": runtime, "cases": []}
     for case in cases():
+        if args.only and args.only not in case["name"]:
+            continue
         src = os.path.join(out, case["name"] + ".mlir")
         with open(src, "w") as f:
             f.write(case.pop("mlir"))
@@ -345,6 +347,7 @@ def main():
     b.add_argument("--chip", default="sm_90")
     b.add_argument("--out", default=os.path.join(ROOT, "build", "gpu-bench"))
     b.add_argument("--pbc")
+    b.add_argument("--only", help="only the cases whose name contains this")
     r = sub.add_parser("run", help="time pbc and the peers (on the GPU machine)")
     r.add_argument("folder")
     r.add_argument("--runs", type=int, default=20)

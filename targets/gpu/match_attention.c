@@ -1,0 +1,333 @@
+/* The attention chain a fused kernel replaces (see PbcAttention in
+ * matrix_units.h): PolyBlocks' reduce-reduce fusion (§4.4) needs the whole
+ * chain from Q Kᵀ to P V, so it is matched nest by nest in program order,
+ * each nest checked for exactly the computation the kernel performs:
+ *
+ *   S = 0; S += Q Kᵀ            the first gemm and its fill
+ *   X1 = f1(S, ...), ...        pointwise nests on the scores (scale, mask)
+ *   M = -inf; M = max_j X       the row max (NaN also starts a maxnumf)
+ *   E = exp(X - M)
+ *   L = 0; L = sum_j E
+ *   P = E / L
+ *   P16 = truncf(P)
+ *   O = init; O += P16 V        the second gemm
+ *
+ * Fills may sit anywhere before the reduction they start; constants,
+ * allocations and the deallocations of the chain's own buffers between the
+ * nests are allowed, nothing else (a nest reading something else would
+ * run before the kernel, which is built where the P V gemm is). Every
+ * intermediate buffer must be allocated by the function and used only by
+ * the chain (and deallocations): the kernel never materializes them. */
+#include <math.h>
+#include <string.h>
+
+#include "matrix_units.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "pbc/c_pass.h"
+
+enum { kMaxFills = 4, kMaxHeadDim = 128 };
+
+static bool isAlloc(MlirValue v) {
+  return mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "memref.alloc");
+}
+
+static bool isF32(MlirValue memref) {
+  return mlirTypeIsAF32(mlirShapedTypeGetElementType(mlirValueGetType(memref)));
+}
+
+/* Whether a and b are static memrefs of one shape (b's first `rank` dims
+ * when rank < a's). */
+static bool sameShape(MlirValue a, MlirValue b, int rank) {
+  MlirType ta = mlirValueGetType(a), tb = mlirValueGetType(b);
+  if (!mlirShapedTypeHasStaticShape(ta) || !mlirShapedTypeHasStaticShape(tb) ||
+      mlirShapedTypeGetRank(ta) != rank)
+    return false;
+  for (int d = 0; d < rank; ++d)
+    if (mlirShapedTypeGetDimSize(ta, d) != mlirShapedTypeGetDimSize(tb, d))
+      return false;
+  return true;
+}
+
+static int rankOf(MlirValue memref) { return (int)mlirShapedTypeGetRank(mlirValueGetType(memref)); }
+
+/* The body of a perfect band of `depth` loops from 0, step 1, over the
+ * first `depth` dims of `over`: its ops but the terminator into ops[]
+ * (at most max); returns their number, or -1. */
+static int bandBody(MlirOperation nest, int depth, MlirValue over, MlirOperation band[],
+                    MlirOperation ops[], int max) {
+  if (!pbcOpIsA(nest, "affine.for") || pbcLoopBand(nest, band, kPbcMaxBand) != depth)
+    return -1;
+  MlirType t = mlirValueGetType(over);
+  for (int l = 0; l < depth; ++l)
+    if (pbcLoopZeroBasedTrip(band[l]) != mlirShapedTypeGetDimSize(t, l))
+      return -1;
+  int n = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(band[depth - 1]));
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
+    if (pbcOpIsA(op, "affine.yield"))
+      continue;
+    if (n == max)
+      return -1;
+    ops[n++] = op;
+  }
+  return n;
+}
+
+/* Whether op is an access of `memref` whose subscripts are band[0..rank)'s
+ * indices, in order. */
+static bool accessByBand(MlirOperation op, MlirValue memref, bool write, MlirOperation band[]) {
+  PbcAccess acc;
+  if (!pbcAccessGet(op, &acc) || acc.isWrite != write || acc.lanes || acc.memref.ptr != memref.ptr)
+    return false;
+  for (int d = 0; d < acc.rank; ++d)
+    if (!pbcGpuSubscriptIsIv(&acc.subscripts[d], band[d]))
+      return false;
+  return true;
+}
+
+static bool operandsAre(MlirOperation op, MlirOperation a, MlirOperation b, bool commutes) {
+  MlirValue x = mlirOperationGetOperand(op, 0), y = mlirOperationGetOperand(op, 1);
+  MlirValue ra = mlirOperationGetResult(a, 0), rb = mlirOperationGetResult(b, 0);
+  return (x.ptr == ra.ptr && y.ptr == rb.ptr) || (commutes && x.ptr == rb.ptr && y.ptr == ra.ptr);
+}
+
+static bool isOneOf(MlirOperation op, const char *a, const char *b) {
+  return pbcOpIsA(op, a) || (b && pbcOpIsA(op, b));
+}
+
+/* R[rows] = comb(X[rows, j], R[rows]) over all of X, j innermost. */
+static bool matchRowReduce(MlirOperation nest, MlirValue x, MlirValue r, const char *comb,
+                           const char *comb2) {
+  MlirOperation band[kPbcMaxBand], op[4];
+  int rank = rankOf(x);
+  if (mlirValueIsNull(r) || rankOf(r) != rank - 1 || bandBody(nest, rank, x, band, op, 4) != 4)
+    return false;
+  return accessByBand(op[0], x, false, band) && accessByBand(op[1], r, false, band) &&
+         isOneOf(op[2], comb, comb2) && operandsAre(op[2], op[0], op[1], true) &&
+         accessByBand(op[3], r, true, band) &&
+         mlirOperationGetOperand(op[3], 0).ptr == mlirOperationGetResult(op[2], 0).ptr;
+}
+
+/* Y = unary?(binary(X, R[rows])) over all of X into a fresh buffer *y. */
+static bool matchRowBroadcast(MlirOperation nest, MlirValue x, MlirValue r, const char *binary,
+                              const char *unary, MlirValue *y) {
+  MlirOperation band[kPbcMaxBand], op[5];
+  int rank = rankOf(x), n = unary ? 5 : 4;
+  if (bandBody(nest, rank, x, band, op, 5) != n || !accessByBand(op[0], x, false, band) ||
+      !accessByBand(op[1], r, false, band) || !pbcOpIsA(op[2], binary) ||
+      !operandsAre(op[2], op[0], op[1], false))
+    return false;
+  MlirOperation last = op[2];
+  if (unary) {
+    if (!pbcOpIsA(op[3], unary) || mlirOperationGetOperand(op[3], 0).ptr !=
+                                       mlirOperationGetResult(op[2], 0).ptr)
+      return false;
+    last = op[3];
+  }
+  PbcAccess st;
+  if (!pbcAccessGet(op[n - 1], &st) || !st.isWrite ||
+      mlirOperationGetOperand(op[n - 1], 0).ptr != mlirOperationGetResult(last, 0).ptr)
+    return false;
+  *y = st.memref;
+  return accessByBand(op[n - 1], *y, true, band) && isAlloc(*y) && isF32(*y) &&
+         sameShape(*y, x, rank);
+}
+
+/* P16 = truncf(P) to f16 over all of P. */
+static bool matchTruncation(MlirOperation nest, MlirValue p, MlirValue *out) {
+  MlirOperation band[kPbcMaxBand], op[3];
+  int rank = rankOf(p);
+  if (bandBody(nest, rank, p, band, op, 3) != 3 || !accessByBand(op[0], p, false, band) ||
+      !pbcOpIsA(op[1], "arith.truncf") ||
+      !mlirTypeIsAF16(mlirValueGetType(mlirOperationGetResult(op[1], 0))))
+    return false;
+  PbcAccess st;
+  if (!pbcAccessGet(op[2], &st) || !st.isWrite ||
+      mlirOperationGetOperand(op[2], 0).ptr != mlirOperationGetResult(op[1], 0).ptr)
+    return false;
+  *out = st.memref;
+  return accessByBand(op[2], *out, true, band) && isAlloc(*out) && sameShape(*out, p, rank);
+}
+
+/* The buffer the one store in a nest's innermost body writes, or null. */
+static MlirValue storedBuffer(MlirOperation nest) {
+  MlirOperation band[kPbcMaxBand];
+  int depth = pbcLoopBand(nest, band, kPbcMaxBand);
+  MlirValue found = {NULL};
+  if (depth == 0)
+    return found;
+  PbcAccess acc;
+  for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(band[depth - 1]));
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+    if (pbcAccessGet(op, &acc) && acc.isWrite) {
+      if (!mlirValueIsNull(found))
+        return (MlirValue){NULL};
+      found = acc.memref;
+    }
+  return found;
+}
+
+/* The f32 constant v holds, or NaN (with *ok false) when it is none. */
+static double f32Constant(MlirValue v, bool *ok) {
+  *ok = false;
+  if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
+    return NAN;
+  MlirAttribute a = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v), pbcStr("value"));
+  if (!mlirAttributeIsAFloat(a))
+    return NAN;
+  *ok = true;
+  return mlirFloatAttrGetValueDouble(a);
+}
+
+typedef struct {
+  MlirValue buffer;
+  double value;
+} Fill;
+
+static void addNest(PbcAttention *at, MlirOperation nest) { at->nests[at->nNests++] = nest; }
+
+static bool addBuffer(PbcAttention *at, MlirValue b) {
+  for (int i = 0; i < at->nBuffers; ++i)
+    if (at->buffers[i].ptr == b.ptr)
+      return false; /* written twice in the chain */
+  at->buffers[at->nBuffers++] = b;
+  return true;
+}
+
+static bool isChainBuffer(const PbcAttention *at, MlirValue b) {
+  for (int i = 0; i < at->nBuffers; ++i)
+    if (at->buffers[i].ptr == b.ptr)
+      return true;
+  return false;
+}
+
+/* Whether the reduction buffer r was filled with a value that starts it:
+ * max from -inf or NaN (maxnumf and maximumf of -inf; maxnumf of NaN),
+ * the sum from 0. */
+static bool filledFor(const Fill *fills, int n, MlirValue r, bool max) {
+  for (int i = 0; i < n; ++i)
+    if (fills[i].buffer.ptr == r.ptr)
+      return max ? (isnan(fills[i].value) || (isinf(fills[i].value) && fills[i].value < 0))
+                 : fills[i].value == 0.0;
+  return false;
+}
+
+/* Whether every use of each chain buffer lies in the chain's nests, the
+ * P V gemm or a deallocation. */
+static bool buffersPrivate(const PbcAttention *at) {
+  for (int i = 0; i < at->nBuffers; ++i)
+    for (MlirOpOperand u = mlirValueGetFirstUse(at->buffers[i]); !mlirOpOperandIsNull(u);
+         u = mlirOpOperandGetNextUse(u)) {
+      MlirOperation user = mlirOpOperandGetOwner(u);
+      bool inside = pbcOpIsA(user, "memref.dealloc") || pbcOpIsInside(user, at->pv.root);
+      for (int k = 0; k < at->nNests && !inside; ++k)
+        inside = pbcOpIsInside(user, at->nests[k]);
+      if (!inside)
+        return false;
+    }
+  return true;
+}
+
+static bool headDimOk(long long d) { return d % kPbcFrag == 0 && d <= kMaxHeadDim; }
+
+bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
+  at->nScore = at->nNests = at->nBuffers = 0;
+  PbcGemm *qk = &at->qk, *pv = &at->pv;
+  if (!pbcGpuMatchGemm(qkRoot, qk) || !qk->plain || qk->aT || !qk->bT || !isF32(qk->c.memref) ||
+      !headDimOk(qk->k) || !isAlloc(qk->c.memref) || !addBuffer(at, qk->c.memref))
+    return false;
+  /* S starts from 0: the kernel's scores are the products alone. */
+  MlirOperation fill = pbcGpuNeighbour(qkRoot, false);
+  MlirValue init;
+  bool ok;
+  if (mlirOperationIsNull(fill) || !pbcGpuMatchFill(fill, qk->c.memref, &init) ||
+      f32Constant(init, &ok) != 0.0 || !ok)
+    return false;
+  addNest(at, fill);
+  addNest(at, qkRoot);
+
+  enum { kScores, kExp, kSum, kDiv, kTrunc, kGemm } state = kScores;
+  MlirValue x = qk->c.memref, m = {NULL}, e = {NULL}, l = {NULL}, p = {NULL};
+  Fill fills[kMaxFills];
+  int nFills = 0;
+  for (MlirOperation op = mlirOperationGetNextInBlock(qkRoot);; op = mlirOperationGetNextInBlock(op)) {
+    if (mlirOperationIsNull(op) || at->nNests + 2 > kPbcMaxChain ||
+        at->nBuffers + 1 > kPbcMaxChain)
+      return false;
+    if (pbcGpuMovable(op))
+      continue;
+    if (pbcOpIsA(op, "memref.dealloc")) {
+      if (!isChainBuffer(at, mlirOperationGetOperand(op, 0)))
+        return false;
+      continue;
+    }
+    if (!pbcOpIsA(op, "affine.for"))
+      return false;
+    MlirValue out, v, filled = storedBuffer(op);
+    PbcAccess st;
+    if (state == kGemm) {
+      /* P V, after its own fill (the kernel absorbs it as any gemm's). */
+      if (pbcGpuMatchGemm(op, pv) && pv->a.memref.ptr == p.ptr)
+        break;
+      if (!mlirValueIsNull(filled) && !isChainBuffer(at, filled) &&
+          pbcGpuMatchFill(op, filled, &v) && pbcGpuNeighbour(op, true).ptr != NULL &&
+          pbcGpuMatchGemm(pbcGpuNeighbour(op, true), pv) && pv->a.memref.ptr == p.ptr &&
+          pv->c.memref.ptr == filled.ptr)
+        continue;
+      return false;
+    }
+    if (!mlirValueIsNull(filled) && rankOf(filled) == rankOf(x) - 1 && isAlloc(filled) &&
+        isF32(filled) && sameShape(filled, x, rankOf(x) - 1) && nFills < kMaxFills &&
+        pbcGpuMatchFill(op, filled, &v)) {
+      fills[nFills].buffer = filled;
+      fills[nFills++].value = f32Constant(v, &ok);
+      if (!ok || !addBuffer(at, filled))
+        return false;
+      addNest(at, op);
+      continue;
+    }
+    if (state == kScores && at->nScore < kPbcMaxScoreNests && pbcGpuMatchPointwise(op, x, &st) &&
+        isAlloc(st.memref) && isF32(st.memref) && sameShape(st.memref, x, rankOf(x))) {
+      at->scoreIn[at->nScore] = x;
+      at->scoreNests[at->nScore++] = op;
+      x = st.memref;
+      if (!addBuffer(at, x))
+        return false;
+      addNest(at, op);
+      continue;
+    }
+    /* Each step below names the buffer it writes: a fresh one, or the
+     * row max or sum its fill registered. */
+    MlirValue fresh = {NULL};
+    if (state == kScores && matchRowReduce(op, x, filled, "arith.maxnumf", "arith.maximumf") &&
+        filledFor(fills, nFills, filled, true)) {
+      m = filled;
+      state = kExp;
+    } else if (state == kExp && matchRowBroadcast(op, x, m, "arith.subf", "math.exp", &out)) {
+      e = fresh = out;
+      state = kSum;
+    } else if (state == kSum && matchRowReduce(op, e, filled, "arith.addf", NULL) &&
+               filledFor(fills, nFills, filled, false)) {
+      l = filled;
+      state = kDiv;
+    } else if (state == kDiv && matchRowBroadcast(op, e, l, "arith.divf", NULL, &out)) {
+      p = fresh = out;
+      state = kTrunc;
+    } else if (state == kTrunc && matchTruncation(op, p, &out)) {
+      p = fresh = out;
+      state = kGemm;
+    } else {
+      return false;
+    }
+    if (!mlirValueIsNull(fresh) && !addBuffer(at, fresh))
+      return false;
+    addNest(at, op);
+  }
+  /* The products: P (M x N of scores) times V (N x Dv), same batch. */
+  if (!pv->plain || pv->aT || pv->bT || pv->depth != qk->depth || pv->batch != qk->batch ||
+      pv->m != qk->m || pv->k != qk->n || !headDimOk(pv->n) || !buffersPrivate(at))
+    return false;
+  pbcGpuMatchNeighbours(pv);
+  return true;
+}

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Numbers from pbc's fused attention kernel (nvgpu, mma.sync), without a
+GPU: softmax(f(Q Kᵀ)) V programs of fixed and random shapes are compiled to
+S3, checked to have become one kernel (one gpu.launch, no score buffer),
+run in the SIMT simulator (simt.py) under its two schedules and compared
+with numpy (float64 from the same f16 inputs).
+
+f is any mix of a scale, an additive mask tensor and a causal mask (an
+index comparison); queries and keys may differ in number and need not be
+multiples of the kernel's 64-row tiles (tails); head dimensions 16..128.
+
+  simt_attention.py --pbc PBC [--mlir-opt MLIR_OPT] [--chip sm_80] [--only NAME]
+                    [--random N] [--seed S]
+
+On a GPU, the same cases (same --seed and --random) compiled here and run
+there against numpy:
+
+  here:   simt_attention.py --pbc PBC --chip sm_90 --random N --seed S --record DIR
+  there:  simt_attention.py --chip sm_90 --random N --seed S --replay DIR
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
+import simt  # noqa: E402
+
+
+def attention_mlir(g, m, n, d, dv, scale, mask, causal, out):
+    """Q [g,]m x d, K [g,]n x d, V [g,]n x dv (f16); scores f32; O f16 or f32."""
+    b = "b, " if g else ""
+    lead = "%dx" % g if g else ""
+    sh = lambda *dims: lead + "x".join(str(x) for x in dims)
+    rank = 3 if g else 2
+    dims3 = ", ".join((["b"] if g else []) + ["i", "j"])
+    par = lambda k: ", ".join(['"parallel"'] * k)
+    ident = "affine_map<(%s) -> (%s)>" % (dims3, dims3)
+    lines = []
+    add = lines.append
+    args = ["%%q: tensor<%sxf16>" % sh(m, d), "%%k: tensor<%sxf16>" % sh(n, d),
+            "%%v: tensor<%sxf16>" % sh(n, dv)]
+    if mask:
+        args.append("%%mask: tensor<%dx%dxf32>" % (m, n))
+    add("func.func @f(%s) -> tensor<%sx%s> {" % (", ".join(args), sh(m, dv), out))
+    add("  %z = arith.constant 0.0 : f32")
+    add("  %ninf = arith.constant 0xFF800000 : f32")
+    add("  %%es = tensor.empty() : tensor<%sxf32>" % sh(m, n))
+    add("  %%fs = linalg.fill ins(%%z : f32) outs(%%es : tensor<%sxf32>) -> tensor<%sxf32>" % (sh(m, n), sh(m, n)))
+    qk = ("[affine_map<({b}i, j, k) -> ({b}i, k)>, affine_map<({b}i, j, k) -> ({b}j, k)>, "
+          "affine_map<({b}i, j, k) -> ({b}i, j)>]").format(b=b)
+    add("  %%s0 = linalg.generic {indexing_maps = %s, iterator_types = [%s, \"reduction\"]}" % (qk, par(rank)))
+    add("      ins(%%q, %%k : tensor<%sxf16>, tensor<%sxf16>) outs(%%fs : tensor<%sxf32>) {" % (sh(m, d), sh(n, d), sh(m, n)))
+    add("  ^bb0(%x: f16, %y: f16, %acc: f32):")
+    add("    %xf = arith.extf %x : f16 to f32")
+    add("    %yf = arith.extf %y : f16 to f32")
+    add("    %p = arith.mulf %xf, %yf : f32")
+    add("    %a = arith.addf %acc, %p : f32")
+    add("    linalg.yield %a : f32")
+    add("  } -> tensor<%sxf32>" % sh(m, n))
+    cur = "%s0"
+    step = 0
+
+    def pointwise(body, extra_in=None):
+        nonlocal cur, step
+        step += 1
+        ins = "%s" % cur
+        tys = "tensor<%sxf32>" % sh(m, n)
+        maps = [ident]
+        if extra_in:
+            ins += ", " + extra_in[0]
+            tys += ", " + extra_in[1]
+            maps.append(extra_in[2])
+        maps.append(ident)
+        add("  %%e%d = tensor.empty() : tensor<%sxf32>" % (step, sh(m, n)))
+        add("  %%s%d = linalg.generic {indexing_maps = [%s], iterator_types = [%s]}" % (step, ", ".join(maps), par(rank)))
+        add("      ins(%s : %s) outs(%%e%d : tensor<%sxf32>) {" % (ins, tys, step, sh(m, n)))
+        add("  ^bb0(%%x: f32, %s%%o: f32):" % ("%w: f32, " if extra_in else ""))
+        for l in body:
+            add("    " + l)
+        add("  } -> tensor<%sxf32>" % sh(m, n))
+        cur = "%%s%d" % step
+
+    if scale is not None:
+        add("  %%scale = arith.constant %.9e : f32" % scale)
+        pointwise(["%r = arith.mulf %x, %scale : f32", "linalg.yield %r : f32"])
+    if mask:
+        mmap = "affine_map<(%s) -> (i, j)>" % dims3
+        pointwise(["%r = arith.addf %x, %w : f32", "linalg.yield %r : f32"],
+                  ("%mask", "tensor<%dx%dxf32>" % (m, n), mmap))
+    if causal:
+        ii, jj = (1, 2) if g else (0, 1)
+        pointwise(["%%i = linalg.index %d : index" % ii, "%%j = linalg.index %d : index" % jj,
+                   "%c = arith.cmpi ugt, %j, %i : index",
+                   "%r = arith.select %c, %ninf, %x : f32", "linalg.yield %r : f32"])
+    add("  %%ep = tensor.empty() : tensor<%sxf32>" % sh(m, n))
+    add("  %%p = linalg.softmax dimension(%d) ins(%s : tensor<%sxf32>) outs(%%ep : tensor<%sxf32>) -> tensor<%sxf32>"
+        % (rank - 1, cur, sh(m, n), sh(m, n), sh(m, n)))
+    add("  %%eh = tensor.empty() : tensor<%sxf16>" % sh(m, n))
+    add("  %%ph = linalg.generic {indexing_maps = [%s, %s], iterator_types = [%s]}" % (ident, ident, par(rank)))
+    add("      ins(%%p : tensor<%sxf32>) outs(%%eh : tensor<%sxf16>) {" % (sh(m, n), sh(m, n)))
+    add("  ^bb0(%x: f32, %o: f16):")
+    add("    %t = arith.truncf %x : f32 to f16")
+    add("    linalg.yield %t : f16")
+    add("  } -> tensor<%sxf16>" % sh(m, n))
+    add("  %%zo = arith.constant 0.0 : %s" % out)
+    add("  %%eo = tensor.empty() : tensor<%sx%s>" % (sh(m, dv), out))
+    add("  %%fo = linalg.fill ins(%%zo : %s) outs(%%eo : tensor<%sx%s>) -> tensor<%sx%s>" % (out, sh(m, dv), out, sh(m, dv), out))
+    op = "linalg.batch_matmul" if g else "linalg.matmul"
+    add("  %%o = %s ins(%%ph, %%v : tensor<%sxf16>, tensor<%sxf16>) outs(%%fo : tensor<%sx%s>) -> tensor<%sx%s>"
+        % (op, sh(m, n), sh(n, dv), sh(m, dv), out, sh(m, dv), out))
+    add("  return %%o : tensor<%sx%s>" % (sh(m, dv), out))
+    add("}")
+    return "\n".join(lines) + "\n"
+
+
+def reference(Q, K, V, scale, mask, causal):
+    s = np.einsum("...id,...jd->...ij", Q.astype(np.float64), K.astype(np.float64))
+    if scale is not None:
+        s = s * scale
+    if mask is not None:
+        s = s + mask
+    if causal:
+        m, n = s.shape[-2:]
+        s = np.where(np.arange(n)[None, :] > np.arange(m)[:, None], -np.inf, s)
+    s = s - s.max(axis=-1, keepdims=True)
+    p = np.exp(s)
+    p = p / p.sum(axis=-1, keepdims=True)
+    return np.einsum("...ij,...jd->...id", p, V.astype(np.float64))
+
+
+def make_case(g, m, n, d, dv, scale=None, mask=False, causal=False, out="f32"):
+    text = attention_mlir(g, m, n, d, dv, scale, mask, causal, out)
+
+    def make(rng):
+        lead = (g,) if g else ()
+        Q, K, V = (rng.standard_normal(lead + s).astype(np.float16)
+                   for s in ((m, d), (n, d), (n, dv)))
+        args = [Q, K, V]
+        M = None
+        if mask:
+            M = (rng.standard_normal((m, n)) * 2).astype(np.float32)
+            args.append(M)
+        O0 = rng.standard_normal(lead + (m, dv)).astype(np.float16 if out == "f16" else np.float32)
+        return args + [O0], reference(Q, K, V, scale, M, causal)
+    return text, make, out
+
+
+CASES = {
+    # One 64-row block, one key block: the unmasked core.
+    "single_block": make_case(0, 64, 64, 32, 32),
+    # Batched, scaled, several key blocks (double buffering), f16 out.
+    "batched_scaled": make_case(2, 64, 192, 64, 64, scale=0.125, out="f16"),
+    # Tails: queries and keys not multiples of 64, queries != keys.
+    "tails": make_case(0, 77, 100, 16, 48, scale=0.25),
+    # Causal (index comparison) and an additive mask tensor.
+    "causal": make_case(1, 96, 96, 32, 32, scale=0.2, causal=True),
+    "mask": make_case(0, 40, 130, 32, 16, mask=True),
+    # The largest head dimension.
+    "d128": make_case(0, 64, 64, 128, 128, scale=0.088),
+}
+
+
+def random_case(rng):
+    g = int(rng.choice([0, 1, 2, 3]))
+    m, n = int(rng.integers(1, 161)), int(rng.integers(1, 200))
+    d, dv = (16 * int(rng.integers(1, 9)) for _ in range(2))
+    scale = float(rng.uniform(0.05, 0.5)) if rng.random() < 0.7 else None
+    mask = bool(rng.random() < 0.3)
+    causal = bool(rng.random() < 0.3) and m <= n
+    out = str(rng.choice(["f32", "f16"]))
+    name = "g=%d m=%d n=%d d=%d dv=%d scale=%s mask=%s causal=%s %s" % (
+        g, m, n, d, dv, "-" if scale is None else "%.3f" % scale, mask, causal, out)
+    return name, make_case(g, m, n, d, dv, scale, mask, causal, out)
+
+
+def run_case(name, case, pbc, mlir_opt, chip, rng):
+    text, make, out = case
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "attention.mlir")
+        with open(src, "w") as f:
+            f.write(text)
+        s3 = subprocess.run([pbc, "--target=nvgpu", "--chip=" + chip, "--emit=s3", src],
+                            capture_output=True, text=True)
+        if s3.returncode:
+            return "pbc failed:\n" + s3.stderr
+        generic = subprocess.run([mlir_opt, "--mlir-print-op-generic"], input=s3.stdout,
+                                 capture_output=True, text=True)
+        if generic.returncode:
+            return "mlir-opt failed:\n" + generic.stderr
+    # One kernel, and no buffer of scores: the fusion happened.
+    if generic.stdout.count('"gpu.launch"') != 1 or "memref.alloc" in generic.stdout:
+        return "not fused: %d launches, %s" % (
+            generic.stdout.count('"gpu.launch"'),
+            "a buffer allocated" if "memref.alloc" in generic.stdout else "no allocation")
+    func = list(simt.parse_module(generic.stdout).values())[0]
+    args, expect = make(rng)
+    tol = 6e-3 if out == "f16" else 3e-3  # P enters P V in f16
+    for order, late in (("forward", True), ("reverse", False)):
+        run = [x.copy() for x in args]
+        try:
+            simt.run_function(func, run, order=order, late_copies=late)
+        except RuntimeError as e:
+            return "%s warps: %s" % (order, e)
+        got = run[-1].astype(np.float64)
+        err = np.max(np.abs(got - expect)) / max(np.max(np.abs(expect)), 1e-30)
+        if not np.isfinite(err) or err > tol:
+            bad = np.argwhere(~np.isclose(got, expect, rtol=tol, atol=tol * np.max(np.abs(expect))))
+            return "%s warps, %s copies: relative error %.3g (%d elements off, first at %s)" % (
+                order, "late" if late else "eager", err, len(bad), tuple(bad[0]) if len(bad) else "-")
+    return None
+
+
+def run_on_device(name, case, pbc, chip, rng):
+    """--record (compile only) or --replay (run the recorded library)."""
+    import pbc_lib
+    text, make, out = case
+    args, expect = make(rng)
+    try:
+        pbc_lib.TARGET_ARGS = ["--target=nvgpu", "--chip=" + chip]
+        lib = pbc_lib.compile(text, pbc)
+    except pbc_lib.CompiledOnly:
+        return None
+    except pbc_lib.CompileError as e:
+        return "pbc failed: %s" % str(e).splitlines()[0]
+    dtype = np.float16 if out == "f16" else np.float32
+    try:
+        (got,) = lib.call("f", args[:-1], [(args[-1].shape, dtype)], check_inputs=False)
+    except pbc_lib.CallError as e:
+        return "call failed: %s" % e
+    finally:
+        lib.close()
+    tol = 6e-3 if out == "f16" else 3e-3
+    got = got.astype(np.float64)
+    err = np.max(np.abs(got - expect)) / max(np.max(np.abs(expect)), 1e-30)
+    if not np.isfinite(err) or err > tol:
+        return "relative error %.3g" % err
+    return None
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--pbc", help="required unless --replay")
+    p.add_argument("--mlir-opt", default="/usr/lib/llvm-22/bin/mlir-opt")
+    p.add_argument("--chip", default="sm_80")
+    p.add_argument("--only")
+    p.add_argument("--random", type=int, default=0, help="also N programs of random shape")
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--record", metavar="DIR", help="compile the libraries into DIR only")
+    p.add_argument("--replay", metavar="DIR", help="run the libraries --record kept in DIR")
+    p.set_defaults(pbc=None)
+    args = p.parse_args()
+    if args.record or args.replay:
+        import pbc_lib
+        pbc_lib.prebuilt_setup("record" if args.record else "replay",
+                               args.record or args.replay, os.path.abspath(args.pbc or "pbc"),
+                               "nvgpu")
+        args.pbc = os.path.abspath(args.pbc or "pbc")
+    seed = args.seed if args.seed is not None else int(time.time()) % 100000
+    print("seed %d" % seed)
+    rng = np.random.default_rng(seed)
+    failed = 0
+    cases = [(k, v) for k, v in CASES.items() if not args.only or k == args.only]
+    cases += [random_case(rng) for _ in range(args.random)]
+    for name, case in cases:
+        t0 = time.time()
+        if args.record or args.replay:
+            problem = run_on_device(name, case, args.pbc, args.chip, rng)
+        else:
+            problem = run_case(name, case, args.pbc, args.mlir_opt, args.chip, rng)
+        print(("FAIL %s: %s" % (name, problem)) if problem else
+              "PASS %s (%.1f s)" % (name, time.time() - t0), flush=True)
+        failed += bool(problem)
+    print("%d failed" % failed)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
