@@ -38,8 +38,8 @@ static void fuseAttention(MlirOperation func, const State *st) {
     for (int i = 0; i < roots.n && !again; ++i) {
       PbcAttention at;
       if (pbcGpuMatchAttention(roots.ops[i], &at) &&
-          pbcGpuAttentionSharedBytes(&at) <= st->shared) {
-        pbcGpuEmitAttentionMmaSync(&at);
+          pbcGpuAttentionSharedBytes(&at, st->sms) <= st->shared) {
+        pbcGpuEmitAttentionMmaSync(&at, st->sms);
         again = true;
       }
     }

@@ -205,10 +205,11 @@ typedef struct {
 /* Whether the matmul nest `qkRoot` starts an attention chain (then *at
  * holds it, the P V gemm's neighbours matched). */
 bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at);
-/* The chain as one mma.sync kernel (mma_attention.c); erases the chain. */
-void pbcGpuEmitAttentionMmaSync(const PbcAttention *at);
+/* The chain as one mma.sync kernel (mma_attention.c) for a chip of `sms`
+ * SMs; erases the chain. */
+void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms);
 /* The dynamic shared memory that kernel takes. */
-long long pbcGpuAttentionSharedBytes(const PbcAttention *at);
+long long pbcGpuAttentionSharedBytes(const PbcAttention *at, long long sms);
 
 /* Replace the nest (then erased) with its gpu.launch. */
 void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes);

@@ -2,15 +2,16 @@
  * §4.4, in the form FlashAttention-2 runs it): the chain pbcGpuMatchAttention
  * found, softmax(f(Q Kᵀ)) V, with the score matrix never in memory.
  *
- * A thread block of 4 warps takes 64 query rows of one batch entry (16 per
- * warp, one m16 fragment row) and walks the keys 64 at a time:
+ * A thread block of 4 warps takes 64 or 128 query rows of one batch entry
+ * (one or two m16 tiles per warp: tilesPerWarp) and walks the keys 64 at
+ * a time:
  *
  *   Q's rows -> shared memory once; each warp keeps its A fragments of Q
  *   (ldmatrix) in registers for the whole walk;
  *   per key block kb (K and V tiles double-buffered in shared memory by
  *   16-byte cp.async copies, the next block's in flight while this one is
  *   multiplied):
- *     S = Q Kᵀ (16 x 64 per warp: 8 m16n8 accumulators, K staged n-major);
+ *     S = Q Kᵀ (8 m16n8 accumulators per m16 tile, K staged n-major);
  *     f (the score nests' bodies, scale and masks) on each element, keys
  *     past the end -> -inf;
  *     the running row max m and sum l (FlashAttention's online softmax):
@@ -40,11 +41,12 @@ enum {
   kWarp = 32,
   kWarps = 4,
   kThreads = kWarp * kWarps,
-  kRows = 16 * kWarps, /* query rows per block */
+  kMaxTiles = 2,       /* m16 tiles of query rows per warp */
   kKeys = 64,          /* keys per step */
   kPad = 8,            /* halves of padding per shared row (ldmatrix banks) */
   kChunk = 8,          /* halves per 16-byte copy */
-  kMaxFrags = 128 / 8  /* n8 fragments of O at the largest head dimension */
+  kMaxFrags = 128 / 8, /* n8 fragments of O at the largest head dimension */
+  kRegisterBudget = 200 /* of the 255 a thread has, for what the loop carries */
 };
 
 typedef struct {
@@ -73,20 +75,20 @@ static MlirValue select3(MlirOperation before, MlirValue c, MlirValue a, MlirVal
   return pbcGpuOp(before, "arith.select", 3, ops, mlirValueGetType(a), 0, NULL);
 }
 
-/* `src`'s rows [origin, origin + 64) (all `cols` columns) into
+/* `src`'s rows [origin, origin + rows) (all `cols` columns) into
  * shared[stage] by 16-byte cp.async copies, threads taking chunks
  * round-robin. Rows past `size` read its last row and, if zeroPast, put
  * zeros in shared memory. Appends the tokens; returns how many. */
 static int copyRows(const Att *A, MlirOperation before, MlirValue src, MlirValue shared,
-                    MlirValue stage, MlirValue origin, long long size, long long cols,
+                    MlirValue stage, MlirValue origin, int rows, long long size, long long cols,
                     bool zeroPast, MlirValue *tokens) {
-  int perRow = (int)(cols / kChunk), items = kKeys * perRow, n = 0;
+  int perRow = (int)(cols / kChunk), items = rows * perRow, n = 0;
   for (int p = 0; p * kThreads < items; ++p) {
     MlirValue item = arith(before, "addi", A->tid, (long long)p * kThreads);
     MlirValue r = arith(before, "divui", item, perRow);
     MlirValue c = arith(before, "muli", arith(before, "remui", item, perRow), kChunk);
     MlirValue row = pbcGpuArith(before, "addi", origin, r), in = {NULL};
-    if (size % kKeys) {
+    if (size % rows) {
       in = pbcGpuLessThan(before, row, cst(before, size));
       row = arith(before, "minui", row, size - 1);
     }
@@ -116,18 +118,31 @@ static MlirValue group(MlirOperation before, int n, MlirValue *tokens) {
 }
 
 static MlirValue sharedView(MlirOperation before, MlirValue raw, long long offset, int stages,
-                            long long cols) {
+                            int rows, long long cols) {
   char type[128];
   snprintf(type, sizeof(type), "memref<%dx%dx%lldxf16, #gpu.address_space<workgroup>>", stages,
-           kKeys, cols + kPad);
+           rows, cols + kPad);
   MlirValue view[2] = {raw, cst(before, offset)};
   return pbcGpuOp(before, "memref.view", 2, view, pbcGpuParseType(before, type), 0, NULL);
 }
 
-static long long tileBytes(long long cols) { return 2LL * kKeys * (cols + kPad); }
+static long long tileBytes(int rows, long long cols) { return 2LL * rows * (cols + kPad); }
 
-long long pbcGpuAttentionSharedBytes(const PbcAttention *at) {
-  return tileBytes(at->qk.k) * 3 + tileBytes(at->pv.n) * 2;
+/* m16 tiles per warp: two where the registers allow (each K and V
+ * fragment read from shared memory then feeds two products) and the
+ * blocks of twice the rows still cover the SMs; one else. A thread
+ * carries 4 registers per m16n8 accumulator of O and holds, per m16 tile,
+ * Q's fragments (4 per k16 step) and the scores (32). */
+static int tilesPerWarp(const PbcAttention *at, long long sms) {
+  long long perTile = 4 * (at->pv.n / 8) + 4 * (at->qk.k / 16) + 32;
+  long long rows = 16LL * kWarps * kMaxTiles;
+  bool fill = (at->qk.m + rows - 1) / rows * at->qk.batch >= sms;
+  return kMaxTiles * perTile <= kRegisterBudget && fill ? kMaxTiles : 1;
+}
+
+long long pbcGpuAttentionSharedBytes(const PbcAttention *at, long long sms) {
+  int rows = 16 * kWarps * tilesPerWarp(at, sms);
+  return tileBytes(rows, at->qk.k) + 2 * tileBytes(kKeys, at->qk.k) + 2 * tileBytes(kKeys, at->pv.n);
 }
 
 /* Max of a row's values across the 4 lanes of a quad. */
@@ -137,20 +152,21 @@ static MlirValue quadMax(MlirOperation before, MlirValue v) {
   return v;
 }
 
-void pbcGpuEmitAttentionMmaSync(const PbcAttention *at) {
+void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   const PbcGemm *qk = &at->qk, *pv = &at->pv;
   Att A = {.at = at};
   MlirOperation here = pv->root;
   MlirContext ctx = mlirOperationGetContext(here);
   MlirType f32 = mlirF32TypeGet(ctx), f16 = mlirF16TypeGet(ctx);
   long long m = qk->m, n = qk->n, d = qk->k, dv = pv->n, nKB = (n + kKeys - 1) / kKeys;
-  int fd = (int)(d / 16), fo = (int)(dv / 8);
+  int fd = (int)(d / 16), fo = (int)(dv / 8), mt = tilesPerWarp(at, sms), rows = 16 * kWarps * mt;
+  int nr = 2 * mt; /* rows per lane: gq + 8 r + 16 t for tile t */
   bool batched = qk->depth == 4;
 
   MlirValue c1 = cst(here, 1);
-  MlirValue grid[3] = {cst(here, (m + kRows - 1) / kRows), c1, cst(here, qk->batch)};
+  MlirValue grid[3] = {cst(here, (m + rows - 1) / rows), c1, cst(here, qk->batch)};
   MlirValue block[3] = {cst(here, kThreads), c1, c1};
-  MlirValue smem = pbcGpuConstI32(here, (int32_t)pbcGpuAttentionSharedBytes(at));
+  MlirValue smem = pbcGpuConstI32(here, (int32_t)pbcGpuAttentionSharedBytes(at, sms));
   MlirOperation launch = pbcGpuBuildLaunch(here, grid, block, smem);
   MlirBlock body = pbcGpuBody(launch, 0);
   MlirOperation end = mlirBlockGetTerminator(body);
@@ -159,17 +175,18 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at) {
   MlirValue raw =
       pbcGpuOp(end, "gpu.dynamic_shared_memory", 0, NULL,
                pbcGpuParseType(end, "memref<?xi8, #gpu.address_space<workgroup>>"), 0, NULL);
-  MlirValue qS = sharedView(end, raw, 0, 1, d);
-  MlirValue kS = sharedView(end, raw, tileBytes(d), 2, d);
-  MlirValue vS = sharedView(end, raw, tileBytes(d) * 3, 2, dv);
+  long long qBytes = tileBytes(rows, d), kBytes = 2 * tileBytes(kKeys, d);
+  MlirValue qS = sharedView(end, raw, 0, 1, rows, d);
+  MlirValue kS = sharedView(end, raw, qBytes, 2, kKeys, d);
+  MlirValue vS = sharedView(end, raw, qBytes + kBytes, 2, kKeys, dv);
 
   A.tid = mlirBlockGetArgument(body, 3);
   A.b = batched ? mlirBlockGetArgument(body, 2) : (MlirValue){NULL};
-  MlirValue i0 = arith(end, "muli", mlirBlockGetArgument(body, 0), kRows);
+  MlirValue i0 = arith(end, "muli", mlirBlockGetArgument(body, 0), rows);
   MlirValue warp = arith(end, "divui", A.tid, kWarp), lane = arith(end, "remui", A.tid, kWarp);
   MlirValue gq = arith(end, "divui", lane, 4), tq = arith(end, "remui", lane, 4);
-  MlirValue warpRow = arith(end, "muli", warp, 16);
-  /* This lane's rows in the block's: warpRow + gq (+ 8). */
+  MlirValue warpRow = arith(end, "muli", warp, 16 * mt);
+  /* This lane's rows in the block's: warpRow + gq + 8 r (r < 2 mt). */
   MlirValue rowBase = pbcGpuArith(end, "addi", i0, pbcGpuArith(end, "addi", warpRow, gq));
   MlirValue lane16 = arith(end, "remui", lane, 16),
             half8 = arith(end, "muli", arith(end, "divui", lane, 16), 8);
@@ -179,34 +196,37 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at) {
 
   /* Prologue: Q and the first K and V block in one copy group. */
   MlirValue tokens[64];
-  int nt = copyRows(&A, end, qk->a.memref, qS, zero, i0, m, d, false, tokens);
-  nt += copyRows(&A, end, qk->b.memref, kS, zero, zero, n, d, true, tokens + nt);
-  nt += copyRows(&A, end, pv->b.memref, vS, zero, zero, n, dv, true, tokens + nt);
+  int nt = copyRows(&A, end, qk->a.memref, qS, zero, i0, rows, m, d, false, tokens);
+  nt += copyRows(&A, end, qk->b.memref, kS, zero, zero, kKeys, n, d, true, tokens + nt);
+  nt += copyRows(&A, end, pv->b.memref, vS, zero, zero, kKeys, n, dv, true, tokens + nt);
   A.group = group(end, nt, tokens);
   pbcGpuAsyncWait(end, A.group, 0);
   pbcGpuOp(end, "gpu.barrier", 0, NULL, (MlirType){NULL}, 0, NULL);
-  MlirValue qF[8];
-  for (int kk = 0; kk < fd; ++kk)
-    qF[kk] = pbcGpuLdmatrix(end, qS, zero, pbcGpuArith(end, "addi", warpRow, lane16),
-                            arith(end, "addi", half8, 16 * kk), false);
+  MlirValue qF[kMaxTiles][8];
+  for (int t = 0; t < mt; ++t)
+    for (int kk = 0; kk < fd; ++kk)
+      qF[t][kk] = pbcGpuLdmatrix(end, qS, zero,
+                                 pbcGpuAffine1(end, warpRow, 1, lane16, 16 * t),
+                                 arith(end, "addi", half8, 16 * kk), false);
 
-  /* Carried: the running max and (per lane) sum of rows gq and gq + 8,
-   * and O's fragments. */
+  /* Carried: the running max and (per lane) sum of each of the lane's
+   * rows, and O's fragments (tile-major). */
   MlirValue negInf = f32Const(end, "0xFF800000 : f32"), zeroF = f32Const(end, "0.0 : f32");
-  MlirValue init[4 + kMaxFrags];
-  init[0] = init[1] = negInf;
-  init[2] = init[3] = zeroF;
-  for (int j = 0; j < fo; ++j)
-    init[4 + j] = pbcGpuZeros(end, "vector<2x2xf32>");
-  MlirOperation loop = pbcGpuBuildFor(end, zero, cst(end, nKB), c1, 4 + fo, init);
+  int carriedN = 2 * nr + mt * fo;
+  MlirValue init[2 * 2 * kMaxTiles + kMaxTiles * kMaxFrags];
+  for (int r = 0; r < nr; ++r)
+    init[r] = negInf, init[nr + r] = zeroF;
+  for (int j = 0; j < mt * fo; ++j)
+    init[2 * nr + j] = pbcGpuZeros(end, "vector<2x2xf32>");
+  MlirOperation loop = pbcGpuBuildFor(end, zero, cst(end, nKB), c1, carriedN, init);
   MlirBlock lb = pbcGpuBody(loop, 0);
   MlirOperation y = mlirBlockGetTerminator(lb);
   MlirValue kb = mlirBlockGetArgument(lb, 0);
-  MlirValue mOld[2] = {mlirBlockGetArgument(lb, 1), mlirBlockGetArgument(lb, 2)};
-  MlirValue lOld[2] = {mlirBlockGetArgument(lb, 3), mlirBlockGetArgument(lb, 4)};
-  MlirValue o[kMaxFrags];
-  for (int j = 0; j < fo; ++j)
-    o[j] = mlirBlockGetArgument(lb, 5 + j);
+  MlirValue mOld[2 * kMaxTiles], lOld[2 * kMaxTiles], o[kMaxTiles * kMaxFrags];
+  for (int r = 0; r < nr; ++r)
+    mOld[r] = mlirBlockGetArgument(lb, 1 + r), lOld[r] = mlirBlockGetArgument(lb, 1 + nr + r);
+  for (int j = 0; j < mt * fo; ++j)
+    o[j] = mlirBlockGetArgument(lb, 1 + 2 * nr + j);
 
   /* Block kb has landed and every warp is done with block kb - 1, whose
    * stage the next block's copies take (the last block copies itself
@@ -216,36 +236,42 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at) {
   MlirValue next = arith(y, "addi", kb, 1);
   MlirValue nextStage = arith(y, "remui", next, 2);
   MlirValue nextOrigin = arith(y, "muli", arith(y, "minui", next, nKB - 1), kKeys);
-  nt = copyRows(&A, y, qk->b.memref, kS, nextStage, nextOrigin, n, d, true, tokens);
-  nt += copyRows(&A, y, pv->b.memref, vS, nextStage, nextOrigin, n, dv, true, tokens + nt);
+  nt = copyRows(&A, y, qk->b.memref, kS, nextStage, nextOrigin, kKeys, n, d, true, tokens);
+  nt += copyRows(&A, y, pv->b.memref, vS, nextStage, nextOrigin, kKeys, n, dv, true, tokens + nt);
   group(y, nt, tokens);
   MlirValue cur = arith(y, "remui", kb, 2);
 
-  /* S = Q Kᵀ for this warp's 16 rows and the block's 64 keys. */
+  /* S = Q Kᵀ for this warp's rows and the block's 64 keys; each K
+   * fragment feeds every tile. */
   MlirNamedAttribute shape =
       pbcGpuNamed(y, "mmaShape", pbcGpuParseAttr(y, "[16 : i64, 8 : i64, 16 : i64]"));
   MlirType accType = pbcGpuParseType(y, "vector<2x2xf32>");
-  MlirValue s[8];
-  for (int ni = 0; ni < 8; ++ni)
-    s[ni] = pbcGpuZeros(y, "vector<2x2xf32>");
+  MlirValue s[kMaxTiles][8];
+  for (int t = 0; t < mt; ++t)
+    for (int ni = 0; ni < 8; ++ni)
+      s[t][ni] = pbcGpuZeros(y, "vector<2x2xf32>");
   for (int kk = 0; kk < fd; ++kk)
     for (int np = 0; np < 4; ++np) {
       MlirValue b4 = pbcGpuLdmatrix(y, kS, cur, arith(y, "addi", bNLane, 16 * np),
                                     arith(y, "addi", bKHalf, 16 * kk), false);
       for (int h = 0; h < 2; ++h) {
-        MlirValue ops[3] = {qF[kk], pbcGpuBHalf(y, b4, h), s[2 * np + h]};
-        s[2 * np + h] = pbcGpuOp(y, "nvgpu.mma.sync", 3, ops, accType, 1, &shape);
+        MlirValue frag = pbcGpuBHalf(y, b4, h);
+        for (int t = 0; t < mt; ++t) {
+          MlirValue ops[3] = {qF[t][kk], frag, s[t][2 * np + h]};
+          s[t][2 * np + h] = pbcGpuOp(y, "nvgpu.mma.sync", 3, ops, accType, 1, &shape);
+        }
       }
     }
 
-  /* The score nests on each element, then the mask past N's end. */
+  /* The score nests on each element, then the mask past N's end. Row q
+   * of the lane (q = 2 t + r) is rowBase + 8 q. */
   MlirValue colBase = pbcGpuArith(y, "addi", arith(y, "muli", kb, kKeys), arith(y, "muli", tq, 2));
-  MlirValue x[8][2][2];
-  for (int ni = 0; ni < 8; ++ni)
-    for (int r = 0; r < 2; ++r)
+  MlirValue x[2 * kMaxTiles][8][2];
+  for (int q = 0; q < nr; ++q)
+    for (int ni = 0; ni < 8; ++ni)
       for (int c = 0; c < 2; ++c) {
-        MlirValue v = pbcGpuVectorExtract(y, s[ni], 2, (int64_t[]){r, c}, f32);
-        MlirValue row = arith(y, "addi", rowBase, 8 * r);
+        MlirValue v = pbcGpuVectorExtract(y, s[q / 2][ni], 2, (int64_t[]){q % 2, c}, f32);
+        MlirValue row = arith(y, "addi", rowBase, 8 * q);
         MlirValue col = arith(y, "addi", colBase, 8 * ni + c);
         MlirValue colIn = n % kKeys ? pbcGpuLessThan(y, col, cst(y, n)) : (MlirValue){NULL};
         if (at->nScore) {
@@ -253,90 +279,103 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at) {
           int k = 0;
           if (batched)
             idx[k++] = A.b;
-          idx[k++] = m % kRows ? arith(y, "minui", row, m - 1) : row;
+          idx[k++] = m % rows ? arith(y, "minui", row, m - 1) : row;
           idx[k++] = n % kKeys ? arith(y, "minui", col, n - 1) : col;
           for (int i = 0; i < at->nScore; ++i)
             v = pbcGpuInlinePointwise(y, at->scoreNests[i], at->scoreIn[i], v, idx, false);
         }
-        x[ni][r][c] = mlirValueIsNull(colIn) ? v : select3(y, colIn, v, negInf);
+        x[q][ni][c] = mlirValueIsNull(colIn) ? v : select3(y, colIn, v, negInf);
       }
 
-  /* The online softmax of rows gq (r = 0) and gq + 8 (r = 1). */
-  MlirValue alpha[2], mNew[2], lNew[2];
-  for (int r = 0; r < 2; ++r) {
-    MlirValue mx = x[0][r][0];
+  /* The online softmax of each of the lane's rows. */
+  MlirValue alpha[2 * kMaxTiles], mNew[2 * kMaxTiles], lNew[2 * kMaxTiles];
+  for (int q = 0; q < nr; ++q) {
+    MlirValue mx = x[q][0][0];
     for (int ni = 0; ni < 8; ++ni)
       for (int c = ni == 0; c < 2; ++c)
-        mx = pbcGpuArith(y, "maxnumf", mx, x[ni][r][c]);
-    mNew[r] = pbcGpuArith(y, "maxnumf", mOld[r], quadMax(y, mx));
-    MlirValue safe = select3(y, pbcGpuCmpF(y, 1 /* oeq */, mNew[r], negInf), zeroF, mNew[r]);
-    alpha[r] = unary(y, "math.exp", pbcGpuArith(y, "subf", mOld[r], safe), f32);
+        mx = pbcGpuArith(y, "maxnumf", mx, x[q][ni][c]);
+    mNew[q] = pbcGpuArith(y, "maxnumf", mOld[q], quadMax(y, mx));
+    MlirValue safe = select3(y, pbcGpuCmpF(y, 1 /* oeq */, mNew[q], negInf), zeroF, mNew[q]);
+    alpha[q] = unary(y, "math.exp", pbcGpuArith(y, "subf", mOld[q], safe), f32);
     MlirValue sum = {NULL};
     for (int ni = 0; ni < 8; ++ni)
       for (int c = 0; c < 2; ++c) {
-        x[ni][r][c] = unary(y, "math.exp", pbcGpuArith(y, "subf", x[ni][r][c], safe), f32);
-        sum = mlirValueIsNull(sum) ? x[ni][r][c] : pbcGpuArith(y, "addf", sum, x[ni][r][c]);
+        x[q][ni][c] = unary(y, "math.exp", pbcGpuArith(y, "subf", x[q][ni][c], safe), f32);
+        sum = mlirValueIsNull(sum) ? x[q][ni][c] : pbcGpuArith(y, "addf", sum, x[q][ni][c]);
       }
-    lNew[r] = pbcGpuArith(y, "addf", pbcGpuArith(y, "mulf", lOld[r], alpha[r]), sum);
+    lNew[q] = pbcGpuArith(y, "addf", pbcGpuArith(y, "mulf", lOld[q], alpha[q]), sum);
   }
-  MlirValue scale[4] = {alpha[0], alpha[0], alpha[1], alpha[1]};
-  MlirValue alphaV = pbcGpuOp(y, "vector.from_elements", 4, scale, accType, 0, NULL);
-  for (int j = 0; j < fo; ++j)
-    o[j] = pbcGpuArith(y, "mulf", o[j], alphaV);
+  for (int t = 0; t < mt; ++t) {
+    MlirValue scale[4] = {alpha[2 * t], alpha[2 * t], alpha[2 * t + 1], alpha[2 * t + 1]};
+    MlirValue alphaV = pbcGpuOp(y, "vector.from_elements", 4, scale, accType, 0, NULL);
+    for (int j = 0; j < fo; ++j)
+      o[t * fo + j] = pbcGpuArith(y, "mulf", o[t * fo + j], alphaV);
+  }
 
   /* O += P V: P's A fragment for keys 16 kk .. 16 kk + 15 is the pair of
-   * score fragments 2 kk, 2 kk + 1 (rows gq, gq + 8 each), in f16. */
+   * score fragments 2 kk, 2 kk + 1 (rows gq, gq + 8 each), in f16; each V
+   * fragment feeds every tile. */
   MlirType aType = pbcGpuParseType(y, "vector<4x2xf16>");
   for (int kk = 0; kk < 4; ++kk) {
-    MlirValue e[8];
-    for (int q = 0; q < 8; ++q)
-      e[q] = unary(y, "arith.truncf", x[2 * kk + q / 4][(q / 2) % 2][q % 2], f16);
-    MlirValue pA = pbcGpuOp(y, "vector.from_elements", 8, e, aType, 0, NULL);
+    MlirValue pA[kMaxTiles];
+    for (int t = 0; t < mt; ++t) {
+      MlirValue e[8];
+      for (int q = 0; q < 8; ++q)
+        e[q] = unary(y, "arith.truncf", x[2 * t + (q / 2) % 2][2 * kk + q / 4][q % 2], f16);
+      pA[t] = pbcGpuOp(y, "vector.from_elements", 8, e, aType, 0, NULL);
+    }
     for (int np = 0; np < fo / 2; ++np) {
       MlirValue b4 = pbcGpuLdmatrix(y, vS, cur, arith(y, "addi", lane16, 16 * kk),
                                     arith(y, "addi", half8, 16 * np), true);
       for (int h = 0; h < 2; ++h) {
-        MlirValue ops[3] = {pA, pbcGpuBHalf(y, b4, h), o[2 * np + h]};
-        o[2 * np + h] = pbcGpuOp(y, "nvgpu.mma.sync", 3, ops, accType, 1, &shape);
+        MlirValue frag = pbcGpuBHalf(y, b4, h);
+        for (int t = 0; t < mt; ++t) {
+          MlirValue ops[3] = {pA[t], frag, o[t * fo + 2 * np + h]};
+          o[t * fo + 2 * np + h] = pbcGpuOp(y, "nvgpu.mma.sync", 3, ops, accType, 1, &shape);
+        }
       }
     }
   }
-  MlirValue carried[4 + kMaxFrags] = {mNew[0], mNew[1], lNew[0], lNew[1]};
-  for (int j = 0; j < fo; ++j)
-    carried[4 + j] = o[j];
-  for (int i = 0; i < 4 + fo; ++i)
-    mlirOperationSetOperand(y, i, carried[i]);
+  for (int q = 0; q < nr; ++q) {
+    mlirOperationSetOperand(y, q, mNew[q]);
+    mlirOperationSetOperand(y, nr + q, lNew[q]);
+  }
+  for (int j = 0; j < mt * fo; ++j)
+    mlirOperationSetOperand(y, 2 * nr + j, o[j]);
 
   /* No copy in flight at exit; the quads' sums meet; O / l leaves through
    * the P V gemm's copy-out. */
   pbcGpuAsyncWait(end, A.group, 0);
-  MlirValue one = f32Const(end, "1.0 : f32"), inv[2];
-  for (int r = 0; r < 2; ++r) {
-    MlirValue l = mlirOperationGetResult(loop, 2 + r);
+  MlirValue one = f32Const(end, "1.0 : f32"), inv[2 * kMaxTiles];
+  for (int q = 0; q < nr; ++q) {
+    MlirValue l = mlirOperationGetResult(loop, nr + q);
     for (int off = 1; off <= 2; off *= 2)
       l = pbcGpuArith(end, "addf", l, pbcGpuShuffleXor(end, l, off, kWarp));
-    inv[r] = pbcGpuArith(end, "divf", one, l);
+    inv[q] = pbcGpuArith(end, "divf", one, l);
   }
-  for (int j = 0; j < fo; ++j) {
-    MlirValue res = mlirOperationGetResult(loop, 4 + j);
-    for (int r = 0; r < 2; ++r)
-      for (int c = 0; c < 2; ++c) {
-        MlirValue row = arith(end, "addi", rowBase, 8 * r);
-        MlirValue iv[kPbcMaxBand];
-        int l0 = pv->depth - 3;
-        if (batched)
-          iv[0] = A.b;
-        iv[l0] = row;
-        iv[l0 + 1] = pbcGpuAffine1(end, zero, 2, tq, 8 * j + c);
-        iv[l0 + 2] = zero;
-        MlirOperation at = end;
-        if (m % kRows)
-          at = mlirBlockGetTerminator(pbcGpuBody(pbcGpuBuildIf(end, pbcGpuLessThan(end, row, cst(end, m))), 0));
-        MlirValue v = pbcGpuVectorExtract(at, res, 2, (int64_t[]){r, c}, f32);
-        v = pbcGpuArith(at, "mulf", v, inv[r]);
-        pbcGpuCopyOut(at, pv, pbcGpuArith(at, "addf", pbcGpuAccInit(at, pv, iv), v), iv);
-      }
-  }
+  for (int t = 0; t < mt; ++t)
+    for (int j = 0; j < fo; ++j) {
+      MlirValue res = mlirOperationGetResult(loop, 2 * nr + t * fo + j);
+      for (int r = 0; r < 2; ++r)
+        for (int c = 0; c < 2; ++c) {
+          int q = 2 * t + r;
+          MlirValue row = arith(end, "addi", rowBase, 8 * q);
+          MlirValue iv[kPbcMaxBand];
+          int l0 = pv->depth - 3;
+          if (batched)
+            iv[0] = A.b;
+          iv[l0] = row;
+          iv[l0 + 1] = pbcGpuAffine1(end, zero, 2, tq, 8 * j + c);
+          iv[l0 + 2] = zero;
+          MlirOperation at = end;
+          if (m % rows)
+            at = mlirBlockGetTerminator(
+                pbcGpuBody(pbcGpuBuildIf(end, pbcGpuLessThan(end, row, cst(end, m))), 0));
+          MlirValue v = pbcGpuVectorExtract(at, res, 2, (int64_t[]){r, c}, f32);
+          v = pbcGpuArith(at, "mulf", v, inv[q]);
+          pbcGpuCopyOut(at, pv, pbcGpuArith(at, "addf", pbcGpuAccInit(at, pv, iv), v), iv);
+        }
+    }
 
   pbcGpuTileFinish(pv);
   for (int i = at->nNests - 1; i >= 0; --i)

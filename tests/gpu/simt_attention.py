@@ -10,7 +10,7 @@ index comparison); queries and keys may differ in number and need not be
 multiples of the kernel's 64-row tiles (tails); head dimensions 16..128.
 
   simt_attention.py --pbc PBC [--mlir-opt MLIR_OPT] [--chip sm_80] [--only NAME]
-                    [--random N] [--seed S]
+                    [--random N] [--seed S] [--sms N]
 
 On a GPU, the same cases (same --seed and --random) compiled here and run
 there against numpy:
@@ -180,13 +180,16 @@ def random_case(rng):
     return name, make_case(g, m, n, d, dv, scale, mask, causal, out)
 
 
+CHIP_SET = []  # --chip-set overrides (--sms)
+
+
 def run_case(name, case, pbc, mlir_opt, chip, rng):
     text, make, out = case
     with tempfile.TemporaryDirectory() as tmp:
         src = os.path.join(tmp, "attention.mlir")
         with open(src, "w") as f:
             f.write(text)
-        s3 = subprocess.run([pbc, "--target=nvgpu", "--chip=" + chip, "--emit=s3", src],
+        s3 = subprocess.run([pbc, "--target=nvgpu", "--chip=" + chip, "--emit=s3", src] + CHIP_SET,
                             capture_output=True, text=True)
         if s3.returncode:
             return "pbc failed:\n" + s3.stderr
@@ -223,7 +226,7 @@ def run_on_device(name, case, pbc, chip, rng):
     text, make, out = case
     args, expect = make(rng)
     try:
-        pbc_lib.TARGET_ARGS = ["--target=nvgpu", "--chip=" + chip]
+        pbc_lib.TARGET_ARGS = ["--target=nvgpu", "--chip=" + chip] + CHIP_SET
         lib = pbc_lib.compile(text, pbc)
     except pbc_lib.CompiledOnly:
         return None
@@ -252,10 +255,14 @@ def main():
     p.add_argument("--only")
     p.add_argument("--random", type=int, default=0, help="also N programs of random shape")
     p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--sms", type=int, help="the chip's SM count instead of its own (the kernel "
+                   "takes 128 rows per block only where blocks of 128 cover the SMs)")
     p.add_argument("--record", metavar="DIR", help="compile the libraries into DIR only")
     p.add_argument("--replay", metavar="DIR", help="run the libraries --record kept in DIR")
     p.set_defaults(pbc=None)
     args = p.parse_args()
+    if args.sms:
+        CHIP_SET.append("--chip-set=cores=%d" % args.sms)
     if args.record or args.replay:
         import pbc_lib
         pbc_lib.prebuilt_setup("record" if args.record else "replay",
