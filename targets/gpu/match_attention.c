@@ -234,7 +234,8 @@ static bool headDimOk(long long d) { return d % kPbcFrag == 0 && d <= kMaxHeadDi
 bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
   at->nScore = at->nNests = at->nBuffers = 0;
   PbcGemm *qk = &at->qk, *pv = &at->pv;
-  if (!pbcGpuMatchGemm(qkRoot, qk) || !qk->plain || qk->aT || !qk->bT || !isF32(qk->c.memref) ||
+  if (!pbcGpuMatchGemm(qkRoot, qk) || qk->bf16 || !qk->plain || qk->aT || !qk->bT ||
+      !isF32(qk->c.memref) ||
       !headDimOk(qk->k) || !isAlloc(qk->c.memref) || !addBuffer(at, qk->c.memref))
     return false;
   /* S starts from 0: the kernel's scores are the products alone. */

@@ -158,7 +158,10 @@ bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g) {
   MlirType fa = mlirShapedTypeGetElementType(mlirValueGetType(g->a.memref));
   MlirType fb = mlirShapedTypeGetElementType(mlirValueGetType(g->b.memref));
   MlirType fc = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
-  if (!mlirTypeIsAF16(fa) || !mlirTypeIsAF16(fb) || !(mlirTypeIsAF16(fc) || mlirTypeIsAF32(fc)))
+  g->bf16 = mlirTypeIsABF16(fa);
+  bool f16 = mlirTypeIsAF16(fa) && mlirTypeIsAF16(fb) && (mlirTypeIsAF16(fc) || mlirTypeIsAF32(fc));
+  bool bf16 = g->bf16 && mlirTypeIsABF16(fb) && (mlirTypeIsABF16(fc) || mlirTypeIsAF32(fc));
+  if (!f16 && !bf16)
     return false;
   long long size[4] = {1, 1, 1, 1};
   for (int l = 0; l < g->depth; ++l)

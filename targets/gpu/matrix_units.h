@@ -24,7 +24,8 @@ enum { kPbcMaxBand = 8 };
 /* What a loop of the nest is to the gemm. */
 typedef enum { kPbcBatch, kPbcRowM, kPbcColN, kPbcRed } PbcGemmRole;
 
-/* A contraction C[...] += ext?(A[...]) * ext?(B[...]) on f16 operands: a
+/* A contraction C[...] += ext?(A[...]) * ext?(B[...]) on f16 or bf16
+ * operands (both the same; bf16: mma-sync only): a
  * perfect band whose loops are batch (in A, B and C), row (A and C), column
  * (B and C) or reduction (A and B) loops. M, N, K and batch are the products
  * of their loops' trips; element m of the rows is the row loops' indices
@@ -42,6 +43,7 @@ typedef struct {
    * them: what whole-fragment loads need. aT/bT: A read as [k][i], B as
    * [j][k] (column-major fragments). */
   bool plain, aT, bT;
+  bool bf16; /* A and B are bf16 (else f16) */
   /* M, N or K is not a multiple of 16: only emitters that mask their
    * copies and stores (mma-sync) take it. */
   bool partial;
@@ -56,7 +58,8 @@ typedef struct {
 } PbcGemm;
 
 /* Whether the nest rooted at `root` (classified matmul by S2) is a
- * contraction the matrix units take: f16 A and B, f16 or f32 C, linear
+ * contraction the matrix units take: f16 A and B with f16 or f32 C, or
+ * bf16 A and B with bf16 or f32 C; linear
  * subscripts, loops from 0 with step 1 (g->partial when M, N or K is not a
  * multiple of 16). */
 bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g);
@@ -179,6 +182,9 @@ MlirValue pbcGpuLdmatrix(MlirOperation before, MlirValue shared, MlirValue stage
                          MlirValue col, bool transpose);
 MlirValue pbcGpuZeros(MlirOperation before, const char *type);
 MlirValue pbcGpuBHalf(MlirOperation before, MlirValue b4, int h);
+/* D = A B + C on one m16n8k16 fragment (vector<4x2>, vector<2x2> of f16 or
+ * bf16; vector<2x2xf32>). */
+MlirValue pbcGpuMma(MlirOperation before, MlirValue a, MlirValue b, MlirValue c);
 
 /* Attention, softmax(f(Q Kᵀ)) V, as S2 leaves it: the Q Kᵀ gemm into an
  * f32 score buffer S (after a fill with 0), pointwise nests on the scores

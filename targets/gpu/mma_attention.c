@@ -243,8 +243,6 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
 
   /* S = Q Kᵀ for this warp's rows and the block's 64 keys; each K
    * fragment feeds every tile. */
-  MlirNamedAttribute shape =
-      pbcGpuNamed(y, "mmaShape", pbcGpuParseAttr(y, "[16 : i64, 8 : i64, 16 : i64]"));
   MlirType accType = pbcGpuParseType(y, "vector<2x2xf32>");
   MlirValue s[kMaxTiles][8];
   for (int t = 0; t < mt; ++t)
@@ -257,8 +255,7 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
       for (int h = 0; h < 2; ++h) {
         MlirValue frag = pbcGpuBHalf(y, b4, h);
         for (int t = 0; t < mt; ++t) {
-          MlirValue ops[3] = {qF[t][kk], frag, s[t][2 * np + h]};
-          s[t][2 * np + h] = pbcGpuOp(y, "nvgpu.mma.sync", 3, ops, accType, 1, &shape);
+          s[t][2 * np + h] = pbcGpuMma(y, qF[t][kk], frag, s[t][2 * np + h]);
         }
       }
     }
@@ -330,8 +327,7 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
       for (int h = 0; h < 2; ++h) {
         MlirValue frag = pbcGpuBHalf(y, b4, h);
         for (int t = 0; t < mt; ++t) {
-          MlirValue ops[3] = {pA[t], frag, o[t * fo + 2 * np + h]};
-          o[t * fo + 2 * np + h] = pbcGpuOp(y, "nvgpu.mma.sync", 3, ops, accType, 1, &shape);
+          o[t * fo + 2 * np + h] = pbcGpuMma(y, pA[t], frag, o[t * fo + 2 * np + h]);
         }
       }
     }

@@ -92,7 +92,7 @@ typedef struct {
   MlirValue aS, bS;      /* shared tiles [stage][row][col] */
   MlirValue tid, i0, j0; /* thread, the block's origin in C */
   MlirValue ivBatch[kPbcMaxBand];
-  MlirValue zeroF16; /* what partial tiles hold past the edge */
+  MlirValue zero; /* what partial tiles hold past the edge (A's and B's type) */
   int threads;
   long long kTiles;
   bool asyncA, asyncB; /* 16-byte cp.async copies */
@@ -182,7 +182,7 @@ static int copyTile(const Kernel *K, MlirOperation before, const PbcAccess *acc,
     if (!async) {
       MlirValue x = pbcGpuGemmLoad(before, K->g, acc, iv);
       if (!mlirValueIsNull(in))
-        x = select(before, in, x, K->zeroF16);
+        x = select(before, in, x, K->zero);
       MlirValue st[5] = {x, shared, stage, r, c};
       pbcGpuOp(before, "memref.store", 5, st, (MlirType){NULL}, 0, NULL);
       continue;
@@ -234,14 +234,15 @@ void pbcGpuAsyncWait(MlirOperation before, MlirValue group, int pending) {
 }
 
 MlirValue pbcGpuLdmatrix(MlirOperation before, MlirValue shared, MlirValue stage, MlirValue row,
-                          MlirValue col, bool transpose) {
+                         MlirValue col, bool transpose) {
+  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(shared));
   MlirValue ops[4] = {shared, stage, row, col};
   MlirNamedAttribute attrs[2] = {
       pbcGpuNamedI32(before, "numTiles", 4),
       pbcGpuNamed(before, "transpose",
                   mlirBoolAttrGet(mlirOperationGetContext(before), transpose))};
-  return pbcGpuOp(before, "nvgpu.ldmatrix", 4, ops, pbcGpuParseType(before, "vector<4x2xf16>"), 2,
-                  attrs);
+  return pbcGpuOp(before, "nvgpu.ldmatrix", 4, ops,
+                  mlirVectorTypeGet(2, (int64_t[]){4, 2}, elem), 2, attrs);
 }
 
 /* arith.constant dense<0.0> of a vector type. */
@@ -255,13 +256,69 @@ MlirValue pbcGpuZeros(MlirOperation before, const char *type) {
 /* Rows 2h, 2h+1 of an x4 B load: the fragment of one 8-column slice.
  * (Row by row: n-D vector.extract_strided_slice has no NVVM lowering.) */
 MlirValue pbcGpuBHalf(MlirOperation before, MlirValue b4, int h) {
-  MlirValue v = pbcGpuZeros(before, "vector<2x2xf16>");
+  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(b4));
+  MlirType vt = mlirVectorTypeGet(2, (int64_t[]){2, 2}, elem);
+  MlirNamedAttribute zero = pbcGpuNamed(before, "value", mlirDenseElementsAttrFloatSplatGet(vt, 0.f));
+  MlirValue v = pbcGpuOp(before, "arith.constant", 0, NULL, vt, 1, &zero);
   for (int64_t r = 0; r < 2; ++r) {
     MlirValue row = pbcGpuVectorExtract(before, b4, 1, (int64_t[]){2 * h + r},
-                                        pbcGpuParseType(before, "vector<2xf16>"));
+                                        mlirVectorTypeGet(1, (int64_t[]){2}, elem));
     v = pbcGpuVectorInsert(before, row, v, 1, &r);
   }
   return v;
+}
+
+/* A fragment's registers as PTX sees them: each row of two 16-bit halves
+ * one i32 (vector.bitcast). */
+static void packRows(MlirOperation before, MlirValue frag, int rows, MlirValue out[]) {
+  MlirContext ctx = mlirOperationGetContext(before);
+  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(frag));
+  MlirType i32 = mlirIntegerTypeGet(ctx, 32);
+  for (int64_t r = 0; r < rows; ++r) {
+    MlirValue row = pbcGpuVectorExtract(before, frag, 1, &r,
+                                        mlirVectorTypeGet(1, (int64_t[]){2}, elem));
+    MlirValue word = pbcGpuOp(before, "vector.bitcast", 1, &row,
+                              mlirVectorTypeGet(1, (int64_t[]){1}, i32), 0, NULL);
+    out[r] = pbcGpuVectorExtract(before, word, 1, (int64_t[]){0}, i32);
+  }
+}
+
+MlirValue pbcGpuMma(MlirOperation before, MlirValue a, MlirValue b, MlirValue c) {
+  MlirType accType = mlirValueGetType(c);
+  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(a));
+  if (mlirTypeIsAF16(elem)) {
+    MlirValue ops[3] = {a, b, c};
+    MlirNamedAttribute shape = pbcGpuNamed(
+        before, "mmaShape", pbcGpuParseAttr(before, "[16 : i64, 8 : i64, 16 : i64]"));
+    return pbcGpuOp(before, "nvgpu.mma.sync", 3, ops, accType, 1, &shape);
+  }
+  /* bf16: MLIR 22's nvgpu-to-nvvm conversion cannot deduce the PTX types
+   * of a bf16 nvgpu.mma.sync, so the kernel states them on nvvm.mma.sync
+   * (the same m16n8k16 instruction, .bf16 operands) over the registers. */
+  MlirContext ctx = mlirOperationGetContext(before);
+  MlirType f32 = mlirF32TypeGet(ctx);
+  MlirValue ops[10];
+  packRows(before, a, 4, ops);
+  packRows(before, b, 2, ops + 4);
+  for (int e = 0; e < 4; ++e)
+    ops[6 + e] = pbcGpuVectorExtract(before, c, 2, (int64_t[]){e / 2, e % 2}, f32);
+  MlirNamedAttribute attrs[6] = {
+      pbcGpuNamed(before, "layoutA", pbcGpuParseAttr(before, "#nvvm.mma_layout<row>")),
+      pbcGpuNamed(before, "layoutB", pbcGpuParseAttr(before, "#nvvm.mma_layout<col>")),
+      pbcGpuNamed(before, "multiplicandAPtxType", pbcGpuParseAttr(before, "#nvvm.mma_type<bf16>")),
+      pbcGpuNamed(before, "multiplicandBPtxType", pbcGpuParseAttr(before, "#nvvm.mma_type<bf16>")),
+      pbcGpuNamed(before, "operandSegmentSizes",
+                  mlirDenseI32ArrayGet(ctx, 3, (int32_t[]){4, 2, 4})),
+      pbcGpuNamed(before, "shape", pbcGpuParseAttr(before, "#nvvm.shape<m = 16, n = 8, k = 16>"))};
+  MlirType structType = pbcGpuParseType(before, "!llvm.struct<(f32, f32, f32, f32)>");
+  MlirValue d = pbcGpuOp(before, "nvvm.mma.sync", 10, ops, structType, 6, attrs);
+  MlirValue e[4];
+  for (int i = 0; i < 4; ++i) {
+    MlirNamedAttribute pos =
+        pbcGpuNamed(before, "position", mlirDenseI64ArrayGet(ctx, 1, (int64_t[]){i}));
+    e[i] = pbcGpuOp(before, "llvm.extractvalue", 1, &d, f32, 1, &pos);
+  }
+  return pbcGpuOp(before, "vector.from_elements", 4, e, accType, 0, NULL);
 }
 
 /* C's element (r, c) of accumulator (mi, ni) of this lane's warp tile:
@@ -295,7 +352,7 @@ static int stagedCopyOutWidth(const Kernel *K) {
   const PbcGemm *g = K->g;
   const PbcBlockTiles *t = &K->t;
   MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
-  int bytes = mlirTypeIsAF32(elem) ? 4 : mlirTypeIsAF16(elem) ? 2 : 0;
+  int bytes = mlirTypeIsAF32(elem) ? 4 : mlirTypeIsAF16(elem) || mlirTypeIsABF16(elem) ? 2 : 0;
   if (!bytes || !mlirOperationIsNull(g->epilogue) || !g->storeC || g->m % t->bm ||
       g->n % t->bn || !chunkable(g, &g->c, kPbcColN))
     return 0;
@@ -313,7 +370,7 @@ static void stagedCopyOut(const Kernel *K, MlirOperation end, MlirValue raw, Mli
   const PbcBlockTiles *t = &K->t;
   MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
   MlirType f32 = mlirF32TypeGet(mlirOperationGetContext(end));
-  const char *elemText = mlirTypeIsAF32(elem) ? "f32" : "f16";
+  const char *elemText = mlirTypeIsAF32(elem) ? "f32" : mlirTypeIsABF16(elem) ? "bf16" : "f16";
   char type[160];
   /* Rows padded by one chunk: still 16-byte aligned, and lanes g = 0..7
    * of a fragment start in different banks. */
@@ -386,18 +443,20 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
       pbcGpuOp(end, "gpu.dynamic_shared_memory", 0, NULL,
                pbcGpuParseType(end, "memref<?xi8, #gpu.address_space<workgroup>>"), 0, NULL);
   char type[128];
-  snprintf(type, sizeof(type), "memref<%dx%dx%dxf16, #gpu.address_space<workgroup>>", t->stages,
-           t->bm, t->bk + kPad);
+  const char *ab = g->bf16 ? "bf16" : "f16";
+  snprintf(type, sizeof(type), "memref<%dx%dx%dx%s, #gpu.address_space<workgroup>>", t->stages,
+           t->bm, t->bk + kPad, ab);
   MlirValue view[2] = {raw, cst(end, 0)};
   K.aS = pbcGpuOp(end, "memref.view", 2, view, pbcGpuParseType(end, type), 0, NULL);
-  snprintf(type, sizeof(type), "memref<%dx%dx%dxf16, #gpu.address_space<workgroup>>", t->stages,
-           t->bByN ? t->bn : t->bk, t->bByN ? t->bk + kPad : t->bn + kPad);
+  snprintf(type, sizeof(type), "memref<%dx%dx%dx%s, #gpu.address_space<workgroup>>", t->stages,
+           t->bByN ? t->bn : t->bk, t->bByN ? t->bk + kPad : t->bn + kPad, ab);
   view[1] = cst(end, aBytes);
   K.bS = pbcGpuOp(end, "memref.view", 2, view, pbcGpuParseType(end, type), 0, NULL);
 
   K.tid = mlirBlockGetArgument(body, 3);
-  MlirNamedAttribute zero = pbcGpuNamed(end, "value", pbcGpuParseAttr(end, "0.0 : f16"));
-  K.zeroF16 = pbcGpuOp(end, "arith.constant", 0, NULL, mlirF16TypeGet(ctx), 1, &zero);
+  MlirType abType = g->bf16 ? mlirBF16TypeGet(ctx) : mlirF16TypeGet(ctx);
+  MlirNamedAttribute zero = pbcGpuNamed(end, "value", mlirFloatAttrDoubleGet(ctx, abType, 0.0));
+  K.zero = pbcGpuOp(end, "arith.constant", 0, NULL, abType, 1, &zero);
   K.j0 = arith(end, "muli", mlirBlockGetArgument(body, 0), t->bn);
   K.i0 = arith(end, "muli", mlirBlockGetArgument(body, 1), t->bm);
   pbcGpuGemmDelinearize(end, g, kPbcBatch, mlirBlockGetArgument(body, 2), K.ivBatch);
@@ -414,7 +473,6 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   for (int s = 0; s + 1 < t->stages; ++s)
     group = copyStage(&K, end, cst(end, s), cst(end, s));
 
-  MlirType accType = pbcGpuParseType(end, "vector<2x2xf32>");
   /* Accumulators start from the fill's value or from C (widened). */
   MlirValue acc[256];
   for (int mi = 0; mi < fm; ++mi)
@@ -466,13 +524,9 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
       bF[2 * np] = pbcGpuBHalf(yield, b4, 0);
       bF[2 * np + 1] = pbcGpuBHalf(yield, b4, 1);
     }
-    MlirNamedAttribute shape =
-        pbcGpuNamed(yield, "mmaShape", pbcGpuParseAttr(yield, "[16 : i64, 8 : i64, 16 : i64]"));
     for (int mi = 0; mi < fm; ++mi)
-      for (int ni = 0; ni < fn; ++ni) {
-        MlirValue ops[3] = {aF[mi], bF[ni], next[mi * fn + ni]};
-        next[mi * fn + ni] = pbcGpuOp(yield, "nvgpu.mma.sync", 3, ops, accType, 1, &shape);
-      }
+      for (int ni = 0; ni < fn; ++ni)
+        next[mi * fn + ni] = pbcGpuMma(yield, aF[mi], bF[ni], next[mi * fn + ni]);
   }
   for (int i = 0; i < fm * fn; ++i)
     mlirOperationSetOperand(yield, i, next[i]);

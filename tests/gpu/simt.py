@@ -11,7 +11,8 @@ too-weak wait shows as wrong data too. Shared memory starts as NaN.
 
 Hardware semantics modelled (PTX ISA, "Matrix fragments for mma.m16n8k16"
 and "ldmatrix"); g = lane / 4, t = lane % 4:
-  mma.sync m16n8k16 f16 -> f32
+  mma.sync m16n8k16 f16 -> f32 (nvgpu.mma.sync), bf16 -> f32
+    (nvvm.mma.sync on registers of two halves; bf16 as bit patterns)
     A (4 x 2 halves): register r, element e -> A[g + 8 (r % 2)][2t + e + 8 (r / 2)]
     B (2 x 2 halves): register r, element e -> B[2t + e + 8 r][g]
     C, D (2 x 2 f32): register r, element e -> C[g + 8 r][2t + e]
@@ -129,8 +130,27 @@ def _result_types(op):
     return _split_top(out)
 
 
+# bf16 values live as their bit patterns (numpy has no bfloat16): only
+# moves, selects, extf/truncf and the matrix instruction look at them.
 _DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int64,
-           "i64": np.int64, "index": np.int64, "i1": np.bool_}
+           "i64": np.int64, "index": np.int64, "i1": np.bool_, "bf16": np.uint16}
+
+
+def bf16_to_f32(bits):
+    return (np.asarray(bits).astype(np.uint32) << 16).view(np.float32)
+
+
+def f32_to_bf16(x):
+    """Round to nearest even, as arith.truncf does; NaN stays NaN."""
+    u = np.asarray(x, np.float32).view(np.uint32)
+    r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(np.asarray(x, np.float32)), np.uint16(0x7FC0), r)
+
+
+def _operand_types(op):
+    text = op.tail[0] if op.tail else op.text
+    m = re.search(r":\s*\((.*)\)\s*->", text)
+    return _split_top(m.group(1)) if m else []
 
 
 def _shape_dtype(t):
@@ -297,8 +317,33 @@ class Kernel:
             out = unary[n](get(0))
         elif n == "arith.constant":
             out = _constant(op, types[0])
+        elif n == "arith.extf" and _operand_types(op)[0].endswith("bf16"):
+            out = bf16_to_f32(get(0))
+        elif n == "arith.truncf" and types[0].endswith("bf16"):
+            out = f32_to_bf16(get(0))
         elif n in ("arith.extf", "arith.truncf"):
             out = np.asarray(get(0)).astype(_shape_dtype(types[0])[1])
+        elif n == "vector.bitcast":
+            # Two 16-bit halves as one i32 register, the halves kept apart
+            # (an i32 that only nvvm.mma.sync reads).
+            if not (_operand_types(op)[0] in ("vector<2xbf16>", "vector<2xf16>")
+                    and types[0] == "vector<1xi32>"):
+                raise NotImplementedError("simt: vector.bitcast other than 2 halves to i32")
+            v = np.asarray(get(0))
+            out = v.reshape(v.shape[:-1] + (1, 2))
+        elif n == "nvvm.mma.sync":
+            # m16n8k16 with bf16 operands: A in 4 registers, B in 2 (each
+            # two halves), C as 4 f32; the result struct as a vector of 4.
+            if "mma_type<bf16>" not in op.text:
+                raise NotImplementedError("simt: nvvm.mma.sync other than bf16")
+            regs = [np.asarray(get(i)) for i in range(10)]
+            base = np.broadcast(w.bid, w.tid).shape
+            a = np.stack([np.broadcast_to(bf16_to_f32(r), base + (2,)) for r in regs[:4]], -2)
+            b = np.stack([np.broadcast_to(bf16_to_f32(r), base + (2,)) for r in regs[4:6]], -2)
+            c = np.stack([np.broadcast_to(r, base) for r in regs[6:]], -1).reshape(base + (2, 2))
+            out = _mma_m16n8k16(a, b, c).reshape(base + (4,))
+        elif n == "llvm.extractvalue":
+            out = np.asarray(get(0))[..., _ints(op, "position")[0]]
         elif n == "gpu.dynamic_shared_memory":
             out = env["__raw__"]
         elif n == "memref.view":
@@ -449,6 +494,11 @@ class Kernel:
 def _constant(op, t):
     shape, dt = _shape_dtype(t)
     v = _attr(op, "value")
+    if t.endswith("bf16") or t.endswith("bf16>"):
+        lit = re.match(r"(?:dense<)?([^>:]*)", v).group(1).strip()
+        x = (np.array(int(lit, 16), np.uint16) if lit.startswith("0x")
+             else f32_to_bf16(np.float32(float(lit))))
+        return np.full((1, 1) + shape, x, dtype=np.uint16) if shape else x[()]
     if v.startswith("dense<"):
         x = float(re.match(r"dense<([^>]*)", v).group(1))
         return np.full((1, 1) + shape, x, dtype=dt)

@@ -9,7 +9,7 @@ the numbers. Outputs start random, so an element the kernel never writes
 fails the comparison too, and one stored twice in a launch is an error.
 
   simt_matrix_units.py --pbc PBC [--mlir-opt MLIR_OPT] [--chip sm_80] [--only NAME]
-                       [--random N] [--seed S]
+                       [--random N [--bf16]] [--seed S]
 """
 import argparse
 import os
@@ -46,19 +46,19 @@ def contraction(spec):
     return a, b, out, dims
 
 
-def mlir_for(name, spec, sizes, out_type):
+def mlir_for(name, spec, sizes, out_type, ab="f16"):
     a, b, c, dims = contraction(spec)
     shape = lambda s: "x".join(str(sizes[d]) for d in s)
     amap = lambda s: "affine_map<(%s) -> (%s)>" % (", ".join(dims), ", ".join(s))
     iters = ", ".join('"reduction"' if d not in c else '"parallel"' for d in dims)
     ot = out_type
-    ext = ("%xe = arith.extf %x : f16 to f32\n    %ye = arith.extf %y : f16 to f32\n    %p = arith.mulf %xe, %ye : f32"
-           if ot == "f32" else "%p = arith.mulf %x, %y : f16")
+    ext = (f"%xe = arith.extf %x : {ab} to f32\n    %ye = arith.extf %y : {ab} to f32\n    %p = arith.mulf %xe, %ye : f32"
+           if ot == "f32" else f"%p = arith.mulf %x, %y : {ab}")
     return f"""
-func.func @{name}(%a: tensor<{shape(a)}xf16>, %b: tensor<{shape(b)}xf16>, %c: tensor<{shape(c)}x{ot}>) -> tensor<{shape(c)}x{ot}> {{
+func.func @{name}(%a: tensor<{shape(a)}x{ab}>, %b: tensor<{shape(b)}x{ab}>, %c: tensor<{shape(c)}x{ot}>) -> tensor<{shape(c)}x{ot}> {{
   %r = linalg.generic {{indexing_maps = [{amap(a)}, {amap(b)}, {amap(c)}], iterator_types = [{iters}]}}
-      ins(%a, %b : tensor<{shape(a)}xf16>, tensor<{shape(b)}xf16>) outs(%c : tensor<{shape(c)}x{ot}>) {{
-  ^bb0(%x: f16, %y: f16, %acc: {ot}):
+      ins(%a, %b : tensor<{shape(a)}x{ab}>, tensor<{shape(b)}x{ab}>) outs(%c : tensor<{shape(c)}x{ot}>) {{
+  ^bb0(%x: {ab}, %y: {ab}, %acc: {ot}):
     {ext}
     %s = arith.addf %acc, %p : {ot}
     linalg.yield %s : {ot}
@@ -99,6 +99,25 @@ def gemm_case(spec, sizes, out="f32"):
     shapes = [tuple(sizes[d] for d in s) for s in (a, b, c)]
     return accumulate_case(mlir_for("k", spec, sizes, out), shapes,
                            lambda A, B: np.einsum(spec, A, B), out)
+
+
+def bf16_gemm_case(spec, sizes, out="f32"):
+    """The same contraction on bf16 operands (bit patterns in the buffers,
+    as pbc's C interface takes them), C f32 or bf16."""
+    a, b, c, _ = contraction(spec)
+    shapes = [tuple(sizes[d] for d in s) for s in (a, b, c)]
+
+    def make(rng):
+        A, B = (simt.f32_to_bf16(rng.standard_normal(s).astype(np.float32) * 0.5)
+                for s in shapes[:2])
+        C0 = rng.standard_normal(shapes[2]).astype(np.float32)
+        if out == "bf16":
+            C0 = simt.f32_to_bf16(C0)
+        c0 = simt.bf16_to_f32(C0) if out == "bf16" else C0
+        expect = c0.astype(np.float64) + np.einsum(
+            spec, simt.bf16_to_f32(A).astype(np.float64), simt.bf16_to_f32(B).astype(np.float64))
+        return [A, B, C0, C0.copy()], expect
+    return mlir_for("k", spec, sizes, out, ab="bf16"), make, out
 
 
 def conv_case(n, h, w, c, kh, kw, f, stride, dilation, out="f32"):
@@ -179,21 +198,25 @@ CASES = {
     "conv7x7_c3": conv_case(1, 21, 21, 3, 7, 7, 32, 2, 1),
     "mm_bias_relu_partial": epilogue_case("linalg.matmul", (50, 40), (40, 24), (50, 24),
                                           lambda A, B: A @ B),
+    # bf16 operands (nvvm.mma.sync): f32 and bf16 C, B n x k, partial tiles.
+    "bf16_mm": bf16_gemm_case("mk,kn->mn", dict(m=64, k=64, n=96)),
+    "bf16_bmm_bt_bf16": bf16_gemm_case("bmk,bnk->bmn", dict(b=2, m=48, k=40, n=72), out="bf16"),
 }
 
 
-def random_case(rng):
+def random_case(rng, bf16=False):
     """A contraction of random shape: C = A B with B k x n (k-major tile) or
-    n x k (n-major tile), batched or not, f32 or f16 C; sizes from 8 to 160
-    (partial tiles), k a multiple of 8 (16-byte copies) or not (element
-    copies)."""
+    n x k (n-major tile), batched or not, f32 or f16 C (bf16: bf16 operands,
+    f32 or bf16 C); sizes from 8 to 160 (partial tiles), k a multiple of 8
+    (16-byte copies) or not (element copies)."""
     spec = str(rng.choice(["mk,kn->mn", "mk,nk->mn", "bmk,bnk->bmn", "bmk,bkn->bmn"]))
     k = int(rng.choice([8 * int(rng.integers(1, 21)), int(rng.integers(8, 161))]))
     sizes = dict(b=int(rng.integers(1, 4)), m=int(rng.integers(8, 161)),
                  n=int(rng.integers(8, 161)), k=k)
-    out = str(rng.choice(["f32", "f16"]))
-    name = "%s %s %s" % (spec, " ".join("%s=%d" % kv for kv in sizes.items() if kv[0] in spec), out)
-    return name, gemm_case(spec, sizes, out)
+    out = str(rng.choice(["f32", "bf16" if bf16 else "f16"]))
+    name = "%s %s %s%s" % (spec, " ".join("%s=%d" % kv for kv in sizes.items() if kv[0] in spec),
+                           "bf16 x bf16 -> " if bf16 else "", out)
+    return name, (bf16_gemm_case if bf16 else gemm_case)(spec, sizes, out)
 
 
 def run_case(name, pbc, mlir_opt, chip, rng, case=None):
@@ -210,18 +233,18 @@ def run_case(name, pbc, mlir_opt, chip, rng, case=None):
                                  capture_output=True, text=True)
         if generic.returncode:
             return "mlir-opt failed:\n" + generic.stderr
-    if "nvgpu.mma.sync" not in generic.stdout:
-        return "no nvgpu.mma.sync in the S3 output"
+    if "nvgpu.mma.sync" not in generic.stdout and "nvvm.mma.sync" not in generic.stdout:
+        return "no mma.sync in the S3 output"
     func = list(simt.parse_module(generic.stdout).values())[0]
     args, expect = make(rng)
-    tol = 4e-3 if out == "f16" else 1e-4
+    tol = {"f16": 4e-3, "bf16": 8e-3}.get(out, 1e-4)
     for order, late in (("forward", True), ("reverse", False)):
         run = [x.copy() for x in args]
         try:
             simt.run_function(func, run, order=order, late_copies=late)
         except RuntimeError as e:  # a race, a barrier mismatch, copies in flight
             return "%s warps: %s" % (order, e)
-        got = run[-1]
+        got = simt.bf16_to_f32(run[-1]) if out == "bf16" else run[-1]
         err = np.max(np.abs(got.astype(np.float64) - expect)) / np.max(np.abs(expect))
         if not np.isfinite(err) or err > tol:
             bad = np.argwhere(~np.isclose(got, expect, rtol=tol, atol=tol * np.max(np.abs(expect))))
@@ -237,6 +260,7 @@ def main():
     p.add_argument("--chip", default="sm_80")
     p.add_argument("--only")
     p.add_argument("--random", type=int, default=0, help="also N contractions of random shape")
+    p.add_argument("--bf16", action="store_true", help="the random contractions on bf16 operands")
     p.add_argument("--seed", type=int, default=None)
     args = p.parse_args()
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
@@ -244,7 +268,7 @@ def main():
     rng = np.random.default_rng(seed)
     failed = 0
     for _ in range(args.random):
-        name, case = random_case(rng)
+        name, case = random_case(rng, args.bf16)
         problem = run_case(name, args.pbc, args.mlir_opt, args.chip, rng, case)
         print(("FAIL %s: %s" % (name, problem)) if problem else "PASS %s" % name, flush=True)
         failed += bool(problem)

@@ -1,4 +1,4 @@
-// f16 matmul, batch matmul, convolution (implicit GEMM) and attention
+// f16 (and bf16) matmul, batch matmul, convolution (implicit GEMM) and attention
 // (Q.K^T, softmax, P.V: one fused kernel) compile to tensor-core kernels in the PTX for sm_80
 // and sm_90: 16-byte cp.async copies into shared memory with commit/wait
 // groups, ldmatrix fragments (.trans for B), mma.sync m16n8k16.
@@ -10,6 +10,8 @@
 // RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/conv.mlir | FileCheck %s --check-prefix=MMA
 // RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/attention.mlir | FileCheck %s --check-prefix=ATT
 // RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/attention.mlir | FileCheck %s --check-prefix=ATT
+// RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/mm_bf16.mlir | FileCheck %s --check-prefix=BF16
+// RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/mm_bf16.mlir | FileCheck %s --check-prefix=BF16
 // RUN: pbc --target=nvgpu --chip=sm_80 --emit=device %S/../gpu/inputs/mm_partial.mlir | FileCheck %s --check-prefix=PARTIAL
 // RUN: pbc --target=nvgpu --chip=sm_90 --emit=device %S/../gpu/inputs/mm_bias_relu.mlir | FileCheck %s --check-prefix=FUSED
 
@@ -44,6 +46,13 @@
 // ATT: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // ATT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // ATT-NOT: .entry
+
+// bf16 operands: the same staging and fragments, and the bf16 form of the
+// instruction (nvvm.mma.sync: MLIR 22's nvgpu.mma.sync cannot type it).
+// BF16: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16;
+// BF16: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// BF16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// BF16-NOT: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 
 // Partial tiles: copies past K's edge give cp.async a source size in a
 // register (0: zero-fill); the copy-out of C past M's edge is predicated.

@@ -19,7 +19,8 @@ Ratios are peer time / pbc time (above 1: pbc is faster). Every pbc result
 is compared with torch's (relative max error printed).
 
 Cases: f16 matmuls 1024..8192 and transformer shapes (f16 C, f32
-accumulation), three also as x Wᵀ (B given N x K); ResNet-50 3x3 and 1x1 convolutions (NHWC, f16, batch 8,
+accumulation), two also on bf16 operands and C, three also as x Wᵀ (B
+given N x K); ResNet-50 3x3 and 1x1 convolutions (NHWC, f16, batch 8,
 input pre-padded); the attention configurations of the PolyBlocks paper's
 Table 2 (softmax(Q K^T) V per head; f16 operands, f32 scores).
 """
@@ -36,6 +37,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 MATMULS = [(n, n, n) for n in (1024, 2048, 4096, 8192)] + [
     (8192, 768, 3072), (8192, 3072, 768), (8192, 2304, 768)]
+# bf16 operands and C (nvvm.mma.sync with .bf16 operands).
+MATMULS_BF16 = [(4096, 4096, 4096), (8192, 3072, 768)]
 # x Wᵀ, as torch's linear layers multiply (B given N x K, k contiguous).
 MATMULS_NT = [(4096, 4096, 4096), (8192, 768, 3072), (8192, 3072, 768)]
 # ResNet-50 (batch 8): (H, W, C, F, kernel, stride) of the output's input.
@@ -55,13 +58,13 @@ ATTENTION = [("B1H16N512D64", 1, 16, 512, 64), ("B1H16N2048D64", 1, 16, 2048, 64
 BATCH = 8
 
 
-def matmul_mlir(m, n, k):
-    return f"""func.func @f(%a: tensor<{m}x{k}xf16>, %b: tensor<{k}x{n}xf16>) -> tensor<{m}x{n}xf16> {{
-  %z = arith.constant 0.0 : f16
-  %e = tensor.empty() : tensor<{m}x{n}xf16>
-  %c = linalg.fill ins(%z : f16) outs(%e : tensor<{m}x{n}xf16>) -> tensor<{m}x{n}xf16>
-  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>) outs(%c : tensor<{m}x{n}xf16>) -> tensor<{m}x{n}xf16>
-  return %r : tensor<{m}x{n}xf16>
+def matmul_mlir(m, n, k, dt="f16"):
+    return f"""func.func @f(%a: tensor<{m}x{k}x{dt}>, %b: tensor<{k}x{n}x{dt}>) -> tensor<{m}x{n}x{dt}> {{
+  %z = arith.constant 0.0 : {dt}
+  %e = tensor.empty() : tensor<{m}x{n}x{dt}>
+  %c = linalg.fill ins(%z : {dt}) outs(%e : tensor<{m}x{n}x{dt}>) -> tensor<{m}x{n}x{dt}>
+  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}x{dt}>, tensor<{k}x{n}x{dt}>) outs(%c : tensor<{m}x{n}x{dt}>) -> tensor<{m}x{n}x{dt}>
+  return %r : tensor<{m}x{n}x{dt}>
 }}
 """
 
@@ -147,6 +150,10 @@ def cases():
         yield {"name": "matmul_%dx%dx%d" % (m, n, k), "kind": "matmul", "shape": [m, n, k],
                "inputs": [[m, k], [k, n]], "output": [m, n], "flops": 2 * m * n * k,
                "mlir": matmul_mlir(m, n, k)}
+    for m, n, k in MATMULS_BF16:
+        yield {"name": "matmul_bf16_%dx%dx%d" % (m, n, k), "kind": "matmul", "dtype": "bf16",
+               "shape": [m, n, k], "inputs": [[m, k], [k, n]], "output": [m, n],
+               "flops": 2 * m * n * k, "mlir": matmul_mlir(m, n, k, "bf16")}
     for m, n, k in MATMULS_NT:
         yield {"name": "matmul_nt_%dx%dx%d" % (m, n, k), "kind": "matmul_nt", "shape": [m, n, k],
                "inputs": [[m, k], [n, k]], "output": [m, n], "flops": 2 * m * n * k,
@@ -286,14 +293,21 @@ def run(args):
     for case in manifest["cases"]:
         if args.only and args.only not in case["name"]:
             continue
-        ins = [(rng.standard_normal(s) * 0.5).astype(np.float16) for s in case["inputs"]]
+        bf16 = case.get("dtype") == "bf16"
+        if bf16:  # bit patterns for pbc, the same values for torch
+            vals = [torch.from_numpy((rng.standard_normal(s) * 0.5).astype(np.float32)).bfloat16()
+                    for s in case["inputs"]]
+            ins = [v.view(torch.int16).numpy().view(np.uint16) for v in vals]
+        else:
+            ins = [(rng.standard_normal(s) * 0.5).astype(np.float16) for s in case["inputs"]]
         lib = pbc_lib.Library(os.path.join(folder, case["lib"]))
         out = None
         times = []
         try:
             for i in range(3 + args.runs):
                 rt.pbcGpuKernelTimingReset()
-                (out,) = lib.call("f", ins, [(tuple(case["output"]), np.float16)],
+                (out,) = lib.call("f", ins, [(tuple(case["output"]),
+                                              pbc_lib.BF16 if bf16 else np.float16)],
                                   check_inputs=False)
                 if i >= 3:
                     times.append(rt.pbcGpuKernelMilliseconds())
@@ -301,7 +315,9 @@ def run(args):
             print("%-36s pbc failed: %s" % (case["name"], e), flush=True)
             continue
         pbc_ms = statistics.median(times)
-        t = [torch.from_numpy(a).cuda() for a in ins]
+        t = [v.cuda() for v in vals] if bf16 else [torch.from_numpy(a).cuda() for a in ins]
+        if bf16:
+            out = (out.astype(np.uint32) << 16).view(np.float32)
         kind = case["kind"]
         if kind == "matmul_nt":
             vendor = lambda: torch.matmul(t[0], t[1].t())
