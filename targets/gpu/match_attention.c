@@ -9,7 +9,7 @@
  *   E = exp(X - M)
  *   L = 0; L = sum_j E
  *   P = E / L
- *   P16 = truncf(P)
+ *   P16 = truncf(P)            to f16 (bf16 when Q, K and V are)
  *   O = init; O += P16 V        the second gemm
  *
  * Fills may sit anywhere before the reduction they start; constants,
@@ -134,13 +134,13 @@ static bool matchRowBroadcast(MlirOperation nest, MlirValue x, MlirValue r, cons
          sameShape(*y, x, rank);
 }
 
-/* P16 = truncf(P) to f16 over all of P. */
-static bool matchTruncation(MlirOperation nest, MlirValue p, MlirValue *out) {
+/* P16 = truncf(P) to `half` (f16 or bf16) over all of P. */
+static bool matchTruncation(MlirOperation nest, MlirValue p, bool bf16, MlirValue *out) {
   MlirOperation band[kPbcMaxBand], op[3];
   int rank = rankOf(p);
   if (bandBody(nest, rank, p, band, op, 3) != 3 || !accessByBand(op[0], p, false, band) ||
       !pbcOpIsA(op[1], "arith.truncf") ||
-      !mlirTypeIsAF16(mlirValueGetType(mlirOperationGetResult(op[1], 0))))
+      !(bf16 ? mlirTypeIsABF16 : mlirTypeIsAF16)(mlirValueGetType(mlirOperationGetResult(op[1], 0))))
     return false;
   PbcAccess st;
   if (!pbcAccessGet(op[2], &st) || !st.isWrite ||
@@ -234,7 +234,7 @@ static bool headDimOk(long long d) { return d % kPbcFrag == 0 && d <= kMaxHeadDi
 bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
   at->nScore = at->nNests = at->nBuffers = 0;
   PbcGemm *qk = &at->qk, *pv = &at->pv;
-  if (!pbcGpuMatchGemm(qkRoot, qk) || qk->bf16 || !qk->plain || qk->aT || !qk->bT ||
+  if (!pbcGpuMatchGemm(qkRoot, qk) || !qk->plain || qk->aT || !qk->bT ||
       !isF32(qk->c.memref) ||
       !headDimOk(qk->k) || !isAlloc(qk->c.memref) || !addBuffer(at, qk->c.memref))
     return false;
@@ -315,7 +315,7 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
     } else if (state == kDiv && matchRowBroadcast(op, e, l, "arith.divf", NULL, &out)) {
       p = fresh = out;
       state = kTrunc;
-    } else if (state == kTrunc && matchTruncation(op, p, &out)) {
+    } else if (state == kTrunc && matchTruncation(op, p, qk->bf16, &out)) {
       p = fresh = out;
       state = kGemm;
     } else {
@@ -326,7 +326,8 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
     addNest(at, op);
   }
   /* The products: P (M x N of scores) times V (N x Dv), same batch. */
-  if (!pv->plain || pv->aT || pv->bT || pv->depth != qk->depth || pv->batch != qk->batch ||
+  if (!pv->plain || pv->aT || pv->bT || pv->bf16 != qk->bf16 || pv->depth != qk->depth ||
+      pv->batch != qk->batch ||
       pv->m != qk->m || pv->k != qk->n || !headDimOk(pv->n) || !buffersPrivate(at))
     return false;
   pbcGpuMatchNeighbours(pv);

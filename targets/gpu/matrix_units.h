@@ -186,12 +186,13 @@ MlirValue pbcGpuBHalf(MlirOperation before, MlirValue b4, int h);
  * bf16; vector<2x2xf32>). */
 MlirValue pbcGpuMma(MlirOperation before, MlirValue a, MlirValue b, MlirValue c);
 
-/* Attention, softmax(f(Q Kᵀ)) V, as S2 leaves it: the Q Kᵀ gemm into an
+/* Attention, softmax(f(Q Kᵀ)) V, as S2 leaves it (Q, K, V all f16 or all
+ * bf16): the Q Kᵀ gemm into an
  * f32 score buffer S (after a fill with 0), pointwise nests on the scores
  * (f: scale, masks: `scoreNests`, in order), softmax along the key
  * dimension as its decomposition writes it (fills of the row max with -inf
  * or NaN and of the row sum with 0, the row max, exp(x - max), the row sum,
- * the division), its truncation to f16, and the P V gemm (whose fill and
+ * the division), its truncation to f16 (bf16), and the P V gemm (whose fill and
  * pointwise consumer the kernel absorbs as any gemm's). Both gemms plain
  * ([batch] i, j, k), K read as [j][k] (n-major), head dimensions multiples
  * of 16 up to 128. `nests` are what the kernel replaces besides the P V

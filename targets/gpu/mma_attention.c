@@ -118,10 +118,10 @@ static MlirValue group(MlirOperation before, int n, MlirValue *tokens) {
 }
 
 static MlirValue sharedView(MlirOperation before, MlirValue raw, long long offset, int stages,
-                            int rows, long long cols) {
+                            int rows, long long cols, bool bf16) {
   char type[128];
-  snprintf(type, sizeof(type), "memref<%dx%dx%lldxf16, #gpu.address_space<workgroup>>", stages,
-           rows, cols + kPad);
+  snprintf(type, sizeof(type), "memref<%dx%dx%lldx%s, #gpu.address_space<workgroup>>", stages,
+           rows, cols + kPad, bf16 ? "bf16" : "f16");
   MlirValue view[2] = {raw, cst(before, offset)};
   return pbcGpuOp(before, "memref.view", 2, view, pbcGpuParseType(before, type), 0, NULL);
 }
@@ -157,7 +157,9 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   Att A = {.at = at};
   MlirOperation here = pv->root;
   MlirContext ctx = mlirOperationGetContext(here);
-  MlirType f32 = mlirF32TypeGet(ctx), f16 = mlirF16TypeGet(ctx);
+  MlirType f32 = mlirF32TypeGet(ctx);
+  /* Q, K, V and P: f16 or bf16 alike. */
+  MlirType half = qk->bf16 ? mlirBF16TypeGet(ctx) : mlirF16TypeGet(ctx);
   long long m = qk->m, n = qk->n, d = qk->k, dv = pv->n, nKB = (n + kKeys - 1) / kKeys;
   int fd = (int)(d / 16), fo = (int)(dv / 8), mt = tilesPerWarp(at, sms), rows = 16 * kWarps * mt;
   int nr = 2 * mt; /* rows per lane: gq + 8 r + 16 t for tile t */
@@ -176,9 +178,9 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
       pbcGpuOp(end, "gpu.dynamic_shared_memory", 0, NULL,
                pbcGpuParseType(end, "memref<?xi8, #gpu.address_space<workgroup>>"), 0, NULL);
   long long qBytes = tileBytes(rows, d), kBytes = 2 * tileBytes(kKeys, d);
-  MlirValue qS = sharedView(end, raw, 0, 1, rows, d);
-  MlirValue kS = sharedView(end, raw, qBytes, 2, kKeys, d);
-  MlirValue vS = sharedView(end, raw, qBytes + kBytes, 2, kKeys, dv);
+  MlirValue qS = sharedView(end, raw, 0, 1, rows, d, qk->bf16);
+  MlirValue kS = sharedView(end, raw, qBytes, 2, kKeys, d, qk->bf16);
+  MlirValue vS = sharedView(end, raw, qBytes + kBytes, 2, kKeys, dv, qk->bf16);
 
   A.tid = mlirBlockGetArgument(body, 3);
   A.b = batched ? mlirBlockGetArgument(body, 2) : (MlirValue){NULL};
@@ -310,15 +312,15 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   }
 
   /* O += P V: P's A fragment for keys 16 kk .. 16 kk + 15 is the pair of
-   * score fragments 2 kk, 2 kk + 1 (rows gq, gq + 8 each), in f16; each V
+   * score fragments 2 kk, 2 kk + 1 (rows gq, gq + 8 each), narrowed; each V
    * fragment feeds every tile. */
-  MlirType aType = pbcGpuParseType(y, "vector<4x2xf16>");
+  MlirType aType = mlirVectorTypeGet(2, (int64_t[]){4, 2}, half);
   for (int kk = 0; kk < 4; ++kk) {
     MlirValue pA[kMaxTiles];
     for (int t = 0; t < mt; ++t) {
       MlirValue e[8];
       for (int q = 0; q < 8; ++q)
-        e[q] = unary(y, "arith.truncf", x[2 * t + (q / 2) % 2][2 * kk + q / 4][q % 2], f16);
+        e[q] = unary(y, "arith.truncf", x[2 * t + (q / 2) % 2][2 * kk + q / 4][q % 2], half);
       pA[t] = pbcGpuOp(y, "vector.from_elements", 8, e, aType, 0, NULL);
     }
     for (int np = 0; np < fo / 2; ++np) {

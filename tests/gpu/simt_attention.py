@@ -33,8 +33,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "e2e"))
 import simt  # noqa: E402
 
 
-def attention_mlir(g, m, n, d, dv, scale, mask, causal, out):
-    """Q [g,]m x d, K [g,]n x d, V [g,]n x dv (f16); scores f32; O f16 or f32."""
+def attention_mlir(g, m, n, d, dv, scale, mask, causal, out, ab="f16"):
+    """Q [g,]m x d, K [g,]n x d, V [g,]n x dv (ab: f16 or bf16); scores f32;
+    O ab or f32."""
     b = "b, " if g else ""
     lead = "%dx" % g if g else ""
     sh = lambda *dims: lead + "x".join(str(x) for x in dims)
@@ -44,8 +45,8 @@ def attention_mlir(g, m, n, d, dv, scale, mask, causal, out):
     ident = "affine_map<(%s) -> (%s)>" % (dims3, dims3)
     lines = []
     add = lines.append
-    args = ["%%q: tensor<%sxf16>" % sh(m, d), "%%k: tensor<%sxf16>" % sh(n, d),
-            "%%v: tensor<%sxf16>" % sh(n, dv)]
+    args = ["%%q: tensor<%sx%s>" % (sh(m, d), ab), "%%k: tensor<%sx%s>" % (sh(n, d), ab),
+            "%%v: tensor<%sx%s>" % (sh(n, dv), ab)]
     if mask:
         args.append("%%mask: tensor<%dx%dxf32>" % (m, n))
     add("func.func @f(%s) -> tensor<%sx%s> {" % (", ".join(args), sh(m, dv), out))
@@ -56,10 +57,10 @@ def attention_mlir(g, m, n, d, dv, scale, mask, causal, out):
     qk = ("[affine_map<({b}i, j, k) -> ({b}i, k)>, affine_map<({b}i, j, k) -> ({b}j, k)>, "
           "affine_map<({b}i, j, k) -> ({b}i, j)>]").format(b=b)
     add("  %%s0 = linalg.generic {indexing_maps = %s, iterator_types = [%s, \"reduction\"]}" % (qk, par(rank)))
-    add("      ins(%%q, %%k : tensor<%sxf16>, tensor<%sxf16>) outs(%%fs : tensor<%sxf32>) {" % (sh(m, d), sh(n, d), sh(m, n)))
-    add("  ^bb0(%x: f16, %y: f16, %acc: f32):")
-    add("    %xf = arith.extf %x : f16 to f32")
-    add("    %yf = arith.extf %y : f16 to f32")
+    add("      ins(%%q, %%k : tensor<%sx%s>, tensor<%sx%s>) outs(%%fs : tensor<%sxf32>) {" % (sh(m, d), ab, sh(n, d), ab, sh(m, n)))
+    add("  ^bb0(%%x: %s, %%y: %s, %%acc: f32):" % (ab, ab))
+    add("    %%xf = arith.extf %%x : %s to f32" % ab)
+    add("    %%yf = arith.extf %%y : %s to f32" % ab)
     add("    %p = arith.mulf %xf, %yf : f32")
     add("    %a = arith.addf %acc, %p : f32")
     add("    linalg.yield %a : f32")
@@ -102,19 +103,19 @@ def attention_mlir(g, m, n, d, dv, scale, mask, causal, out):
     add("  %%ep = tensor.empty() : tensor<%sxf32>" % sh(m, n))
     add("  %%p = linalg.softmax dimension(%d) ins(%s : tensor<%sxf32>) outs(%%ep : tensor<%sxf32>) -> tensor<%sxf32>"
         % (rank - 1, cur, sh(m, n), sh(m, n), sh(m, n)))
-    add("  %%eh = tensor.empty() : tensor<%sxf16>" % sh(m, n))
+    add("  %%eh = tensor.empty() : tensor<%sx%s>" % (sh(m, n), ab))
     add("  %%ph = linalg.generic {indexing_maps = [%s, %s], iterator_types = [%s]}" % (ident, ident, par(rank)))
-    add("      ins(%%p : tensor<%sxf32>) outs(%%eh : tensor<%sxf16>) {" % (sh(m, n), sh(m, n)))
-    add("  ^bb0(%x: f32, %o: f16):")
-    add("    %t = arith.truncf %x : f32 to f16")
-    add("    linalg.yield %t : f16")
-    add("  } -> tensor<%sxf16>" % sh(m, n))
+    add("      ins(%%p : tensor<%sxf32>) outs(%%eh : tensor<%sx%s>) {" % (sh(m, n), sh(m, n), ab))
+    add("  ^bb0(%%x: f32, %%o: %s):" % ab)
+    add("    %%t = arith.truncf %%x : f32 to %s" % ab)
+    add("    linalg.yield %%t : %s" % ab)
+    add("  } -> tensor<%sx%s>" % (sh(m, n), ab))
     add("  %%zo = arith.constant 0.0 : %s" % out)
     add("  %%eo = tensor.empty() : tensor<%sx%s>" % (sh(m, dv), out))
     add("  %%fo = linalg.fill ins(%%zo : %s) outs(%%eo : tensor<%sx%s>) -> tensor<%sx%s>" % (out, sh(m, dv), out, sh(m, dv), out))
     op = "linalg.batch_matmul" if g else "linalg.matmul"
-    add("  %%o = %s ins(%%ph, %%v : tensor<%sxf16>, tensor<%sxf16>) outs(%%fo : tensor<%sx%s>) -> tensor<%sx%s>"
-        % (op, sh(m, n), sh(n, dv), sh(m, dv), out, sh(m, dv), out))
+    add("  %%o = %s ins(%%ph, %%v : tensor<%sx%s>, tensor<%sx%s>) outs(%%fo : tensor<%sx%s>) -> tensor<%sx%s>"
+        % (op, sh(m, n), ab, sh(n, dv), ab, sh(m, dv), out, sh(m, dv), out))
     add("  return %%o : tensor<%sx%s>" % (sh(m, dv), out))
     add("}")
     return "\n".join(lines) + "\n"
@@ -135,19 +136,26 @@ def reference(Q, K, V, scale, mask, causal):
     return np.einsum("...ij,...jd->...id", p, V.astype(np.float64))
 
 
-def make_case(g, m, n, d, dv, scale=None, mask=False, causal=False, out="f32"):
-    text = attention_mlir(g, m, n, d, dv, scale, mask, causal, out)
+def make_case(g, m, n, d, dv, scale=None, mask=False, causal=False, out="f32", ab="f16"):
+    text = attention_mlir(g, m, n, d, dv, scale, mask, causal, out, ab)
 
     def make(rng):
         lead = (g,) if g else ()
-        Q, K, V = (rng.standard_normal(lead + s).astype(np.float16)
+        Q, K, V = (rng.standard_normal(lead + s).astype(np.float32)
                    for s in ((m, d), (n, d), (n, dv)))
-        args = [Q, K, V]
+        if ab == "bf16":  # bit patterns for the kernel, their values for numpy
+            args = [simt.f32_to_bf16(x) for x in (Q, K, V)]
+            Q, K, V = (simt.bf16_to_f32(x) for x in args)
+        else:
+            Q, K, V = (x.astype(np.float16) for x in (Q, K, V))
+            args = [Q, K, V]
         M = None
         if mask:
             M = (rng.standard_normal((m, n)) * 2).astype(np.float32)
             args.append(M)
         O0 = rng.standard_normal(lead + (m, dv)).astype(np.float16 if out == "f16" else np.float32)
+        if out == "bf16":
+            O0 = simt.f32_to_bf16(O0)
         return args + [O0], reference(Q, K, V, scale, M, causal)
     return text, make, out
 
@@ -164,6 +172,9 @@ CASES = {
     "mask": make_case(0, 40, 130, 32, 16, mask=True),
     # The largest head dimension.
     "d128": make_case(0, 64, 64, 128, 128, scale=0.088),
+    # bf16 Q, K, V (P in bf16), bf16 or f32 out.
+    "bf16": make_case(2, 70, 130, 64, 32, scale=0.125, causal=True, out="bf16", ab="bf16"),
+    "bf16_f32": make_case(0, 64, 64, 32, 64, mask=True, ab="bf16"),
 }
 
 
@@ -174,13 +185,26 @@ def random_case(rng):
     scale = float(rng.uniform(0.05, 0.5)) if rng.random() < 0.7 else None
     mask = bool(rng.random() < 0.3)
     causal = bool(rng.random() < 0.3) and m <= n
-    out = str(rng.choice(["f32", "f16"]))
-    name = "g=%d m=%d n=%d d=%d dv=%d scale=%s mask=%s causal=%s %s" % (
-        g, m, n, d, dv, "-" if scale is None else "%.3f" % scale, mask, causal, out)
-    return name, make_case(g, m, n, d, dv, scale, mask, causal, out)
+    ab = str(rng.choice(["f16", "bf16"]))
+    out = str(rng.choice(["f32", ab]))
+    name = "g=%d m=%d n=%d d=%d dv=%d scale=%s mask=%s causal=%s %s -> %s" % (
+        g, m, n, d, dv, "-" if scale is None else "%.3f" % scale, mask, causal, ab, out)
+    return name, make_case(g, m, n, d, dv, scale, mask, causal, out, ab)
 
 
 CHIP_SET = []  # --chip-set overrides (--sms)
+
+# Relative to the largest |O|: P enters P V rounded to f16 (bf16: 8 bits of
+# mantissa), and so does O when it is stored narrow.
+TOL = {("f16", "f32"): 3e-3, ("f16", "f16"): 6e-3, ("bf16", "f32"): 8e-3, ("bf16", "bf16"): 8e-3}
+
+
+def ab_of(text):
+    return "bf16" if "%q: tensor<" in text and "xbf16>" in text.split("%k")[0] else "f16"
+
+
+def as_f64(x, out):
+    return (simt.bf16_to_f32(x) if out == "bf16" else x).astype(np.float64)
 
 
 def run_case(name, case, pbc, mlir_opt, chip, rng):
@@ -204,14 +228,14 @@ def run_case(name, case, pbc, mlir_opt, chip, rng):
             "a buffer allocated" if "memref.alloc" in generic.stdout else "no allocation")
     func = list(simt.parse_module(generic.stdout).values())[0]
     args, expect = make(rng)
-    tol = 6e-3 if out == "f16" else 3e-3  # P enters P V in f16
+    tol = TOL[(ab_of(text), out)]
     for order, late in (("forward", True), ("reverse", False)):
         run = [x.copy() for x in args]
         try:
             simt.run_function(func, run, order=order, late_copies=late)
         except RuntimeError as e:
             return "%s warps: %s" % (order, e)
-        got = run[-1].astype(np.float64)
+        got = as_f64(run[-1], out)
         err = np.max(np.abs(got - expect)) / max(np.max(np.abs(expect)), 1e-30)
         if not np.isfinite(err) or err > tol:
             bad = np.argwhere(~np.isclose(got, expect, rtol=tol, atol=tol * np.max(np.abs(expect))))
@@ -232,15 +256,15 @@ def run_on_device(name, case, pbc, chip, rng):
         return None
     except pbc_lib.CompileError as e:
         return "pbc failed: %s" % str(e).splitlines()[0]
-    dtype = np.float16 if out == "f16" else np.float32
+    dtype = {"f16": np.float16, "bf16": pbc_lib.BF16}.get(out, np.float32)
     try:
         (got,) = lib.call("f", args[:-1], [(args[-1].shape, dtype)], check_inputs=False)
     except pbc_lib.CallError as e:
         return "call failed: %s" % e
     finally:
         lib.close()
-    tol = 6e-3 if out == "f16" else 3e-3
-    got = got.astype(np.float64)
+    tol = TOL[(ab_of(text), out)]
+    got = as_f64(got, out)
     err = np.max(np.abs(got - expect)) / max(np.max(np.abs(expect)), 1e-30)
     if not np.isfinite(err) or err > tol:
         return "relative error %.3g" % err
