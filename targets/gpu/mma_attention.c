@@ -3,11 +3,12 @@
  * found, softmax(f(Q Kᵀ)) V, with the score matrix never in memory.
  *
  * A thread block of 4 warps takes 64 or 128 query rows of one batch entry
- * (one or two m16 tiles per warp: tilesPerWarp) and walks the keys 64 at
- * a time:
+ * (one or two m16 tiles per warp) and walks the keys 64 or 32 at a time
+ * (planFor):
  *
  *   Q's rows -> shared memory once; each warp keeps its A fragments of Q
- *   (ldmatrix) in registers for the whole walk;
+ *   (ldmatrix) in registers for the whole walk, or reads them per step
+ *   where the registers are short;
  *   per key block kb (K and V tiles double-buffered in shared memory by
  *   16-byte cp.async copies, the next block's in flight while this one is
  *   multiplied):
@@ -17,7 +18,7 @@
  *     the running row max m and sum l (FlashAttention's online softmax):
  *       m' = max(m, rowmax S), alpha = exp(m - m'), P = exp(S - m'),
  *       l = l alpha + rowsum P, O = O alpha
- *     (a row's 64 scores sit in the 4 lanes of one quad: the max meets by
+ *     (a row's scores sit in the 4 lanes of one quad: the max meets by
  *     two xor shuffles; the sum stays per lane until the end);
  *     O += P V, P going from accumulators to A fragments in registers (the
  *     m16n8 C layout of two adjacent key slices is the m16k16 A layout);
@@ -42,7 +43,7 @@ enum {
   kWarps = 4,
   kThreads = kWarp * kWarps,
   kMaxTiles = 2,       /* m16 tiles of query rows per warp */
-  kKeys = 64,          /* keys per step */
+  kMaxKeys = 64,       /* keys per step, at most */
   kPad = 8,            /* halves of padding per shared row (ldmatrix banks) */
   kChunk = 8,          /* halves per 16-byte copy */
   kMaxFrags = 128 / 8, /* n8 fragments of O at the largest head dimension */
@@ -85,6 +86,8 @@ static int copyRows(const Att *A, MlirOperation before, MlirValue src, MlirValue
   int perRow = (int)(cols / kChunk), items = rows * perRow, n = 0;
   for (int p = 0; p * kThreads < items; ++p) {
     MlirValue item = arith(before, "addi", A->tid, (long long)p * kThreads);
+    if ((p + 1) * kThreads > items) /* the last chunk again: same data, same place */
+      item = arith(before, "minui", item, items - 1);
     MlirValue r = arith(before, "divui", item, perRow);
     MlirValue c = arith(before, "muli", arith(before, "remui", item, perRow), kChunk);
     MlirValue row = pbcGpuArith(before, "addi", origin, r), in = {NULL};
@@ -128,21 +131,35 @@ static MlirValue sharedView(MlirOperation before, MlirValue raw, long long offse
 
 static long long tileBytes(int rows, long long cols) { return 2LL * rows * (cols + kPad); }
 
-/* m16 tiles per warp: two where the registers allow (each K and V
- * fragment read from shared memory then feeds two products) and the
- * blocks of twice the rows still cover the SMs; one else. A thread
- * carries 4 registers per m16n8 accumulator of O and holds, per m16 tile,
- * Q's fragments (4 per k16 step) and the scores (32). */
-static int tilesPerWarp(const PbcAttention *at, long long sms) {
-  long long perTile = 4 * (at->pv.n / 8) + 4 * (at->qk.k / 16) + 32;
+/* How the kernel is shaped: m16 tiles of query rows per warp, keys per
+ * step, and whether each warp holds Q's fragments in registers (or reads
+ * them from shared memory per step). Two tiles make each K and V fragment
+ * read from shared memory feed two products; they need the registers (a
+ * thread carries 4 per m16n8 accumulator of O, holds 4 per k16 step of Q
+ * if it keeps them, and 4 per 8 keys of scores, per tile) and blocks of
+ * twice the rows that still cover the SMs. Else one tile, 64 keys, Q in
+ * registers. */
+typedef struct {
+  int tiles, keys;
+  bool qRegs;
+} Plan;
+
+static Plan planFor(const PbcAttention *at, long long sms) {
+  long long o = 4 * (at->pv.n / 8), q = 4 * (at->qk.k / 16);
   long long rows = 16LL * kWarps * kMaxTiles;
   bool fill = (at->qk.m + rows - 1) / rows * at->qk.batch >= sms;
-  return kMaxTiles * perTile <= kRegisterBudget && fill ? kMaxTiles : 1;
+  if (fill && kMaxTiles * (o + q + 4 * 64 / 8) <= kRegisterBudget)
+    return (Plan){kMaxTiles, 64, true};
+  if (fill && kMaxTiles * (o + 4 * 32 / 8) <= kRegisterBudget)
+    return (Plan){kMaxTiles, 32, false};
+  return (Plan){1, 64, true};
 }
 
 long long pbcGpuAttentionSharedBytes(const PbcAttention *at, long long sms) {
-  int rows = 16 * kWarps * tilesPerWarp(at, sms);
-  return tileBytes(rows, at->qk.k) + 2 * tileBytes(kKeys, at->qk.k) + 2 * tileBytes(kKeys, at->pv.n);
+  Plan p = planFor(at, sms);
+  int rows = 16 * kWarps * p.tiles;
+  return tileBytes(rows, at->qk.k) + 2 * tileBytes(p.keys, at->qk.k) +
+         2 * tileBytes(p.keys, at->pv.n);
 }
 
 /* Max of a row's values across the 4 lanes of a quad. */
@@ -160,8 +177,10 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   MlirType f32 = mlirF32TypeGet(ctx);
   /* Q, K, V and P: f16 or bf16 alike. */
   MlirType half = qk->bf16 ? mlirBF16TypeGet(ctx) : mlirF16TypeGet(ctx);
-  long long m = qk->m, n = qk->n, d = qk->k, dv = pv->n, nKB = (n + kKeys - 1) / kKeys;
-  int fd = (int)(d / 16), fo = (int)(dv / 8), mt = tilesPerWarp(at, sms), rows = 16 * kWarps * mt;
+  Plan plan = planFor(at, sms);
+  int keys = plan.keys, fs = keys / 8; /* score fragments per tile */
+  long long m = qk->m, n = qk->n, d = qk->k, dv = pv->n, nKB = (n + keys - 1) / keys;
+  int fd = (int)(d / 16), fo = (int)(dv / 8), mt = plan.tiles, rows = 16 * kWarps * mt;
   int nr = 2 * mt; /* rows per lane: gq + 8 r + 16 t for tile t */
   bool batched = qk->depth == 4;
 
@@ -177,10 +196,10 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   MlirValue raw =
       pbcGpuOp(end, "gpu.dynamic_shared_memory", 0, NULL,
                pbcGpuParseType(end, "memref<?xi8, #gpu.address_space<workgroup>>"), 0, NULL);
-  long long qBytes = tileBytes(rows, d), kBytes = 2 * tileBytes(kKeys, d);
+  long long qBytes = tileBytes(rows, d), kBytes = 2 * tileBytes(keys, d);
   MlirValue qS = sharedView(end, raw, 0, 1, rows, d, qk->bf16);
-  MlirValue kS = sharedView(end, raw, qBytes, 2, kKeys, d, qk->bf16);
-  MlirValue vS = sharedView(end, raw, qBytes + kBytes, 2, kKeys, dv, qk->bf16);
+  MlirValue kS = sharedView(end, raw, qBytes, 2, keys, d, qk->bf16);
+  MlirValue vS = sharedView(end, raw, qBytes + kBytes, 2, keys, dv, qk->bf16);
 
   A.tid = mlirBlockGetArgument(body, 3);
   A.b = batched ? mlirBlockGetArgument(body, 2) : (MlirValue){NULL};
@@ -199,17 +218,22 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   /* Prologue: Q and the first K and V block in one copy group. */
   MlirValue tokens[64];
   int nt = copyRows(&A, end, qk->a.memref, qS, zero, i0, rows, m, d, false, tokens);
-  nt += copyRows(&A, end, qk->b.memref, kS, zero, zero, kKeys, n, d, true, tokens + nt);
-  nt += copyRows(&A, end, pv->b.memref, vS, zero, zero, kKeys, n, dv, true, tokens + nt);
+  nt += copyRows(&A, end, qk->b.memref, kS, zero, zero, keys, n, d, true, tokens + nt);
+  nt += copyRows(&A, end, pv->b.memref, vS, zero, zero, keys, n, dv, true, tokens + nt);
   A.group = group(end, nt, tokens);
   pbcGpuAsyncWait(end, A.group, 0);
   pbcGpuOp(end, "gpu.barrier", 0, NULL, (MlirType){NULL}, 0, NULL);
+  /* Q's A fragments of tile t, k16 step kk (kept in registers, or read
+   * again where the loop needs them). */
   MlirValue qF[kMaxTiles][8];
+  MlirValue qRow[kMaxTiles], qCol[8];
   for (int t = 0; t < mt; ++t)
+    qRow[t] = pbcGpuAffine1(end, warpRow, 1, lane16, 16 * t);
+  for (int kk = 0; kk < fd; ++kk)
+    qCol[kk] = arith(end, "addi", half8, 16 * kk);
+  for (int t = 0; t < mt && plan.qRegs; ++t)
     for (int kk = 0; kk < fd; ++kk)
-      qF[t][kk] = pbcGpuLdmatrix(end, qS, zero,
-                                 pbcGpuAffine1(end, warpRow, 1, lane16, 16 * t),
-                                 arith(end, "addi", half8, 16 * kk), false);
+      qF[t][kk] = pbcGpuLdmatrix(end, qS, zero, qRow[t], qCol[kk], false);
 
   /* Carried: the running max and (per lane) sum of each of the lane's
    * rows, and O's fragments (tile-major). */
@@ -237,49 +261,51 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   pbcGpuOp(y, "gpu.barrier", 0, NULL, (MlirType){NULL}, 0, NULL);
   MlirValue next = arith(y, "addi", kb, 1);
   MlirValue nextStage = arith(y, "remui", next, 2);
-  MlirValue nextOrigin = arith(y, "muli", arith(y, "minui", next, nKB - 1), kKeys);
-  nt = copyRows(&A, y, qk->b.memref, kS, nextStage, nextOrigin, kKeys, n, d, true, tokens);
-  nt += copyRows(&A, y, pv->b.memref, vS, nextStage, nextOrigin, kKeys, n, dv, true, tokens + nt);
+  MlirValue nextOrigin = arith(y, "muli", arith(y, "minui", next, nKB - 1), keys);
+  nt = copyRows(&A, y, qk->b.memref, kS, nextStage, nextOrigin, keys, n, d, true, tokens);
+  nt += copyRows(&A, y, pv->b.memref, vS, nextStage, nextOrigin, keys, n, dv, true, tokens + nt);
   group(y, nt, tokens);
   MlirValue cur = arith(y, "remui", kb, 2);
 
-  /* S = Q Kᵀ for this warp's rows and the block's 64 keys; each K
-   * fragment feeds every tile. */
+  /* S = Q Kᵀ for this warp's rows and the block's keys; each K fragment
+   * feeds every tile. */
   MlirType accType = pbcGpuParseType(y, "vector<2x2xf32>");
   MlirValue s[kMaxTiles][8];
   for (int t = 0; t < mt; ++t)
-    for (int ni = 0; ni < 8; ++ni)
+    for (int ni = 0; ni < fs; ++ni)
       s[t][ni] = pbcGpuZeros(y, "vector<2x2xf32>");
-  for (int kk = 0; kk < fd; ++kk)
-    for (int np = 0; np < 4; ++np) {
+  for (int kk = 0; kk < fd; ++kk) {
+    for (int t = 0; t < mt && !plan.qRegs; ++t)
+      qF[t][kk] = pbcGpuLdmatrix(y, qS, zero, qRow[t], qCol[kk], false);
+    for (int np = 0; np < fs / 2; ++np) {
       MlirValue b4 = pbcGpuLdmatrix(y, kS, cur, arith(y, "addi", bNLane, 16 * np),
                                     arith(y, "addi", bKHalf, 16 * kk), false);
       for (int h = 0; h < 2; ++h) {
         MlirValue frag = pbcGpuBHalf(y, b4, h);
-        for (int t = 0; t < mt; ++t) {
+        for (int t = 0; t < mt; ++t)
           s[t][2 * np + h] = pbcGpuMma(y, qF[t][kk], frag, s[t][2 * np + h]);
-        }
       }
     }
+  }
 
   /* The score nests on each element, then the mask past N's end. Row q
    * of the lane (q = 2 t + r) is rowBase + 8 q. */
-  MlirValue colBase = pbcGpuArith(y, "addi", arith(y, "muli", kb, kKeys), arith(y, "muli", tq, 2));
+  MlirValue colBase = pbcGpuArith(y, "addi", arith(y, "muli", kb, keys), arith(y, "muli", tq, 2));
   MlirValue x[2 * kMaxTiles][8][2];
   for (int q = 0; q < nr; ++q)
-    for (int ni = 0; ni < 8; ++ni)
+    for (int ni = 0; ni < fs; ++ni)
       for (int c = 0; c < 2; ++c) {
         MlirValue v = pbcGpuVectorExtract(y, s[q / 2][ni], 2, (int64_t[]){q % 2, c}, f32);
         MlirValue row = arith(y, "addi", rowBase, 8 * q);
         MlirValue col = arith(y, "addi", colBase, 8 * ni + c);
-        MlirValue colIn = n % kKeys ? pbcGpuLessThan(y, col, cst(y, n)) : (MlirValue){NULL};
+        MlirValue colIn = n % keys ? pbcGpuLessThan(y, col, cst(y, n)) : (MlirValue){NULL};
         if (at->nScore) {
           MlirValue idx[3];
           int k = 0;
           if (batched)
             idx[k++] = A.b;
           idx[k++] = m % rows ? arith(y, "minui", row, m - 1) : row;
-          idx[k++] = n % kKeys ? arith(y, "minui", col, n - 1) : col;
+          idx[k++] = n % keys ? arith(y, "minui", col, n - 1) : col;
           for (int i = 0; i < at->nScore; ++i)
             v = pbcGpuInlinePointwise(y, at->scoreNests[i], at->scoreIn[i], v, idx, false);
         }
@@ -290,14 +316,14 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   MlirValue alpha[2 * kMaxTiles], mNew[2 * kMaxTiles], lNew[2 * kMaxTiles];
   for (int q = 0; q < nr; ++q) {
     MlirValue mx = x[q][0][0];
-    for (int ni = 0; ni < 8; ++ni)
+    for (int ni = 0; ni < fs; ++ni)
       for (int c = ni == 0; c < 2; ++c)
         mx = pbcGpuArith(y, "maxnumf", mx, x[q][ni][c]);
     mNew[q] = pbcGpuArith(y, "maxnumf", mOld[q], quadMax(y, mx));
     MlirValue safe = select3(y, pbcGpuCmpF(y, 1 /* oeq */, mNew[q], negInf), zeroF, mNew[q]);
     alpha[q] = unary(y, "math.exp", pbcGpuArith(y, "subf", mOld[q], safe), f32);
     MlirValue sum = {NULL};
-    for (int ni = 0; ni < 8; ++ni)
+    for (int ni = 0; ni < fs; ++ni)
       for (int c = 0; c < 2; ++c) {
         x[q][ni][c] = unary(y, "math.exp", pbcGpuArith(y, "subf", x[q][ni][c], safe), f32);
         sum = mlirValueIsNull(sum) ? x[q][ni][c] : pbcGpuArith(y, "addf", sum, x[q][ni][c]);
@@ -315,7 +341,7 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
    * score fragments 2 kk, 2 kk + 1 (rows gq, gq + 8 each), narrowed; each V
    * fragment feeds every tile. */
   MlirType aType = mlirVectorTypeGet(2, (int64_t[]){4, 2}, half);
-  for (int kk = 0; kk < 4; ++kk) {
+  for (int kk = 0; kk < keys / 16; ++kk) {
     MlirValue pA[kMaxTiles];
     for (int t = 0; t < mt; ++t) {
       MlirValue e[8];
