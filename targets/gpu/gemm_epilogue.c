@@ -288,7 +288,11 @@ MlirValue pbcGpuInlinePointwise(MlirOperation before, MlirOperation nest, MlirVa
   return stored;
 }
 
-void pbcGpuCopyOut(MlirOperation before, const PbcGemm *g, MlirValue value, const MlirValue iv[]) {
+/* The accumulator narrowed to C's type; C stored if g->storeC; then the
+ * epilogue's body on it (its store emitted if `store`), returning the
+ * value the epilogue stores (C's value without one). */
+static MlirValue copyOut(MlirOperation before, const PbcGemm *g, MlirValue value,
+                         const MlirValue iv[], bool store) {
   MlirType cElem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
   MlirValue x = value;
   if (!mlirTypeIsAF32(cElem))
@@ -296,11 +300,46 @@ void pbcGpuCopyOut(MlirOperation before, const PbcGemm *g, MlirValue value, cons
   if (g->storeC)
     pbcGpuGemmStore(before, g, x, iv);
   if (mlirOperationIsNull(g->epilogue))
-    return;
+    return x;
   MlirValue idx[PBC_MAX_RANK];
   for (int d = 0; d < g->c.rank; ++d)
     idx[d] = iv[gemmLoopOfC(g, d)];
-  pbcGpuInlinePointwise(before, g->epilogue, g->c.memref, x, idx, true);
+  return pbcGpuInlinePointwise(before, g->epilogue, g->c.memref, x, idx, store);
+}
+
+void pbcGpuCopyOut(MlirOperation before, const PbcGemm *g, MlirValue value, const MlirValue iv[]) {
+  copyOut(before, g, value, iv, true);
+}
+
+MlirValue pbcGpuEpilogueValue(MlirOperation before, const PbcGemm *g, MlirValue value,
+                              const MlirValue iv[]) {
+  return copyOut(before, g, value, iv, false);
+}
+
+bool pbcGpuEpilogueOutput(const PbcGemm *g, PbcAccess *out) {
+  if (mlirOperationIsNull(g->epilogue) || g->storeC)
+    return false;
+  MlirOperation band[kPbcMaxBand];
+  int depth = pbcLoopBand(g->epilogue, band, kPbcMaxBand);
+  PbcAccess acc, load = {0}, store = {0};
+  for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(band[depth - 1]));
+       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+    if (pbcAccessGet(op, &acc)) {
+      if (acc.isWrite)
+        store = acc;
+      else if (acc.memref.ptr == g->c.memref.ptr)
+        load = acc;
+    }
+  /* The store's subscripts are C's load's, dimension by dimension (both
+   * the nest's loop indices, pbcGpuMatchPointwise): out's element is C's. */
+  if (mlirValueIsNull(load.memref) || store.rank != load.rank || store.rank != g->c.rank)
+    return false;
+  for (int d = 0; d < store.rank; ++d)
+    if (store.subscripts[d].values[0].ptr != load.subscripts[d].values[0].ptr)
+      return false;
+  *out = g->c;
+  out->memref = store.memref;
+  return true;
 }
 
 void pbcGpuTileFinish(const PbcGemm *g) {

@@ -101,6 +101,13 @@ MlirValue pbcGpuAccInit(MlirOperation before, const PbcGemm *g, const MlirValue 
  * C (narrowed to C's type) if g->storeC, then the epilogue's body for that
  * element. */
 void pbcGpuCopyOut(MlirOperation before, const PbcGemm *g, MlirValue acc, const MlirValue iv[]);
+/* The same without the epilogue's store: the value it would store. */
+MlirValue pbcGpuEpilogueValue(MlirOperation before, const PbcGemm *g, MlirValue acc,
+                              const MlirValue iv[]);
+/* Whether the absorbed epilogue alone stores (C is dead) into a buffer
+ * whose element is C's at the same subscripts: then *out is C's access on
+ * that buffer. */
+bool pbcGpuEpilogueOutput(const PbcGemm *g, PbcAccess *out);
 
 /* Whether subscript f is exactly loop's induction variable. */
 bool pbcGpuSubscriptIsIv(const PbcLinearForm *f, MlirOperation loop);

@@ -340,21 +340,26 @@ static MlirValue accElement(const Kernel *K, MlirOperation before, MlirValue wRo
   return in;
 }
 
-/* The copy-out through shared memory: C's tile is stored there (the
+/* The copy-out through shared memory: C's tile (or, with an absorbed
+ * epilogue, what the epilogue stores for it) is stored there (the
  * accumulator layout gives each lane two adjacent columns only), then
  * copied to global memory in 16-byte vector stores, one row chunk per
- * thread. Applies when no epilogue was absorbed (its body is per element),
- * C's tile is whole (no edge), C's n runs contiguously in 16-byte aligned
- * rows, every thread copies the same number of chunks and the staged tile
- * fits in the shared memory the stages used. Returns the elements per
- * chunk, or 0 for the element-wise copy-out. */
-static int stagedCopyOutWidth(const Kernel *K) {
+ * thread. Applies when the destination is C, or the epilogue's output
+ * indexed as C (C itself dead); C's tile is whole (no edge); the
+ * destination's n runs contiguously in 16-byte aligned rows; every thread
+ * copies the same number of chunks and the staged tile fits in the shared
+ * memory the stages used. Returns the elements per chunk (and the
+ * destination), or 0 for the element-wise copy-out. */
+static int stagedCopyOutWidth(const Kernel *K, PbcAccess *dst) {
   const PbcGemm *g = K->g;
   const PbcBlockTiles *t = &K->t;
-  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
+  if (mlirOperationIsNull(g->epilogue) ? !g->storeC : !pbcGpuEpilogueOutput(g, dst))
+    return 0;
+  if (mlirOperationIsNull(g->epilogue))
+    *dst = g->c;
+  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(dst->memref));
   int bytes = mlirTypeIsAF32(elem) ? 4 : mlirTypeIsAF16(elem) || mlirTypeIsABF16(elem) ? 2 : 0;
-  if (!bytes || !mlirOperationIsNull(g->epilogue) || !g->storeC || g->m % t->bm ||
-      g->n % t->bn || !chunkable(g, &g->c, kPbcColN))
+  if (!bytes || g->m % t->bm || g->n % t->bn || !chunkable(g, dst, kPbcColN))
     return 0;
   int vec = 16 / bytes;
   if ((long long)t->bm * t->bn / vec % K->threads ||
@@ -364,11 +369,12 @@ static int stagedCopyOutWidth(const Kernel *K) {
 }
 
 static void stagedCopyOut(const Kernel *K, MlirOperation end, MlirValue raw, MlirOperation loop,
-                          int vec, MlirValue wRowIn, MlirValue wColIn, MlirValue gq, MlirValue tq,
-                          int fm, int fn) {
+                          int vec, const PbcAccess *dst, MlirValue wRow, MlirValue wCol,
+                          MlirValue wRowIn, MlirValue wColIn, MlirValue gq, MlirValue tq, int fm,
+                          int fn) {
   const PbcGemm *g = K->g;
   const PbcBlockTiles *t = &K->t;
-  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
+  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(dst->memref));
   MlirType f32 = mlirF32TypeGet(mlirOperationGetContext(end));
   const char *elemText = mlirTypeIsAF32(elem) ? "f32" : mlirTypeIsABF16(elem) ? "bf16" : "f16";
   char type[160];
@@ -385,8 +391,14 @@ static void stagedCopyOut(const Kernel *K, MlirOperation end, MlirValue raw, Mli
       MlirValue res = mlirOperationGetResult(loop, mi * fn + ni);
       for (int e = 0; e < 4; ++e) {
         MlirValue x = pbcGpuVectorExtract(end, res, 2, (int64_t[]){e / 2, e % 2}, f32);
-        if (!mlirTypeIsAF32(elem))
-          x = pbcGpuOp(end, "arith.truncf", 1, &x, elem, 0, NULL);
+        if (mlirOperationIsNull(g->epilogue)) {
+          if (!mlirTypeIsAF32(elem))
+            x = pbcGpuOp(end, "arith.truncf", 1, &x, elem, 0, NULL);
+        } else { /* C is dead: only the epilogue's value is stored */
+          MlirValue iv[kPbcMaxBand];
+          accElement(K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
+          x = pbcGpuEpilogueValue(end, g, x, iv);
+        }
         MlirValue st[4] = {x, tile, pbcGpuAffine1(end, wRowIn, 1, gq, 16 * mi + 8 * (e / 2)),
                            pbcGpuAffine1(end, wColIn, 2, tq, 8 * ni + e % 2)};
         pbcGpuOp(end, "memref.store", 4, st, (MlirType){NULL}, 0, NULL);
@@ -409,8 +421,8 @@ static void stagedCopyOut(const Kernel *K, MlirOperation end, MlirValue raw, Mli
       iv[l] = K->ivBatch[l];
     pbcGpuGemmDelinearize(end, g, kPbcRowM, pbcGpuArith(end, "addi", K->i0, r), iv);
     pbcGpuGemmDelinearize(end, g, kPbcColN, pbcGpuArith(end, "addi", K->j0, c), iv);
-    MlirValue ops[2 + PBC_MAX_RANK] = {v, g->c.memref};
-    int rank = pbcGpuGemmSubscripts(end, g, &g->c, iv, ops + 2);
+    MlirValue ops[2 + PBC_MAX_RANK] = {v, dst->memref};
+    int rank = pbcGpuGemmSubscripts(end, g, dst, iv, ops + 2);
     pbcGpuOp(end, "vector.store", 2 + rank, ops, (MlirType){NULL}, 1, &align);
   }
 }
@@ -534,9 +546,10 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   /* No copy may be in flight when the block exits; then the copy-out, once
    * per element of C (the absorbed epilogue included). */
   pbcGpuAsyncWait(end, group, 0);
-  int vec = stagedCopyOutWidth(&K);
+  PbcAccess dst;
+  int vec = stagedCopyOutWidth(&K, &dst);
   if (vec) {
-    stagedCopyOut(&K, end, raw, loop, vec, wRowIn, wColIn, gq, tq, fm, fn);
+    stagedCopyOut(&K, end, raw, loop, vec, &dst, wRow, wCol, wRowIn, wColIn, gq, tq, fm, fn);
     pbcGpuTileFinish(g);
     return;
   }

@@ -189,6 +189,10 @@ CASES = {
                                   lambda A, B: A @ B),
     "conv_bias_relu": epilogue_case(CONV_OP, (1, 10, 10, 32), (3, 3, 32, 64), (1, 8, 8, 64),
                                     lambda X, W: conv_nhwc_hwcf(X, W, 1, 1)),
+    # The epilogue's f16 result staged in shared memory, 16-byte stores
+    # (whole tiles; the two above too), batched.
+    "bmm_bias_relu": epilogue_case("linalg.batch_matmul", (2, 64, 48), (2, 48, 64), (2, 64, 64),
+                                   lambda A, B: A @ B),
     # Partial tiles: M and K past the tiles' edge (16-byte copies with zero
     # fill), N past it with element copies and f16 C, a convolution with
     # K = 7*7*3 (element copies), and a partial tile with the copy-out

@@ -60,7 +60,8 @@
 // MMA: return
 
 // bias + relu + truncf in the copy-out: no f32 intermediate buffer, no
-// second nest; C's element goes from the accumulator to the consumer.
+// second nest; C's element goes from the accumulator to the consumer,
+// whose f16 result is staged in shared memory and leaves in 16-byte stores.
 // FUSED-LABEL: func.func @mm_bias_relu
 // FUSED-NOT: memref.alloc
 // FUSED: gpu.launch
@@ -74,7 +75,10 @@
 // FUSED: %[[S:.*]] = arith.addf %[[X]], %[[BIAS]] {{.*}}: f32
 // FUSED: %[[R:.*]] = arith.maximumf %[[S]], {{.*}} : f32
 // FUSED: %[[H:.*]] = arith.truncf %[[R]] : f32 to f16
-// FUSED: memref.store %[[H]], %arg3
+// FUSED: memref.store %[[H]], %{{.*}} : memref<{{.*}}xf16, #gpu.address_space<workgroup>>
+// FUSED: gpu.barrier
+// FUSED: vector.load {{.*}} {alignment = 16 : i64} : memref<{{.*}}xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// FUSED: vector.store {{.*}}, %arg3[{{.*}}] {alignment = 16 : i64} : memref<{{.*}}xf16>, vector<8xf16>
 // FUSED-NOT: affine.for
 // FUSED-NOT: memref.alloc
 // FUSED: return

@@ -61,11 +61,15 @@
 // PARTIAL: setp.{{.*}}
 // PARTIAL: st.global.b32
 
-// bias + relu + truncation in the matmul's kernel: one kernel, which
-// stores f16 (the copy-out) and no 32-bit values.
+// bias + relu + truncation in the matmul's kernel: one kernel, no f32 C in
+// memory; the f16 results go through shared memory (pairs converted at
+// once) and leave in 16-byte stores, as a tile without an epilogue does.
 // FUSED: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // FUSED: max.NaN.f32
-// FUSED: cvt.rn.f16.f32
-// FUSED: st.global.b16
+// FUSED: cvt.rn.f16{{(x2)?}}.f32
+// FUSED: st.shared
+// FUSED: bar.sync 0;
+// FUSED: ld.shared.v4.b32
+// FUSED: st.global.v4.b32
 // FUSED-NOT: st.global.b32
 // FUSED-NOT: pbc: gpu.binary

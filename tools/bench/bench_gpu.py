@@ -19,8 +19,8 @@ Ratios are peer time / pbc time (above 1: pbc is faster). Every pbc result
 is compared with torch's (relative max error printed).
 
 Cases: f16 matmuls 1024..8192 and transformer shapes (f16 C, f32
-accumulation), two also on bf16 operands and C, three also as x Wᵀ (B
-given N x K); ResNet-50 3x3 and 1x1 convolutions (NHWC, f16, batch 8,
+accumulation), three with bias + relu in the kernel's copy-out, two on
+bf16 operands and C, three as x Wᵀ (B given N x K); ResNet-50 3x3 and 1x1 convolutions (NHWC, f16, batch 8,
 input pre-padded); the attention configurations of the PolyBlocks paper's
 Table 2 (softmax(Q K^T) V per head; f16 operands, f32 scores).
 """
@@ -37,6 +37,8 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 MATMULS = [(n, n, n) for n in (1024, 2048, 4096, 8192)] + [
     (8192, 768, 3072), (8192, 3072, 768), (8192, 2304, 768)]
+# relu(A B + bias): the epilogue absorbed into the kernel's copy-out.
+MATMULS_BIAS_RELU = [(4096, 4096, 4096), (8192, 3072, 768), (8192, 768, 3072)]
 # bf16 operands and C (nvvm.mma.sync with .bf16 operands).
 MATMULS_BF16 = [(4096, 4096, 4096), (8192, 3072, 768)]
 # x Wᵀ, as torch's linear layers multiply (B given N x K, k contiguous).
@@ -65,6 +67,30 @@ def matmul_mlir(m, n, k, dt="f16"):
   %c = linalg.fill ins(%z : {dt}) outs(%e : tensor<{m}x{n}x{dt}>) -> tensor<{m}x{n}x{dt}>
   %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}x{dt}>, tensor<{k}x{n}x{dt}>) outs(%c : tensor<{m}x{n}x{dt}>) -> tensor<{m}x{n}x{dt}>
   return %r : tensor<{m}x{n}x{dt}>
+}}
+"""
+
+
+def matmul_bias_relu_mlir(m, n, k):
+    """relu(A B + bias) in f16 (f32 accumulation): the epilogue in the
+    kernel's copy-out."""
+    return f"""func.func @f(%a: tensor<{m}x{k}xf16>, %b: tensor<{k}x{n}xf16>, %bias: tensor<{n}xf16>) -> tensor<{m}x{n}xf16> {{
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<{m}x{n}xf32>
+  %c = linalg.fill ins(%z : f32) outs(%e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}xf16>, tensor<{k}x{n}xf16>) outs(%c : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  %eh = tensor.empty() : tensor<{m}x{n}xf16>
+  %h = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>],
+                       iterator_types = ["parallel", "parallel"]}}
+      ins(%r, %bias : tensor<{m}x{n}xf32>, tensor<{n}xf16>) outs(%eh : tensor<{m}x{n}xf16>) {{
+    ^bb0(%x: f32, %y: f16, %o: f16):
+      %yf = arith.extf %y : f16 to f32
+      %s = arith.addf %x, %yf : f32
+      %t = arith.maximumf %s, %z : f32
+      %u = arith.truncf %t : f32 to f16
+      linalg.yield %u : f16
+  }} -> tensor<{m}x{n}xf16>
+  return %h : tensor<{m}x{n}xf16>
 }}
 """
 
@@ -150,6 +176,10 @@ def cases():
         yield {"name": "matmul_%dx%dx%d" % (m, n, k), "kind": "matmul", "shape": [m, n, k],
                "inputs": [[m, k], [k, n]], "output": [m, n], "flops": 2 * m * n * k,
                "mlir": matmul_mlir(m, n, k)}
+    for m, n, k in MATMULS_BIAS_RELU:
+        yield {"name": "matmul_bias_relu_%dx%dx%d" % (m, n, k), "kind": "matmul_bias_relu",
+               "shape": [m, n, k], "inputs": [[m, k], [k, n], [n]], "output": [m, n],
+               "flops": 2 * m * n * k, "mlir": matmul_bias_relu_mlir(m, n, k)}
     for m, n, k in MATMULS_BF16:
         yield {"name": "matmul_bf16_%dx%dx%d" % (m, n, k), "kind": "matmul", "dtype": "bf16",
                "shape": [m, n, k], "inputs": [[m, k], [k, n]], "output": [m, n],
@@ -322,6 +352,9 @@ def run(args):
         if kind == "matmul_nt":
             vendor = lambda: torch.matmul(t[0], t[1].t())
             ref = torch.matmul(t[0].float(), t[1].float().t())
+        elif kind == "matmul_bias_relu":
+            vendor = lambda: torch.relu(torch.addmm(t[2], t[0], t[1]))
+            ref = torch.relu(torch.matmul(t[0].float(), t[1].float()) + t[2].float())
         elif kind == "matmul":
             vendor = lambda: torch.matmul(t[0], t[1])
             ref = torch.matmul(t[0].float(), t[1].float())
