@@ -194,10 +194,35 @@ void pbcGpuMatchNeighbours(PbcGemm *g) {
     if (mlirShapedTypeIsDynamicDim(t, d) ||
         g->trip[gemmLoopOfC(g, d)] != mlirShapedTypeGetDimSize(t, d))
       return;
-  MlirOperation before = pbcGpuNeighbour(g->root, false), after = pbcGpuNeighbour(g->root, true);
+  /* The fill: the last nest before the gemm, past deallocations of other
+   * buffers (the kernel takes its place later than those, harmlessly). */
+  MlirOperation before = {NULL};
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirOperationGetBlock(g->root));
+       op.ptr != g->root.ptr; op = mlirOperationGetNextInBlock(op))
+    if (!pbcGpuMovable(op) && !(pbcOpIsA(op, "memref.dealloc") &&
+                                mlirOperationGetOperand(op, 0).ptr != g->c.memref.ptr))
+      before = op;
+  MlirOperation after = pbcGpuNeighbour(g->root, true);
   if (!mlirOperationIsNull(before))
     matchFill(g, before);
+  /* Deallocations of buffers that are not C may sit between the gemm and
+   * its consumer (an operand freed after its last use): they move after
+   * the consumer, if it touches none of them. */
+  MlirOperation freed[8];
+  int nFreed = 0;
+  while (!mlirOperationIsNull(after) && pbcOpIsA(after, "memref.dealloc") && nFreed < 8 &&
+         mlirOperationGetOperand(after, 0).ptr != g->c.memref.ptr) {
+    freed[nFreed++] = after;
+    after = pbcGpuNeighbour(after, true);
+  }
+  for (int i = 0; i < nFreed && !mlirOperationIsNull(after); ++i)
+    for (MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetOperand(freed[i], 0));
+         !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
+      if (pbcOpIsInside(mlirOpOperandGetOwner(u), after))
+        after = (MlirOperation){NULL};
   if (!mlirOperationIsNull(after) && matchEpilogue(g, after)) {
+    for (int i = nFreed - 1; i >= 0; --i)
+      mlirOperationMoveAfter(freed[i], after);
     /* The constants and allocations between move above the gemm, where the
      * kernel (built in its place) sees them. */
     pbcGpuMoveRange(mlirOperationGetNextInBlock(g->root), after, g->root);

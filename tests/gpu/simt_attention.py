@@ -110,13 +110,27 @@ def attention_mlir(g, m, n, d, dv, scale, mask, causal, out, ab="f16"):
     add("    %%t = arith.truncf %%x : f32 to %s" % ab)
     add("    linalg.yield %%t : %s" % ab)
     add("  } -> tensor<%sx%s>" % (sh(m, n), ab))
-    add("  %%zo = arith.constant 0.0 : %s" % out)
-    add("  %%eo = tensor.empty() : tensor<%sx%s>" % (sh(m, dv), out))
-    add("  %%fo = linalg.fill ins(%%zo : %s) outs(%%eo : tensor<%sx%s>) -> tensor<%sx%s>" % (out, sh(m, dv), out, sh(m, dv), out))
+    # bf16 outputs: P V accumulates in f32 and an epilogue narrows it (as
+    # frameworks write it; bf16 accumulation would lose 1-3% over 100+
+    # keys). f16 outputs accumulate in f16 itself (the kernel uses f32).
+    acc = "f32" if ab == "bf16" else out
+    add("  %%zo = arith.constant 0.0 : %s" % acc)
+    add("  %%eo = tensor.empty() : tensor<%sx%s>" % (sh(m, dv), acc))
+    add("  %%fo = linalg.fill ins(%%zo : %s) outs(%%eo : tensor<%sx%s>) -> tensor<%sx%s>" % (acc, sh(m, dv), acc, sh(m, dv), acc))
     op = "linalg.batch_matmul" if g else "linalg.matmul"
     add("  %%o = %s ins(%%ph, %%v : tensor<%sx%s>, tensor<%sx%s>) outs(%%fo : tensor<%sx%s>) -> tensor<%sx%s>"
-        % (op, sh(m, n), ab, sh(n, dv), ab, sh(m, dv), out, sh(m, dv), out))
-    add("  return %%o : tensor<%sx%s>" % (sh(m, dv), out))
+        % (op, sh(m, n), ab, sh(n, dv), ab, sh(m, dv), acc, sh(m, dv), acc))
+    res = "%o"
+    if acc != out:
+        add("  %%en = tensor.empty() : tensor<%sx%s>" % (sh(m, dv), out))
+        add("  %%on = linalg.generic {indexing_maps = [%s, %s], iterator_types = [%s]}" % (ident, ident, par(rank)))
+        add("      ins(%%o : tensor<%sxf32>) outs(%%en : tensor<%sx%s>) {" % (sh(m, dv), sh(m, dv), out))
+        add("  ^bb0(%%x: f32, %%w: %s):" % out)
+        add("    %%t = arith.truncf %%x : f32 to %s" % out)
+        add("    linalg.yield %%t : %s" % out)
+        add("  } -> tensor<%sx%s>" % (sh(m, dv), out))
+        res = "%on"
+    add("  return %s : tensor<%sx%s>" % (res, sh(m, dv), out))
     add("}")
     return "\n".join(lines) + "\n"
 
