@@ -233,9 +233,9 @@ void pbcGpuMatchNeighbours(PbcGemm *g) {
 MlirValue pbcGpuAccInit(MlirOperation before, const PbcGemm *g, const MlirValue iv[]) {
   MlirValue x = mlirValueIsNull(g->init) ? pbcGpuGemmLoad(before, g, &g->c, iv) : g->init;
   MlirType f32 = mlirF32TypeGet(mlirOperationGetContext(before));
-  if (!mlirTypeIsAF32(mlirValueGetType(x)))
+  if (mlirTypeIsAFloat(mlirValueGetType(x)) && !mlirTypeIsAF32(mlirValueGetType(x)))
     x = pbcGpuOp(before, "arith.extf", 1, &x, f32, 0, NULL);
-  return x;
+  return x; /* i32 C (i8 operands) as it is */
 }
 
 /* Values of the epilogue's body and what stands for them in the kernel. */
@@ -320,7 +320,7 @@ static MlirValue copyOut(MlirOperation before, const PbcGemm *g, MlirValue value
                          const MlirValue iv[], bool store) {
   MlirType cElem = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
   MlirValue x = value;
-  if (!mlirTypeIsAF32(cElem))
+  if (!mlirTypeEqual(cElem, mlirValueGetType(x)))
     x = pbcGpuOp(before, "arith.truncf", 1, &x, cElem, 0, NULL);
   if (g->storeC)
     pbcGpuGemmStore(before, g, x, iv);

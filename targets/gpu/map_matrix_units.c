@@ -59,7 +59,7 @@ static bool run(MlirOperation func, void *state) {
      * emitters take any affine subscripts (convolutions too). */
     bool wholeFragments = !st->lanes && !st->mmaSync;
     if (!pbcGpuMatchGemm(roots.ops[i], &g) || (wholeFragments && !g.plain) ||
-        ((g.partial || g.bf16) && !st->mmaSync))
+        ((g.partial || g.bf16 || g.i8) && !st->mmaSync))
       continue;
     /* Per-element copy-out absorbs the fill and the pointwise consumer. */
     if (!wholeFragments)

@@ -28,7 +28,8 @@ static int ivLoop(const PbcLinearForm *f, const PbcGemm *g) {
 }
 
 static MlirValue stripExt(MlirValue v) {
-  if (mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "arith.extf"))
+  if (mlirValueIsAOpResult(v) && (pbcOpIsA(mlirOpResultGetOwner(v), "arith.extf") ||
+                                  pbcOpIsA(mlirOpResultGetOwner(v), "arith.extsi")))
     return mlirOperationGetOperand(mlirOpResultGetOwner(v), 0);
   return v;
 }
@@ -58,11 +59,12 @@ static bool matchBody(PbcGemm *g, PbcAccess *x, PbcAccess *y) {
       ++nLoads;
     else if (pbcOpIsA(op, "affine.store"))
       store = op, ++nStores;
-    else if (pbcOpIsA(op, "arith.mulf"))
+    else if (pbcOpIsA(op, "arith.mulf") || pbcOpIsA(op, "arith.muli"))
       mul = op, ++nMul;
-    else if (pbcOpIsA(op, "arith.addf"))
+    else if (pbcOpIsA(op, "arith.addf") || pbcOpIsA(op, "arith.addi"))
       add = op, ++nAdd;
-    else if (!pbcOpIsA(op, "arith.extf") && !pbcOpIsA(op, "affine.yield"))
+    else if (!pbcOpIsA(op, "arith.extf") && !pbcOpIsA(op, "arith.extsi") &&
+             !pbcOpIsA(op, "affine.yield"))
       return false;
   }
   if (nLoads != 3 || nStores != 1 || nMul != 1 || nAdd != 1 || !pbcAccessGet(store, &g->c))
@@ -81,6 +83,16 @@ static bool matchBody(PbcGemm *g, PbcAccess *x, PbcAccess *y) {
             q = stripExt(mlirOperationGetOperand(mul, 1));
   return mlirValueIsAOpResult(p) && mlirValueIsAOpResult(q) &&
          pbcAccessGet(mlirOpResultGetOwner(p), x) && pbcAccessGet(mlirOpResultGetOwner(q), y);
+}
+
+/* Whether the body multiplies and adds integers (else floats). */
+static bool intBody(const PbcGemm *g) {
+  MlirBlock body = pbcLoopBody(g->band[g->depth - 1]);
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    if (pbcOpIsA(op, "arith.muli"))
+      return true;
+  return false;
 }
 
 /* Every loop gets its role from the operands it indexes: C and A only: a
@@ -159,9 +171,15 @@ bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g) {
   MlirType fb = mlirShapedTypeGetElementType(mlirValueGetType(g->b.memref));
   MlirType fc = mlirShapedTypeGetElementType(mlirValueGetType(g->c.memref));
   g->bf16 = mlirTypeIsABF16(fa);
+  g->i8 = mlirTypeIsAInteger(fa) && mlirIntegerTypeGetWidth(fa) == 8;
   bool f16 = mlirTypeIsAF16(fa) && mlirTypeIsAF16(fb) && (mlirTypeIsAF16(fc) || mlirTypeIsAF32(fc));
   bool bf16 = g->bf16 && mlirTypeIsABF16(fb) && (mlirTypeIsABF16(fc) || mlirTypeIsAF32(fc));
-  if (!f16 && !bf16)
+  /* i8 x i8 -> i32: products and sums in i32 (extsi, muli, addi). */
+  bool i8 = g->i8 && mlirTypeEqual(fa, fb) && mlirTypeIsAInteger(fc) &&
+            mlirIntegerTypeGetWidth(fc) == 32 && intBody(g);
+  if (!f16 && !bf16 && !i8)
+    return false;
+  if (!i8 && intBody(g)) /* integer arithmetic on float operands: no */
     return false;
   long long size[4] = {1, 1, 1, 1};
   for (int l = 0; l < g->depth; ++l)

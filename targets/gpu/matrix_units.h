@@ -44,6 +44,7 @@ typedef struct {
    * [j][k] (column-major fragments). */
   bool plain, aT, bT;
   bool bf16; /* A and B are bf16 (else f16) */
+  bool i8;   /* A and B are i8, C i32 (mma-sync only) */
   /* M, N or K is not a multiple of 16: only emitters that mask their
    * copies and stores (mma-sync) take it. */
   bool partial;
@@ -58,8 +59,9 @@ typedef struct {
 } PbcGemm;
 
 /* Whether the nest rooted at `root` (classified matmul by S2) is a
- * contraction the matrix units take: f16 A and B with f16 or f32 C, or
- * bf16 A and B with bf16 or f32 C; linear
+ * contraction the matrix units take: f16 A and B with f16 or f32 C, bf16
+ * A and B with bf16 or f32 C, or i8 A and B sign-extended into i32 C;
+ * linear
  * subscripts, loops from 0 with step 1 (g->partial when M, N or K is not a
  * multiple of 16). */
 bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g);

@@ -31,13 +31,22 @@
  * padding adds nothing to the products. The copy-out of C's elements past
  * M's or N's edge is skipped (scf.if). */
 #include <stdio.h>
+#include <string.h>
 
 #include "gpu_build.h"
 #include "matrix_units.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
-enum { kWarp = 32, kPad = 8, kChunk = 8 /* f16 per 16-byte copy */ };
+enum { kWarp = 32 };
+
+/* Element sizes: A's and B's bytes; elements per 16 bytes, which is a
+ * cp.async copy, an ldmatrix row and the padding of a shared row (so
+ * that ldmatrix's eight rows fall in distinct banks); k per mma.sync
+ * (m16n8k16 for 16-bit operands, m16n8k32 for i8). */
+static int elemBytes(const PbcGemm *g) { return g->i8 ? 1 : 2; }
+static int chunkOf(const PbcGemm *g) { return 16 / elemBytes(g); }
+static int kStepOf(const PbcGemm *g) { return g->i8 ? 32 : 16; }
 
 /* A block-tile side for x indices: the largest of cap, cap/2, ..., 16 that
  * divides x; when x is not a multiple of 16, the smallest power of two
@@ -55,7 +64,7 @@ static int tileFor(long long x, int cap) {
 }
 
 static long long tilesOf(long long x, int tile) { return (x + tile - 1) / tile; }
-static bool chunkable(const PbcGemm *g, const PbcAccess *acc, PbcGemmRole role);
+static bool chunkable(const PbcGemm *g, const PbcAccess *acc, PbcGemmRole role, int chunk);
 
 PbcBlockTiles pbcGpuChooseBlockTiles(const PbcGemm *g, long long sms, long long sharedBytes) {
   PbcBlockTiles t;
@@ -69,12 +78,18 @@ PbcBlockTiles pbcGpuChooseBlockTiles(const PbcGemm *g, long long sms, long long 
     else
       t.bm /= 2;
   }
-  t.bk = g->k % 32 == 0 || g->k % 16 ? 32 : 16;
+  int chunk = chunkOf(g), pad = chunk;
+  if (g->i8)
+    t.bk = g->k % 64 == 0 ? 64 : 32;
+  else
+    t.bk = g->k % 32 == 0 || g->k % 16 ? 32 : 16;
   t.warpsM = t.bm >= 32 ? 2 : 1;
   t.warpsN = t.bn >= 32 ? 2 : 1;
-  t.bByN = !chunkable(g, &g->b, kPbcColN) && chunkable(g, &g->b, kPbcRed);
-  t.stageBytes =
-      2LL * (t.bm * (t.bk + kPad) + (t.bByN ? t.bn * (t.bk + kPad) : t.bk * (t.bn + kPad)));
+  /* i8 B fragments come from n-major tiles only (ldmatrix cannot
+   * transpose 8-bit elements): element copies transpose a k-major B. */
+  t.bByN = g->i8 || (!chunkable(g, &g->b, kPbcColN, chunk) && chunkable(g, &g->b, kPbcRed, chunk));
+  t.stageBytes = (long long)elemBytes(g) * (t.bm * (t.bk + pad) + (t.bByN ? t.bn * (t.bk + pad)
+                                                                          : t.bk * (t.bn + pad)));
   /* Half the SM's shared memory per block, so that two blocks share an SM
    * and one's barrier waits hide behind the other's work. */
   long long stages = sharedBytes / 2 / t.stageBytes;
@@ -132,15 +147,15 @@ static MlirValue select(MlirOperation before, MlirValue cond, MlirValue a, MlirV
  * eight contiguous, 16-byte aligned f16 elements of acc: the role's
  * innermost loop runs in multiples of 8 and is acc's last subscript, alone,
  * on a row-major buffer whose rows are multiples of 8. */
-static bool chunkable(const PbcGemm *g, const PbcAccess *acc, PbcGemmRole role) {
+static bool chunkable(const PbcGemm *g, const PbcAccess *acc, PbcGemmRole role, int chunk) {
   int inner = -1;
   for (int l = 0; l < g->depth; ++l)
     if (g->role[l] == role)
       inner = l;
   MlirType t = mlirValueGetType(acc->memref);
-  if (inner < 0 || g->trip[inner] % kChunk || !pbcMemrefHasIdentityLayout(t) ||
+  if (inner < 0 || g->trip[inner] % chunk || !pbcMemrefHasIdentityLayout(t) ||
       !mlirShapedTypeHasStaticShape(t) || acc->rank < 1 ||
-      mlirShapedTypeGetDimSize(t, acc->rank - 1) % kChunk)
+      mlirShapedTypeGetDimSize(t, acc->rank - 1) % chunk)
     return false;
   if (!pbcGpuSubscriptIsIv(&acc->subscripts[acc->rank - 1], g->band[inner]))
     return false;
@@ -159,7 +174,7 @@ static int copyTile(const Kernel *K, MlirOperation before, const PbcAccess *acc,
                     MlirValue stage, PbcGemmRole rowRole, MlirValue rowOrigin, int rows,
                     PbcGemmRole colRole, MlirValue colOrigin, int cols, bool async,
                     MlirValue *tokens) {
-  int vec = async ? kChunk : 1;
+  int chunk = chunkOf(K->g), vec = async ? chunk : 1;
   int items = rows * cols / vec, perRow = cols / vec, n = 0;
   for (int p = 0; p * K->threads < items; ++p) {
     MlirValue item = arith(before, "addi", K->tid, (long long)p * K->threads);
@@ -193,12 +208,12 @@ static int copyTile(const Kernel *K, MlirOperation before, const PbcAccess *acc,
      * the edge. */
     bool masked = !mlirValueIsNull(in);
     if (masked)
-      ops[5 + rank] = select(before, in, cst(before, kChunk), cst(before, 0));
+      ops[5 + rank] = select(before, in, cst(before, chunk), cst(before, 0));
     int32_t seg[5] = {1, 3, 1, rank, masked};
     MlirNamedAttribute attrs[3] = {
         pbcGpuNamed(before, "operandSegmentSizes",
                     mlirDenseI32ArrayGet(mlirOperationGetContext(before), 5, seg)),
-        pbcGpuNamedIndex(before, "dstElements", kChunk), pbcGpuNamedUnit(before, "bypassL1")};
+        pbcGpuNamedIndex(before, "dstElements", chunk), pbcGpuNamedUnit(before, "bypassL1")};
     tokens[n++] = pbcGpuOp(before, "nvgpu.device_async_copy", 5 + rank + masked, ops,
                            pbcGpuParseType(before, "!nvgpu.device.async.token"), 3, attrs);
   }
@@ -236,19 +251,21 @@ void pbcGpuAsyncWait(MlirOperation before, MlirValue group, int pending) {
 MlirValue pbcGpuLdmatrix(MlirOperation before, MlirValue shared, MlirValue stage, MlirValue row,
                          MlirValue col, bool transpose) {
   MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(shared));
+  /* Each lane gets 4 bytes of each of the 4 matrices. */
+  int64_t perLane = mlirTypeIsAInteger(elem) ? 4 : 2;
   MlirValue ops[4] = {shared, stage, row, col};
   MlirNamedAttribute attrs[2] = {
       pbcGpuNamedI32(before, "numTiles", 4),
       pbcGpuNamed(before, "transpose",
                   mlirBoolAttrGet(mlirOperationGetContext(before), transpose))};
   return pbcGpuOp(before, "nvgpu.ldmatrix", 4, ops,
-                  mlirVectorTypeGet(2, (int64_t[]){4, 2}, elem), 2, attrs);
+                  mlirVectorTypeGet(2, (int64_t[]){4, perLane}, elem), 2, attrs);
 }
 
 /* arith.constant dense<0.0> of a vector type. */
 MlirValue pbcGpuZeros(MlirOperation before, const char *type) {
   char text[64];
-  snprintf(text, sizeof(text), "dense<0.0> : %s", type);
+  snprintf(text, sizeof(text), strstr(type, "xi") ? "dense<0> : %s" : "dense<0.0> : %s", type);
   MlirNamedAttribute value = pbcGpuNamed(before, "value", pbcGpuParseAttr(before, text));
   return pbcGpuOp(before, "arith.constant", 0, NULL, pbcGpuParseType(before, type), 1, &value);
 }
@@ -257,12 +274,16 @@ MlirValue pbcGpuZeros(MlirOperation before, const char *type) {
  * (Row by row: n-D vector.extract_strided_slice has no NVVM lowering.) */
 MlirValue pbcGpuBHalf(MlirOperation before, MlirValue b4, int h) {
   MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(b4));
-  MlirType vt = mlirVectorTypeGet(2, (int64_t[]){2, 2}, elem);
-  MlirNamedAttribute zero = pbcGpuNamed(before, "value", mlirDenseElementsAttrFloatSplatGet(vt, 0.f));
+  int64_t perLane = mlirShapedTypeGetDimSize(mlirValueGetType(b4), 1);
+  MlirType vt = mlirVectorTypeGet(2, (int64_t[]){2, perLane}, elem);
+  MlirNamedAttribute zero = pbcGpuNamed(
+      before, "value",
+      mlirTypeIsAInteger(elem) ? mlirDenseElementsAttrInt32SplatGet(vt, 0)
+                               : mlirDenseElementsAttrFloatSplatGet(vt, 0.f));
   MlirValue v = pbcGpuOp(before, "arith.constant", 0, NULL, vt, 1, &zero);
   for (int64_t r = 0; r < 2; ++r) {
     MlirValue row = pbcGpuVectorExtract(before, b4, 1, (int64_t[]){2 * h + r},
-                                        mlirVectorTypeGet(1, (int64_t[]){2}, elem));
+                                        mlirVectorTypeGet(1, (int64_t[]){perLane}, elem));
     v = pbcGpuVectorInsert(before, row, v, 1, &r);
   }
   return v;
@@ -286,10 +307,12 @@ static void packRows(MlirOperation before, MlirValue frag, int rows, MlirValue o
 MlirValue pbcGpuMma(MlirOperation before, MlirValue a, MlirValue b, MlirValue c) {
   MlirType accType = mlirValueGetType(c);
   MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(a));
-  if (mlirTypeIsAF16(elem)) {
+  if (mlirTypeIsAF16(elem) || mlirTypeIsAInteger(elem)) {
     MlirValue ops[3] = {a, b, c};
     MlirNamedAttribute shape = pbcGpuNamed(
-        before, "mmaShape", pbcGpuParseAttr(before, "[16 : i64, 8 : i64, 16 : i64]"));
+        before, "mmaShape",
+        pbcGpuParseAttr(before, mlirTypeIsAF16(elem) ? "[16 : i64, 8 : i64, 16 : i64]"
+                                                     : "[16 : i64, 8 : i64, 32 : i64]"));
     return pbcGpuOp(before, "nvgpu.mma.sync", 3, ops, accType, 1, &shape);
   }
   /* bf16: MLIR 22's nvgpu-to-nvvm conversion cannot deduce the PTX types
@@ -340,6 +363,22 @@ static MlirValue accElement(const Kernel *K, MlirOperation before, MlirValue wRo
   return in;
 }
 
+/* Bytes of an element type the copy-out stages (0: not one), and its
+ * spelling. */
+static int typeBytes(MlirType t) {
+  if (mlirTypeIsAF32(t) || (mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 32))
+    return 4;
+  if (mlirTypeIsAF16(t) || mlirTypeIsABF16(t))
+    return 2;
+  return mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 8 ? 1 : 0;
+}
+
+static const char *typeText(MlirType t) {
+  if (mlirTypeIsAInteger(t))
+    return mlirIntegerTypeGetWidth(t) == 8 ? "i8" : "i32";
+  return mlirTypeIsAF32(t) ? "f32" : mlirTypeIsABF16(t) ? "bf16" : "f16";
+}
+
 /* The copy-out through shared memory: C's tile (or, with an absorbed
  * epilogue, what the epilogue stores for it) is stored there (the
  * accumulator layout gives each lane two adjacent columns only), then
@@ -357,12 +396,11 @@ static int stagedCopyOutWidth(const Kernel *K, PbcAccess *dst) {
     return 0;
   if (mlirOperationIsNull(g->epilogue))
     *dst = g->c;
-  MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(dst->memref));
-  int bytes = mlirTypeIsAF32(elem) ? 4 : mlirTypeIsAF16(elem) || mlirTypeIsABF16(elem) ? 2 : 0;
-  if (!bytes || g->m % t->bm || g->n % t->bn || !chunkable(g, dst, kPbcColN))
+  int bytes = typeBytes(mlirShapedTypeGetElementType(mlirValueGetType(dst->memref)));
+  if (!bytes)
     return 0;
   int vec = 16 / bytes;
-  if ((long long)t->bm * t->bn / vec % K->threads ||
+  if (g->m % t->bm || g->n % t->bn || !chunkable(g, dst, kPbcColN, vec) ||(long long)t->bm * t->bn / vec % K->threads ||
       (long long)t->bm * (t->bn + vec) * bytes > t->stages * t->stageBytes)
     return 0;
   return vec;
@@ -375,8 +413,8 @@ static void stagedCopyOut(const Kernel *K, MlirOperation end, MlirValue raw, Mli
   const PbcGemm *g = K->g;
   const PbcBlockTiles *t = &K->t;
   MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(dst->memref));
-  MlirType f32 = mlirF32TypeGet(mlirOperationGetContext(end));
-  const char *elemText = mlirTypeIsAF32(elem) ? "f32" : mlirTypeIsABF16(elem) ? "bf16" : "f16";
+  MlirType accElem = mlirShapedTypeGetElementType(mlirValueGetType(mlirOperationGetResult(loop, 0)));
+  const char *elemText = typeText(elem);
   char type[160];
   /* Rows padded by one chunk: still 16-byte aligned, and lanes g = 0..7
    * of a fragment start in different banks. */
@@ -390,9 +428,9 @@ static void stagedCopyOut(const Kernel *K, MlirOperation end, MlirValue raw, Mli
     for (int ni = 0; ni < fn; ++ni) {
       MlirValue res = mlirOperationGetResult(loop, mi * fn + ni);
       for (int e = 0; e < 4; ++e) {
-        MlirValue x = pbcGpuVectorExtract(end, res, 2, (int64_t[]){e / 2, e % 2}, f32);
+        MlirValue x = pbcGpuVectorExtract(end, res, 2, (int64_t[]){e / 2, e % 2}, accElem);
         if (mlirOperationIsNull(g->epilogue)) {
-          if (!mlirTypeIsAF32(elem))
+          if (!mlirTypeEqual(elem, accElem))
             x = pbcGpuOp(end, "arith.truncf", 1, &x, elem, 0, NULL);
         } else { /* C is dead: only the epilogue's value is stored */
           MlirValue iv[kPbcMaxBand];
@@ -434,16 +472,18 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   MlirContext ctx = mlirOperationGetContext(at);
   K.threads = kWarp * t->warpsM * t->warpsN;
   K.kTiles = tilesOf(g->k, t->bk);
-  K.asyncA = chunkable(g, &g->a, kPbcRed);
-  K.asyncB = t->bByN || chunkable(g, &g->b, kPbcColN);
+  int chunk = chunkOf(g), pad = chunk, kStep = kStepOf(g);
+  K.asyncA = chunkable(g, &g->a, kPbcRed, chunk);
+  K.asyncB = t->bByN ? chunkable(g, &g->b, kPbcRed, chunk) : chunkable(g, &g->b, kPbcColN, chunk);
   int wm = t->bm / t->warpsM, wn = t->bn / t->warpsN, fm = wm / 16, fn = wn / 8;
-  MlirType f32 = mlirF32TypeGet(ctx);
+  /* The accumulators: f32, or i32 for i8 operands. */
+  MlirType accElem = g->i8 ? mlirIntegerTypeGet(ctx, 32) : mlirF32TypeGet(ctx);
 
   MlirValue c1 = cst(at, 1);
   MlirValue grid[3] = {cst(at, tilesOf(g->n, t->bn)), cst(at, tilesOf(g->m, t->bm)),
                        cst(at, g->batch)};
   MlirValue block[3] = {cst(at, K.threads), c1, c1};
-  long long aBytes = 2LL * t->stages * t->bm * (t->bk + kPad);
+  long long aBytes = (long long)elemBytes(g) * t->stages * t->bm * (t->bk + pad);
   MlirValue smem = pbcGpuConstI32(at, (int32_t)(t->stages * t->stageBytes));
   MlirOperation launch = pbcGpuBuildLaunch(at, grid, block, smem);
   MlirBlock body = pbcGpuBody(launch, 0);
@@ -455,19 +495,22 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
       pbcGpuOp(end, "gpu.dynamic_shared_memory", 0, NULL,
                pbcGpuParseType(end, "memref<?xi8, #gpu.address_space<workgroup>>"), 0, NULL);
   char type[128];
-  const char *ab = g->bf16 ? "bf16" : "f16";
+  const char *ab = g->i8 ? "i8" : g->bf16 ? "bf16" : "f16";
   snprintf(type, sizeof(type), "memref<%dx%dx%dx%s, #gpu.address_space<workgroup>>", t->stages,
-           t->bm, t->bk + kPad, ab);
+           t->bm, t->bk + pad, ab);
   MlirValue view[2] = {raw, cst(end, 0)};
   K.aS = pbcGpuOp(end, "memref.view", 2, view, pbcGpuParseType(end, type), 0, NULL);
   snprintf(type, sizeof(type), "memref<%dx%dx%dx%s, #gpu.address_space<workgroup>>", t->stages,
-           t->bByN ? t->bn : t->bk, t->bByN ? t->bk + kPad : t->bn + kPad, ab);
+           t->bByN ? t->bn : t->bk, t->bByN ? t->bk + pad : t->bn + pad, ab);
   view[1] = cst(end, aBytes);
   K.bS = pbcGpuOp(end, "memref.view", 2, view, pbcGpuParseType(end, type), 0, NULL);
 
   K.tid = mlirBlockGetArgument(body, 3);
-  MlirType abType = g->bf16 ? mlirBF16TypeGet(ctx) : mlirF16TypeGet(ctx);
-  MlirNamedAttribute zero = pbcGpuNamed(end, "value", mlirFloatAttrDoubleGet(ctx, abType, 0.0));
+  MlirType abType = g->i8     ? mlirIntegerTypeGet(ctx, 8)
+                    : g->bf16 ? mlirBF16TypeGet(ctx)
+                              : mlirF16TypeGet(ctx);
+  MlirNamedAttribute zero = pbcGpuNamed(
+      end, "value", g->i8 ? mlirIntegerAttrGet(abType, 0) : mlirFloatAttrDoubleGet(ctx, abType, 0.0));
   K.zero = pbcGpuOp(end, "arith.constant", 0, NULL, abType, 1, &zero);
   K.j0 = arith(end, "muli", mlirBlockGetArgument(body, 0), t->bn);
   K.i0 = arith(end, "muli", mlirBlockGetArgument(body, 1), t->bm);
@@ -489,7 +532,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   MlirValue acc[256];
   for (int mi = 0; mi < fm; ++mi)
     for (int ni = 0; ni < fn; ++ni) {
-      MlirValue v = pbcGpuZeros(end, "vector<2x2xf32>");
+      MlirValue v = pbcGpuZeros(end, g->i8 ? "vector<2x2xi32>" : "vector<2x2xf32>");
       for (int e = 0; e < 4; ++e) {
         MlirValue iv[kPbcMaxBand];
         accElement(&K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
@@ -507,27 +550,32 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   MlirValue ahead = arith(yield, "addi", kt, t->stages - 1);
   copyStage(&K, yield, ahead, arith(yield, "remui", ahead, t->stages));
   MlirValue cur = arith(yield, "remui", kt, t->stages);
+  /* In 16-byte units along k (8 halves, 16 bytes of i8): lanes 16-31 of
+   * an A load and odd matrices of an n-major B load take the second. */
   MlirValue lane16 = arith(yield, "remui", lane, 16),
             half8 = arith(yield, "muli", arith(yield, "divui", lane, 16), 8);
+  MlirValue kHalf16 = arith(yield, "muli", arith(yield, "divui", lane, 16), chunk);
   MlirValue bNLane = pbcGpuArith(yield, "addi", arith(yield, "remui", lane, 8), half8),
-            bKHalf = arith(yield, "muli", arith(yield, "remui", arith(yield, "divui", lane, 8), 2), 8);
+            bKHalf =
+                arith(yield, "muli", arith(yield, "remui", arith(yield, "divui", lane, 8), 2), chunk);
   MlirValue next[256];
   for (int i = 0; i < fm * fn; ++i)
     next[i] = mlirBlockGetArgument(lb, 1 + i);
-  for (int kk = 0; kk < t->bk / 16; ++kk) {
-    /* A: lanes 0-15 address rows 0-15 at k 0, lanes 16-31 at k 8. B (x4,
-     * transposed): rows k 0-15, columns n and n + 8. */
+  for (int kk = 0; kk < t->bk / kStep; ++kk) {
+    /* A: lanes 0-15 address rows 0-15 at k 0, lanes 16-31 at the second
+     * 16 bytes. B (x4, transposed): rows k 0-15, columns n and n + 8. */
     MlirValue aF[8], bF[16];
-    MlirValue kCol = arith(yield, "addi", half8, 16 * kk);
+    MlirValue kCol = arith(yield, "addi", kHalf16, kStep * kk);
     for (int mi = 0; mi < fm; ++mi)
       aF[mi] =
           pbcGpuLdmatrix(yield, K.aS, cur, pbcGpuAffine1(yield, wRowIn, 1, lane16, 16 * mi), kCol, false);
-    MlirValue kRow = arith(yield, "addi", lane16, 16 * kk);
-    MlirValue kHalf = arith(yield, "addi", bKHalf, 16 * kk);
+    MlirValue kRow = arith(yield, "addi", lane16, kStep * kk);
+    MlirValue kHalf = arith(yield, "addi", bKHalf, kStep * kk);
     for (int np = 0; np < fn / 2; ++np) {
       /* n-major B (not transposed): lanes 8i..8i+7 address matrix i's rows
-       * n (+8 for i >= 2) at k (+8 for odd i), so registers 0, 1 hold the
-       * first 8 columns' fragment and 2, 3 the next, as with .trans. */
+       * n (+8 for i >= 2) at k (+16 bytes for odd i), so registers 0, 1
+       * hold the first 8 columns' fragment and 2, 3 the next, as with
+       * .trans. */
       MlirValue b4 =
           t->bByN ? pbcGpuLdmatrix(yield, K.bS, cur, pbcGpuAffine1(yield, wColIn, 1, bNLane, 16 * np),
                              kHalf, false)
@@ -557,7 +605,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
     for (int ni = 0; ni < fn; ++ni) {
       MlirValue res = mlirOperationGetResult(loop, mi * fn + ni);
       for (int e = 0; e < 4; ++e) {
-        MlirValue x = pbcGpuVectorExtract(end, res, 2, (int64_t[]){e / 2, e % 2}, f32);
+        MlirValue x = pbcGpuVectorExtract(end, res, 2, (int64_t[]){e / 2, e % 2}, accElem);
         MlirValue iv[kPbcMaxBand];
         MlirValue in = accElement(&K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
         MlirOperation at = end;

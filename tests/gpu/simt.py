@@ -12,7 +12,9 @@ too-weak wait shows as wrong data too. Shared memory starts as NaN.
 Hardware semantics modelled (PTX ISA, "Matrix fragments for mma.m16n8k16"
 and "ldmatrix"); g = lane / 4, t = lane % 4:
   mma.sync m16n8k16 f16 -> f32 (nvgpu.mma.sync), bf16 -> f32
-    (nvvm.mma.sync on registers of two halves; bf16 as bit patterns)
+    (nvvm.mma.sync on registers of two halves; bf16 as bit patterns),
+    m16n8k32 s8 -> s32 (A[g + 8 (r % 2)][4t + e + 16 (r / 2)],
+    B[4t + e + 16 r][g]; ldmatrix gives each lane four i8 per matrix)
     A (4 x 2 halves): register r, element e -> A[g + 8 (r % 2)][2t + e + 8 (r / 2)]
     B (2 x 2 halves): register r, element e -> B[2t + e + 8 r][g]
     C, D (2 x 2 f32): register r, element e -> C[g + 8 r][2t + e]
@@ -133,7 +135,7 @@ def _result_types(op):
 # bf16 values live as their bit patterns (numpy has no bfloat16): only
 # moves, selects, extf/truncf and the matrix instruction look at them.
 _DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i32": np.int64,
-           "i64": np.int64, "index": np.int64, "i1": np.bool_, "bf16": np.uint16}
+           "i64": np.int64, "index": np.int64, "i1": np.bool_, "bf16": np.uint16, "i8": np.int8}
 
 
 def bf16_to_f32(bits):
@@ -321,6 +323,8 @@ class Kernel:
             out = bf16_to_f32(get(0))
         elif n == "arith.truncf" and types[0].endswith("bf16"):
             out = f32_to_bf16(get(0))
+        elif n == "arith.extsi":
+            out = np.asarray(get(0)).astype(np.int64)
         elif n in ("arith.extf", "arith.truncf"):
             out = np.asarray(get(0)).astype(_shape_dtype(types[0])[1])
         elif n == "vector.bitcast":
@@ -348,6 +352,8 @@ class Kernel:
             out = env["__raw__"]
         elif n == "memref.view":
             shape, dt = _shape_dtype(types[0])
+            if types[0].split("x")[-1].startswith("i32"):  # 4 bytes in shared memory
+                dt = np.int32
             off, raw = _u(get(1)), get(0).arr
             size = int(np.prod(shape)) * np.dtype(dt).itemsize
             out = Shared(raw[:, off:off + size].view(dt).reshape((raw.shape[0],) + shape))
@@ -442,7 +448,8 @@ class Kernel:
             env[op.results[1]] = np.bool_(True)
             return
         elif n == "nvgpu.mma.sync":
-            out = _mma_m16n8k16(get(0), get(1), get(2))
+            a = np.asarray(get(0))
+            out = (_mma_m16n8k32_s8 if a.dtype == np.int8 else _mma_m16n8k16)(a, get(1), get(2))
         else:
             raise NotImplementedError("simt: no model of " + n)
         if op.results:
@@ -476,18 +483,24 @@ class Kernel:
         mem = env[op.operands[0]]
         idx = [env[x] for x in op.operands[1:]]
         base = np.broadcast(w.bid, w.tid).shape
-        e = np.arange(8)
+        # A row is 16 bytes; each lane gets 4 bytes of each matrix (two
+        # halves, or four i8, which .trans cannot take).
+        size = mem.arr.dtype.itemsize
+        per = 4 // size
+        if trans and size != 2:
+            raise NotImplementedError("simt: ldmatrix .trans of %d-byte elements" % size)
+        e = np.arange(16 // size)
         rows = mem.arr[(np.broadcast_to(w.bid, base)[..., None],) +
                        tuple(np.broadcast_to(i, base)[..., None] for i in idx[:-1]) +
-                       (np.broadcast_to(idx[-1], base)[..., None] + e,)]  # (B, 32, 8)
+                       (np.broadcast_to(idx[-1], base)[..., None] + e,)]  # (B, 32, row)
         lane = np.arange(WARP)
-        out = np.empty(base + (tiles, 2), dtype=mem.arr.dtype)
+        out = np.empty(base + (tiles, per), dtype=mem.arr.dtype)
         for i in range(tiles):
-            m = rows[:, 8 * i:8 * i + 8, :]  # (B, 8 rows, 8 cols)
+            m = rows[:, 8 * i:8 * i + 8, :]  # (B, 8 rows, row)
             if trans:
                 m = np.swapaxes(m, 1, 2)
-            for k in range(2):
-                out[:, :, i, k] = m[:, lane // 4, 2 * (lane % 4) + k]
+            for k in range(per):
+                out[:, :, i, k] = m[:, lane // 4, per * (lane % 4) + k]
         return out
 
 
@@ -536,6 +549,33 @@ def _mma_m16n8k16(a, b, c):
             C[:, _G + 8 * r, 2 * _T + e] = c[:, :, r, e]
     D = A @ B + C
     out = np.empty((nb, WARP, 2, 2), np.float32)
+    for r in range(2):
+        for e in range(2):
+            out[:, :, r, e] = D[:, _G + 8 * r, 2 * _T + e]
+    return out
+
+
+def _mma_m16n8k32_s8(a, b, c):
+    """nvgpu.mma.sync m16n8k32 s8: a (B,32,4,4) i8, b (B,32,2,4) i8, c
+    (B,32,2,2) i32 (PTX: A[g + 8 (r % 2)][4t + e + 16 (r / 2)],
+    B[4t + e + 16 r][g]); exact integer products and sums."""
+    nb = max(a.shape[0], b.shape[0], np.asarray(c).shape[0])
+    a = np.broadcast_to(a, (nb, WARP, 4, 4))
+    b = np.broadcast_to(b, (nb, WARP, 2, 4))
+    c = np.broadcast_to(c, (nb, WARP, 2, 2))
+    A = np.zeros((nb, 16, 32), np.int64)
+    B = np.zeros((nb, 32, 8), np.int64)
+    C = np.zeros((nb, 16, 8), np.int64)
+    for r in range(4):
+        for e in range(4):
+            A[:, _G + 8 * (r % 2), 4 * _T + e + 16 * (r // 2)] = a[:, :, r, e]
+    for r in range(2):
+        for e in range(4):
+            B[:, 4 * _T + e + 16 * r, _G] = b[:, :, r, e]
+        for e in range(2):
+            C[:, _G + 8 * r, 2 * _T + e] = c[:, :, r, e]
+    D = A @ B + C
+    out = np.empty((nb, WARP, 2, 2), np.int64)
     for r in range(2):
         for e in range(2):
             out[:, :, r, e] = D[:, _G + 8 * r, 2 * _T + e]

@@ -9,7 +9,7 @@ the numbers. Outputs start random, so an element the kernel never writes
 fails the comparison too, and one stored twice in a launch is an error.
 
   simt_matrix_units.py --pbc PBC [--mlir-opt MLIR_OPT] [--chip sm_80] [--only NAME]
-                       [--random N [--bf16]] [--seed S]
+                       [--random N] [--family f16|bf16|i8] [--seed S]
 """
 import argparse
 import os
@@ -52,15 +52,20 @@ def mlir_for(name, spec, sizes, out_type, ab="f16"):
     amap = lambda s: "affine_map<(%s) -> (%s)>" % (", ".join(dims), ", ".join(s))
     iters = ", ".join('"reduction"' if d not in c else '"parallel"' for d in dims)
     ot = out_type
-    ext = (f"%xe = arith.extf %x : {ab} to f32\n    %ye = arith.extf %y : {ab} to f32\n    %p = arith.mulf %xe, %ye : f32"
-           if ot == "f32" else f"%p = arith.mulf %x, %y : {ab}")
+    if ot == "i32":  # i8 x i8 -> i32
+        ext = ("%xe = arith.extsi %x : i8 to i32\n    %ye = arith.extsi %y : i8 to i32\n"
+               "    %p = arith.muli %xe, %ye : i32")
+    else:
+        ext = (f"%xe = arith.extf %x : {ab} to f32\n    %ye = arith.extf %y : {ab} to f32\n    %p = arith.mulf %xe, %ye : f32"
+               if ot == "f32" else f"%p = arith.mulf %x, %y : {ab}")
+    add = "addi" if ot == "i32" else "addf"
     return f"""
 func.func @{name}(%a: tensor<{shape(a)}x{ab}>, %b: tensor<{shape(b)}x{ab}>, %c: tensor<{shape(c)}x{ot}>) -> tensor<{shape(c)}x{ot}> {{
   %r = linalg.generic {{indexing_maps = [{amap(a)}, {amap(b)}, {amap(c)}], iterator_types = [{iters}]}}
       ins(%a, %b : tensor<{shape(a)}x{ab}>, tensor<{shape(b)}x{ab}>) outs(%c : tensor<{shape(c)}x{ot}>) {{
   ^bb0(%x: {ab}, %y: {ab}, %acc: {ot}):
     {ext}
-    %s = arith.addf %acc, %p : {ot}
+    %s = arith.{add} %acc, %p : {ot}
     linalg.yield %s : {ot}
   }} -> tensor<{shape(c)}x{ot}>
   return %r : tensor<{shape(c)}x{ot}>
@@ -118,6 +123,20 @@ def bf16_gemm_case(spec, sizes, out="f32"):
             spec, simt.bf16_to_f32(A).astype(np.float64), simt.bf16_to_f32(B).astype(np.float64))
         return [A, B, C0, C0.copy()], expect
     return mlir_for("k", spec, sizes, out, ab="bf16"), make, out
+
+
+def int8_gemm_case(spec, sizes):
+    """The contraction on i8 operands into i32 (exact): any wrong element
+    shows."""
+    a, b, c, _ = contraction(spec)
+    shapes = [tuple(sizes[d] for d in s) for s in (a, b, c)]
+
+    def make(rng):
+        A, B = (rng.integers(-128, 128, s).astype(np.int8) for s in shapes[:2])
+        C0 = rng.integers(-1000, 1000, shapes[2]).astype(np.int32)
+        expect = C0.astype(np.int64) + np.einsum(spec, A.astype(np.int64), B.astype(np.int64))
+        return [A, B, C0, C0.copy()], expect
+    return mlir_for("k", spec, sizes, "i32", ab="i8"), make, "i32"
 
 
 def conv_case(n, h, w, c, kh, kw, f, stride, dilation, out="f32"):
@@ -205,10 +224,14 @@ CASES = {
     # bf16 operands (nvvm.mma.sync): f32 and bf16 C, B n x k, partial tiles.
     "bf16_mm": bf16_gemm_case("mk,kn->mn", dict(m=64, k=64, n=96)),
     "bf16_bmm_bt_bf16": bf16_gemm_case("bmk,bnk->bmn", dict(b=2, m=48, k=40, n=72), out="bf16"),
+    # i8 x i8 -> i32 (mma.sync m16n8k32): B n x k (16-byte copies) and k x
+    # n (element copies into an n-major tile), partial tiles.
+    "i8_mm_bt": int8_gemm_case("mk,nk->mn", dict(m=64, k=128, n=64)),
+    "i8_bmm": int8_gemm_case("bmk,bkn->bmn", dict(b=2, m=40, k=72, n=24)),
 }
 
 
-def random_case(rng, bf16=False):
+def random_case(rng, bf16=False, i8=False):
     """A contraction of random shape: C = A B with B k x n (k-major tile) or
     n x k (n-major tile), batched or not, f32 or f16 C (bf16: bf16 operands,
     f32 or bf16 C); sizes from 8 to 160 (partial tiles), k a multiple of 8
@@ -217,6 +240,10 @@ def random_case(rng, bf16=False):
     k = int(rng.choice([8 * int(rng.integers(1, 21)), int(rng.integers(8, 161))]))
     sizes = dict(b=int(rng.integers(1, 4)), m=int(rng.integers(8, 161)),
                  n=int(rng.integers(8, 161)), k=k)
+    if i8:
+        name = "%s %s i8 x i8 -> i32" % (spec, " ".join("%s=%d" % kv for kv in sizes.items()
+                                                         if kv[0] in spec))
+        return name, int8_gemm_case(spec, sizes)
     out = str(rng.choice(["f32", "bf16" if bf16 else "f16"]))
     name = "%s %s %s%s" % (spec, " ".join("%s=%d" % kv for kv in sizes.items() if kv[0] in spec),
                            "bf16 x bf16 -> " if bf16 else "", out)
@@ -241,7 +268,7 @@ def run_case(name, pbc, mlir_opt, chip, rng, case=None):
         return "no mma.sync in the S3 output"
     func = list(simt.parse_module(generic.stdout).values())[0]
     args, expect = make(rng)
-    tol = {"f16": 4e-3, "bf16": 8e-3}.get(out, 1e-4)
+    tol = {"f16": 4e-3, "bf16": 8e-3, "i32": 0}.get(out, 1e-4)
     for order, late in (("forward", True), ("reverse", False)):
         run = [x.copy() for x in args]
         try:
@@ -250,7 +277,7 @@ def run_case(name, pbc, mlir_opt, chip, rng, case=None):
             return "%s warps: %s" % (order, e)
         got = simt.bf16_to_f32(run[-1]) if out == "bf16" else run[-1]
         err = np.max(np.abs(got.astype(np.float64) - expect)) / np.max(np.abs(expect))
-        if not np.isfinite(err) or err > tol:
+        if not np.isfinite(err) or err > tol:  # i32: exact
             bad = np.argwhere(~np.isclose(got, expect, rtol=tol, atol=tol * np.max(np.abs(expect))))
             return "%s warps, %s copies: relative error %.3g (%d elements off, first at %s)" % (
                 order, "late" if late else "eager", err, len(bad), tuple(bad[0]) if len(bad) else "-")
@@ -264,7 +291,8 @@ def main():
     p.add_argument("--chip", default="sm_80")
     p.add_argument("--only")
     p.add_argument("--random", type=int, default=0, help="also N contractions of random shape")
-    p.add_argument("--bf16", action="store_true", help="the random contractions on bf16 operands")
+    p.add_argument("--family", choices=("f16", "bf16", "i8"), default="f16",
+                   help="operand type of the fixed cases (by name prefix) and random ones")
     p.add_argument("--seed", type=int, default=None)
     args = p.parse_args()
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
@@ -272,12 +300,13 @@ def main():
     rng = np.random.default_rng(seed)
     failed = 0
     for _ in range(args.random):
-        name, case = random_case(rng, args.bf16)
+        name, case = random_case(rng, args.family == "bf16", args.family == "i8")
         problem = run_case(name, args.pbc, args.mlir_opt, args.chip, rng, case)
         print(("FAIL %s: %s" % (name, problem)) if problem else "PASS %s" % name, flush=True)
         failed += bool(problem)
     for name in CASES:
-        if args.only and name != args.only:
+        family = name.split("_")[0] if name.split("_")[0] in ("bf16", "i8") else "f16"
+        if (args.only and name != args.only) or (not args.only and family != args.family):
             continue
         problem = run_case(name, args.pbc, args.mlir_opt, args.chip, rng)
         print(("FAIL %s: %s" % (name, problem)) if problem else "PASS %s" % name, flush=True)

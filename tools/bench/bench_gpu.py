@@ -20,7 +20,8 @@ is compared with torch's (relative max error printed).
 
 Cases: f16 matmuls 1024..8192 and transformer shapes (f16 C, f32
 accumulation), three with bias + relu in the kernel's copy-out, two on
-bf16 operands and C, three as x Wᵀ (B given N x K); ResNet-50 3x3 and 1x1 convolutions (NHWC, f16, batch 8,
+bf16 operands and C, three as x Wᵀ (B given N x K), three i8 x i8 -> i32
+(x Wᵀ, against torch._int_mm); ResNet-50 3x3 and 1x1 convolutions (NHWC, f16, batch 8,
 input pre-padded); the attention configurations of the PolyBlocks paper's
 Table 2 (softmax(Q K^T) V per head; f16 operands, f32 scores).
 """
@@ -39,6 +40,8 @@ MATMULS = [(n, n, n) for n in (1024, 2048, 4096, 8192)] + [
     (8192, 768, 3072), (8192, 3072, 768), (8192, 2304, 768)]
 # relu(A B + bias): the epilogue absorbed into the kernel's copy-out.
 MATMULS_BIAS_RELU = [(4096, 4096, 4096), (8192, 3072, 768), (8192, 768, 3072)]
+# i8 x i8 -> i32, B given N x K (mma.sync m16n8k32; torch._int_mm's form).
+MATMULS_I8 = [(4096, 4096, 4096), (8192, 3072, 768), (8192, 768, 3072)]
 # bf16 operands and C (nvvm.mma.sync with .bf16 operands).
 MATMULS_BF16 = [(4096, 4096, 4096), (8192, 3072, 768)]
 # x Wᵀ, as torch's linear layers multiply (B given N x K, k contiguous).
@@ -91,6 +94,18 @@ def matmul_bias_relu_mlir(m, n, k):
       linalg.yield %u : f16
   }} -> tensor<{m}x{n}xf16>
   return %h : tensor<{m}x{n}xf16>
+}}
+"""
+
+
+def matmul_i8_mlir(m, n, k):
+    return f"""func.func @f(%a: tensor<{m}x{k}xi8>, %b: tensor<{n}x{k}xi8>) -> tensor<{m}x{n}xi32> {{
+  %z = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<{m}x{n}xi32>
+  %c = linalg.fill ins(%z : i32) outs(%e : tensor<{m}x{n}xi32>) -> tensor<{m}x{n}xi32>
+  %r = linalg.matmul indexing_maps = [affine_map<(i, j, l) -> (i, l)>, affine_map<(i, j, l) -> (j, l)>, affine_map<(i, j, l) -> (i, j)>]
+      ins(%a, %b : tensor<{m}x{k}xi8>, tensor<{n}x{k}xi8>) outs(%c : tensor<{m}x{n}xi32>) -> tensor<{m}x{n}xi32>
+  return %r : tensor<{m}x{n}xi32>
 }}
 """
 
@@ -180,6 +195,10 @@ def cases():
         yield {"name": "matmul_bias_relu_%dx%dx%d" % (m, n, k), "kind": "matmul_bias_relu",
                "shape": [m, n, k], "inputs": [[m, k], [k, n], [n]], "output": [m, n],
                "flops": 2 * m * n * k, "mlir": matmul_bias_relu_mlir(m, n, k)}
+    for m, n, k in MATMULS_I8:
+        yield {"name": "matmul_i8_%dx%dx%d" % (m, n, k), "kind": "matmul_i8", "shape": [m, n, k],
+               "inputs": [[m, k], [n, k]], "output": [m, n], "flops": 2 * m * n * k,
+               "mlir": matmul_i8_mlir(m, n, k)}
     for m, n, k in MATMULS_BF16:
         yield {"name": "matmul_bf16_%dx%dx%d" % (m, n, k), "kind": "matmul", "dtype": "bf16",
                "shape": [m, n, k], "inputs": [[m, k], [k, n]], "output": [m, n],
@@ -324,7 +343,10 @@ def run(args):
         if args.only and args.only not in case["name"]:
             continue
         bf16 = case.get("dtype") == "bf16"
-        if bf16:  # bit patterns for pbc, the same values for torch
+        i8 = case["kind"] == "matmul_i8"
+        if i8:
+            ins = [rng.integers(-128, 128, s).astype(np.int8) for s in case["inputs"]]
+        elif bf16:  # bit patterns for pbc, the same values for torch
             vals = [torch.from_numpy((rng.standard_normal(s) * 0.5).astype(np.float32)).bfloat16()
                     for s in case["inputs"]]
             ins = [v.view(torch.int16).numpy().view(np.uint16) for v in vals]
@@ -337,7 +359,8 @@ def run(args):
             for i in range(3 + args.runs):
                 rt.pbcGpuKernelTimingReset()
                 (out,) = lib.call("f", ins, [(tuple(case["output"]),
-                                              pbc_lib.BF16 if bf16 else np.float16)],
+                                              np.int32 if i8 else pbc_lib.BF16 if bf16
+                                              else np.float16)],
                                   check_inputs=False)
                 if i >= 3:
                     times.append(rt.pbcGpuKernelMilliseconds())
@@ -349,7 +372,11 @@ def run(args):
         if bf16:
             out = (out.astype(np.uint32) << 16).view(np.float32)
         kind = case["kind"]
-        if kind == "matmul_nt":
+        if kind == "matmul_i8":
+            vendor = lambda: torch._int_mm(t[0], t[1].t())
+            ref = torch.matmul(t[0].double(), t[1].double().t())
+            out = out.astype(np.float64)
+        elif kind == "matmul_nt":
             vendor = lambda: torch.matmul(t[0], t[1].t())
             ref = torch.matmul(t[0].float(), t[1].float().t())
         elif kind == "matmul_bias_relu":
