@@ -314,6 +314,7 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
 
   /* The online softmax of each of the lane's rows. */
   MlirValue alpha[2 * kMaxTiles], mNew[2 * kMaxTiles], lNew[2 * kMaxTiles];
+  MlirValue log2e = f32Const(y, "1.44269504 : f32"), negLog2e = f32Const(y, "-1.44269504 : f32");
   for (int q = 0; q < nr; ++q) {
     MlirValue mx = x[q][0][0];
     for (int ni = 0; ni < fs; ++ni)
@@ -322,10 +323,14 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
     mNew[q] = pbcGpuArith(y, "maxnumf", mOld[q], quadMax(y, mx));
     MlirValue safe = select3(y, pbcGpuCmpF(y, 1 /* oeq */, mNew[q], negInf), zeroF, mNew[q]);
     alpha[q] = unary(y, "math.exp", pbcGpuArith(y, "subf", mOld[q], safe), f32);
+    /* exp(x - m) as exp2(x log2e - m log2e): one fma per score before the
+     * ex2 (math.exp would subtract, then scale). */
+    MlirValue shift = pbcGpuArith(y, "mulf", safe, negLog2e);
     MlirValue sum = {NULL};
     for (int ni = 0; ni < fs; ++ni)
       for (int c = 0; c < 2; ++c) {
-        x[q][ni][c] = unary(y, "math.exp", pbcGpuArith(y, "subf", x[q][ni][c], safe), f32);
+        MlirValue fma[3] = {x[q][ni][c], log2e, shift};
+        x[q][ni][c] = unary(y, "math.exp2", pbcGpuOp(y, "math.fma", 3, fma, f32, 0, NULL), f32);
         sum = mlirValueIsNull(sum) ? x[q][ni][c] : pbcGpuArith(y, "addf", sum, x[q][ni][c]);
       }
     lNew[q] = pbcGpuArith(y, "addf", pbcGpuArith(y, "mulf", lOld[q], alpha[q]), sum);

@@ -324,6 +324,66 @@ def _(ctx):
     matmul_case(ctx, BF16, acc=F32, kmax=64)
 
 
+def int8_matmul_text(M, N, K, bt, dequant):
+    """i8 x i8 -> i32 (extsi, muli, addi) with B given K x N or N x K (bt);
+    dequant: then f32 = sitofp(acc) * sa * sb[n] (symmetric per-tensor
+    activation and per-channel weight scales, as PT2E's quantized linear)."""
+    bshape = (N, K) if bt else (K, N)
+    bmap = "(j, k)" if bt else "(k, j)"
+    args = [("a", T((M, K), "i8")), ("b", T(bshape, "i8"))]
+    body = fill("f", (M, N), "i32", "0")
+    body += ("  %%p = linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, "
+             "affine_map<(i, j, k) -> %s>, affine_map<(i, j, k) -> (i, j)>], iterator_types = "
+             "[\"parallel\", \"parallel\", \"reduction\"]} ins(%%a, %%b : %s, %s) outs(%%f : %s) {\n"
+             "  ^bb0(%%x: i8, %%y: i8, %%acc: i32):\n"
+             "    %%xe = arith.extsi %%x : i8 to i32\n    %%ye = arith.extsi %%y : i8 to i32\n"
+             "    %%m = arith.muli %%xe, %%ye : i32\n    %%s = arith.addi %%acc, %%m : i32\n"
+             "    linalg.yield %%s : i32\n  } -> %s\n"
+             % (bmap, T((M, K), "i8"), T(bshape, "i8"), T((M, N), "i32"), T((M, N), "i32")))
+    result = ("p", T((M, N), "i32"))
+    if dequant:
+        args.append(("sb", T((N,))))
+        body += "  %%sa = arith.constant 0.0078125 : f32\n  %%e = tensor.empty() : %s\n" % T((M, N))
+        body += ("  %%q = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, "
+                 "affine_map<(i, j) -> (j)>, affine_map<(i, j) -> (i, j)>], iterator_types = "
+                 "[\"parallel\", \"parallel\"]} ins(%%p, %%sb : %s, %s) outs(%%e : %s) {\n"
+                 "  ^bb0(%%x: i32, %%w: f32, %%o: f32):\n"
+                 "    %%xf = arith.sitofp %%x : i32 to f32\n    %%t = arith.mulf %%xf, %%sa : f32\n"
+                 "    %%u = arith.mulf %%t, %%w : f32\n    linalg.yield %%u : f32\n  } -> %s\n"
+                 % (T((M, N), "i32"), T((N,)), T((M, N)), T((M, N))))
+        result = ("q", T((M, N)))
+    return func("matmul", args, [result], body)
+
+
+@test("matmul_i8_i32")
+def _(ctx):
+    # i8 x i8 -> i32, exact (GPU: mma.sync m16n8k32; B either way round).
+    rng = ctx.rng
+    for bt in (False, True):
+        M, N = rshape(rng, 2, 1, 48)
+        K = int(rng.integers(1, 100))
+        a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+        b = rng.integers(-128, 128, (N, K) if bt else (K, N)).astype(np.int8)
+        (r,) = ctx.run(int8_matmul_text(M, N, K, bt, False), [a, b])
+        ref = a.astype(np.int64) @ (b.T if bt else b).astype(np.int64)
+        assert np.array_equal(r.astype(np.int64), ref), "i8 matmul differs (bt=%s)" % bt
+
+
+@test("matmul_i8_dequantize")
+def _(ctx):
+    # The quantized linear's form: i8 products, then scales per tensor (A)
+    # and per output channel (B) in the epilogue.
+    rng = ctx.rng
+    M, N = rshape(rng, 2, 1, 40)
+    K = int(rng.integers(1, 80))
+    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b = rng.integers(-128, 128, (N, K)).astype(np.int8)
+    sb = (rng.random(N) * 0.01 + 0.001).astype(np.float32)
+    (r,) = ctx.run(int8_matmul_text(M, N, K, True, True), [a, b, sb])
+    ref = (a.astype(np.int64) @ b.T.astype(np.int64)) * 0.0078125 * sb.astype(np.float64)
+    assert_close(r, ref, F32, k=1)
+
+
 @test("matmul_f16_fragments")
 def _(ctx):
     matmul_case(ctx, F16, fragments=True)

@@ -312,11 +312,15 @@ class Kernel:
                   "arith.maxui": np.maximum, "arith.subf": np.subtract, "arith.divf": np.divide,
                   "arith.maximumf": np.maximum, "arith.minimumf": np.minimum,
                   "arith.maxnumf": np.fmax, "arith.minnumf": np.fmin}
-        unary = {"arith.negf": np.negative, "math.exp": np.exp, "math.tanh": np.tanh}
+        unary = {"arith.negf": np.negative, "math.exp": np.exp, "math.exp2": np.exp2,
+                 "math.tanh": np.tanh}
         if n in binary:
             out = binary[n](get(0), get(1))
         elif n in unary:
             out = unary[n](get(0))
+        elif n == "math.fma":
+            a, b, c = (np.asarray(get(i), np.float64) for i in range(3))
+            out = (a * b + c).astype(_shape_dtype(types[0])[1])  # one rounding
         elif n == "arith.constant":
             out = _constant(op, types[0])
         elif n == "arith.extf" and _operand_types(op)[0].endswith("bf16"):
