@@ -41,13 +41,15 @@ MlirValue pbcGpuArith(MlirOperation before, const char *name, MlirValue a, MlirV
   return pbcGpuOp(before, full, 2, ops, mlirValueGetType(a), 0, NULL);
 }
 
-MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b) {
+/* arith.cmpi or arith.cmpf NAME with the predicate's number. */
+static MlirValue compare(MlirOperation before, const char *name, int predicate, MlirValue a,
+                         MlirValue b) {
   MlirLocation loc = mlirOperationGetLocation(before);
   MlirContext ctx = mlirLocationGetContext(loc);
   MlirType i1 = mlirIntegerTypeGet(ctx, 1);
   MlirNamedAttribute pred =
-      pbcNamedAttr(ctx, "predicate", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 2 /* slt */));
-  MlirOperationState st = mlirOperationStateGet(pbcStr("arith.cmpi"), loc);
+      pbcNamedAttr(ctx, "predicate", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), predicate));
+  MlirOperationState st = mlirOperationStateGet(pbcStr(name), loc);
   MlirValue ops[2] = {a, b};
   mlirOperationStateAddOperands(&st, 2, ops);
   mlirOperationStateAddAttributes(&st, 1, &pred);
@@ -55,18 +57,12 @@ MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b) {
   return mlirOperationGetResult(insert(before, &st), 0);
 }
 
+MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b) {
+  return compare(before, "arith.cmpi", 2 /* slt */, a, b);
+}
+
 MlirValue pbcGpuCmpF(MlirOperation before, int predicate, MlirValue a, MlirValue b) {
-  MlirLocation loc = mlirOperationGetLocation(before);
-  MlirContext ctx = mlirLocationGetContext(loc);
-  MlirType i1 = mlirIntegerTypeGet(ctx, 1);
-  MlirNamedAttribute pred =
-      pbcNamedAttr(ctx, "predicate", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), predicate));
-  MlirOperationState st = mlirOperationStateGet(pbcStr("arith.cmpf"), loc);
-  MlirValue ops[2] = {a, b};
-  mlirOperationStateAddOperands(&st, 2, ops);
-  mlirOperationStateAddAttributes(&st, 1, &pred);
-  mlirOperationStateAddResults(&st, 1, &i1);
-  return mlirOperationGetResult(insert(before, &st), 0);
+  return compare(before, "arith.cmpf", predicate, a, b);
 }
 
 MlirValue pbcGpuShuffleXor(MlirOperation before, MlirValue v, int offset, int width) {
@@ -127,6 +123,11 @@ MlirOperation pbcGpuBuildParallel(MlirOperation before, int n, const MlirValue *
 
 MlirOperation pbcGpuBuildIf(MlirOperation before, MlirValue cond) {
   return pbcBuildIf(before, cond, false);
+}
+
+MlirValue pbcGpuDynamicSharedMemory(MlirOperation before) {
+  return pbcGpuOp(before, "gpu.dynamic_shared_memory", 0, NULL,
+                  pbcGpuParseType(before, "memref<?xi8, #gpu.address_space<workgroup>>"), 0, NULL);
 }
 
 MlirOperation pbcGpuBuildLaunch(MlirOperation before, const MlirValue grid[3],

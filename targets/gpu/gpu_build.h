@@ -44,6 +44,9 @@ MlirBlock pbcGpuBody(MlirOperation op, int region);
  * y, z) and ends with gpu.terminator. */
 MlirOperation pbcGpuBuildLaunch(MlirOperation before, const MlirValue grid[3],
                                 const MlirValue block[3], MlirValue sharedBytes);
+/* The launch's dynamic shared memory as bytes (memref<?xi8>, workgroup
+ * address space), for memref.view to carve. */
+MlirValue pbcGpuDynamicSharedMemory(MlirOperation before);
 /* scf.for lb..ub step with n (at most 256) iter_args seeded by inits; the
  * body ends with scf.yield of the iter_args (set its operands to the values
  * to carry). */

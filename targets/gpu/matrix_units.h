@@ -187,6 +187,13 @@ PbcBlockTiles pbcGpuChooseBlockTiles(const PbcGemm *g, long long sms, long long 
  * transpose); a zero constant of a vector type; rows 2h, 2h+1 of an x4 B
  * load (the fragment of one 8-column slice). */
 void pbcGpuAsyncWait(MlirOperation before, MlirValue group, int pending);
+/* A 16-byte cp.async of `elements` from src[srcIdx] into shared[dst]
+ * (nvgpu.device_async_copy, L1 bypassed); where `in` (unless null) is
+ * false, nothing is read and the destination gets zeros. Returns its
+ * token. */
+MlirValue pbcGpuAsyncCopy(MlirOperation before, MlirValue shared, const MlirValue dst[3],
+                          MlirValue src, int rank, const MlirValue srcIdx[], int elements,
+                          MlirValue in);
 MlirValue pbcGpuLdmatrix(MlirOperation before, MlirValue shared, MlirValue stage, MlirValue row,
                          MlirValue col, bool transpose);
 MlirValue pbcGpuZeros(MlirOperation before, const char *type);

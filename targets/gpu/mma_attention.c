@@ -95,22 +95,14 @@ static int copyRows(const Att *A, MlirOperation before, MlirValue src, MlirValue
       in = pbcGpuLessThan(before, row, cst(before, size));
       row = arith(before, "minui", row, size - 1);
     }
-    MlirValue ops[9] = {shared, stage, r, c, src};
+    MlirValue idx[3];
     int rank = 0;
     if (!mlirValueIsNull(A->b))
-      ops[5 + rank++] = A->b;
-    ops[5 + rank++] = row;
-    ops[5 + rank++] = c;
-    bool masked = zeroPast && !mlirValueIsNull(in);
-    if (masked)
-      ops[5 + rank] = select3(before, in, cst(before, kChunk), cst(before, 0));
-    int32_t seg[5] = {1, 3, 1, rank, masked};
-    MlirNamedAttribute attrs[3] = {
-        pbcGpuNamed(before, "operandSegmentSizes",
-                    mlirDenseI32ArrayGet(mlirOperationGetContext(before), 5, seg)),
-        pbcGpuNamedIndex(before, "dstElements", kChunk), pbcGpuNamedUnit(before, "bypassL1")};
-    tokens[n++] = pbcGpuOp(before, "nvgpu.device_async_copy", 5 + rank + masked, ops,
-                           pbcGpuParseType(before, "!nvgpu.device.async.token"), 3, attrs);
+      idx[rank++] = A->b;
+    idx[rank++] = row;
+    idx[rank++] = c;
+    tokens[n++] = pbcGpuAsyncCopy(before, shared, (MlirValue[]){stage, r, c}, src, rank, idx,
+                                  kChunk, zeroPast ? in : (MlirValue){NULL});
   }
   return n;
 }
@@ -193,9 +185,7 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   MlirOperation end = mlirBlockGetTerminator(body);
 
   /* Shared memory: Q's rows, then K's and V's two stages. */
-  MlirValue raw =
-      pbcGpuOp(end, "gpu.dynamic_shared_memory", 0, NULL,
-               pbcGpuParseType(end, "memref<?xi8, #gpu.address_space<workgroup>>"), 0, NULL);
+  MlirValue raw = pbcGpuDynamicSharedMemory(end);
   long long qBytes = tileBytes(rows, d), kBytes = 2 * tileBytes(keys, d);
   MlirValue qS = sharedView(end, raw, 0, 1, rows, d, qk->bf16);
   MlirValue kS = sharedView(end, raw, qBytes, 2, keys, d, qk->bf16);

@@ -202,22 +202,32 @@ static int copyTile(const Kernel *K, MlirOperation before, const PbcAccess *acc,
       pbcGpuOp(before, "memref.store", 5, st, (MlirType){NULL}, 0, NULL);
       continue;
     }
-    MlirValue ops[6 + PBC_MAX_RANK] = {shared, stage, r, c, acc->memref};
-    int rank = pbcGpuGemmSubscripts(before, K->g, acc, iv, ops + 5);
-    /* cp.async zero-fills what it does not copy: no source elements past
-     * the edge. */
-    bool masked = !mlirValueIsNull(in);
-    if (masked)
-      ops[5 + rank] = select(before, in, cst(before, chunk), cst(before, 0));
-    int32_t seg[5] = {1, 3, 1, rank, masked};
-    MlirNamedAttribute attrs[3] = {
-        pbcGpuNamed(before, "operandSegmentSizes",
-                    mlirDenseI32ArrayGet(mlirOperationGetContext(before), 5, seg)),
-        pbcGpuNamedIndex(before, "dstElements", chunk), pbcGpuNamedUnit(before, "bypassL1")};
-    tokens[n++] = pbcGpuOp(before, "nvgpu.device_async_copy", 5 + rank + masked, ops,
-                           pbcGpuParseType(before, "!nvgpu.device.async.token"), 3, attrs);
+    MlirValue src[PBC_MAX_RANK];
+    int rank = pbcGpuGemmSubscripts(before, K->g, acc, iv, src);
+    tokens[n++] = pbcGpuAsyncCopy(before, shared, (MlirValue[]){stage, r, c}, acc->memref, rank,
+                                  src, chunk, in);
   }
   return n;
+}
+
+MlirValue pbcGpuAsyncCopy(MlirOperation before, MlirValue shared, const MlirValue dst[3],
+                          MlirValue src, int rank, const MlirValue srcIdx[], int elements,
+                          MlirValue in) {
+  MlirValue ops[6 + PBC_MAX_RANK] = {shared, dst[0], dst[1], dst[2], src};
+  for (int d = 0; d < rank; ++d)
+    ops[5 + d] = srcIdx[d];
+  /* cp.async zero-fills what it does not copy: no source elements past
+   * the edge. */
+  bool masked = !mlirValueIsNull(in);
+  if (masked)
+    ops[5 + rank] = select(before, in, cst(before, elements), cst(before, 0));
+  int32_t seg[5] = {1, 3, 1, rank, masked};
+  MlirNamedAttribute attrs[3] = {
+      pbcGpuNamed(before, "operandSegmentSizes",
+                  mlirDenseI32ArrayGet(mlirOperationGetContext(before), 5, seg)),
+      pbcGpuNamedIndex(before, "dstElements", elements), pbcGpuNamedUnit(before, "bypassL1")};
+  return pbcGpuOp(before, "nvgpu.device_async_copy", 5 + rank + masked, ops,
+                  pbcGpuParseType(before, "!nvgpu.device.async.token"), 3, attrs);
 }
 
 /* Both operands' k tile `kt` (clamped to the last) into `stage`; returns
@@ -491,9 +501,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
 
   /* Shared memory: the A stages, then the B stages, in one dynamic buffer
    * (16-byte aligned, as cp.async and ldmatrix need). */
-  MlirValue raw =
-      pbcGpuOp(end, "gpu.dynamic_shared_memory", 0, NULL,
-               pbcGpuParseType(end, "memref<?xi8, #gpu.address_space<workgroup>>"), 0, NULL);
+  MlirValue raw = pbcGpuDynamicSharedMemory(end);
   char type[128];
   const char *ab = g->i8 ? "i8" : g->bf16 ? "bf16" : "f16";
   snprintf(type, sizeof(type), "memref<%dx%dx%dx%s, #gpu.address_space<workgroup>>", t->stages,

@@ -534,56 +534,58 @@ _LANE = np.arange(WARP)
 _G, _T = _LANE // 4, _LANE % 4
 
 
-def _mma_m16n8k16(a, b, c):
-    """nvgpu.mma.sync m16n8k16: a (B,32,4,2) f16, b (B,32,2,2) f16,
-    c (B,32,2,2) f32 in the PTX fragment layouts."""
-    nb = max(a.shape[0], b.shape[0], c.shape[0])
-    a = np.broadcast_to(a, (nb, WARP, 4, 2))
-    b = np.broadcast_to(b, (nb, WARP, 2, 2))
+def _mma(a, b, c, k, per, dtype):
+    """One m16n8k mma.sync in the PTX fragment layouts: a (B,32,4,per),
+    b (B,32,2,per), c (B,32,2,2); each register holds `per` consecutive k
+    (two halves, four i8):
+      A[g + 8 (r % 2)][per t + e + k/2 (r / 2)], B[per t + e + k/2 r][g],
+      C[g + 8 r][2t + e]."""
+    nb = max(np.asarray(x).shape[0] for x in (a, b, c))
+    a = np.broadcast_to(a, (nb, WARP, 4, per))
+    b = np.broadcast_to(b, (nb, WARP, 2, per))
     c = np.broadcast_to(c, (nb, WARP, 2, 2))
-    A = np.zeros((nb, 16, 16), np.float32)
-    B = np.zeros((nb, 16, 8), np.float32)
-    C = np.zeros((nb, 16, 8), np.float32)
+    A = np.zeros((nb, 16, k), dtype)
+    B = np.zeros((nb, k, 8), dtype)
+    C = np.zeros((nb, 16, 8), dtype)
     for r in range(4):
-        for e in range(2):
-            A[:, _G + 8 * (r % 2), 2 * _T + e + 8 * (r // 2)] = a[:, :, r, e]
+        for e in range(per):
+            A[:, _G + 8 * (r % 2), per * _T + e + k // 2 * (r // 2)] = a[:, :, r, e]
     for r in range(2):
+        for e in range(per):
+            B[:, per * _T + e + k // 2 * r, _G] = b[:, :, r, e]
         for e in range(2):
-            B[:, 2 * _T + e + 8 * r, _G] = b[:, :, r, e]
             C[:, _G + 8 * r, 2 * _T + e] = c[:, :, r, e]
     D = A @ B + C
-    out = np.empty((nb, WARP, 2, 2), np.float32)
+    out = np.empty((nb, WARP, 2, 2), dtype)
     for r in range(2):
         for e in range(2):
             out[:, :, r, e] = D[:, _G + 8 * r, 2 * _T + e]
     return out
+
+
+def _mma_m16n8k16(a, b, c):
+    """m16n8k16 on f16 (or bf16 values) into f32."""
+    return _mma(a, b, c, 16, 2, np.float32)
 
 
 def _mma_m16n8k32_s8(a, b, c):
-    """nvgpu.mma.sync m16n8k32 s8: a (B,32,4,4) i8, b (B,32,2,4) i8, c
-    (B,32,2,2) i32 (PTX: A[g + 8 (r % 2)][4t + e + 16 (r / 2)],
-    B[4t + e + 16 r][g]); exact integer products and sums."""
-    nb = max(a.shape[0], b.shape[0], np.asarray(c).shape[0])
-    a = np.broadcast_to(a, (nb, WARP, 4, 4))
-    b = np.broadcast_to(b, (nb, WARP, 2, 4))
-    c = np.broadcast_to(c, (nb, WARP, 2, 2))
-    A = np.zeros((nb, 16, 32), np.int64)
-    B = np.zeros((nb, 32, 8), np.int64)
-    C = np.zeros((nb, 16, 8), np.int64)
-    for r in range(4):
-        for e in range(4):
-            A[:, _G + 8 * (r % 2), 4 * _T + e + 16 * (r // 2)] = a[:, :, r, e]
-    for r in range(2):
-        for e in range(4):
-            B[:, 4 * _T + e + 16 * r, _G] = b[:, :, r, e]
-        for e in range(2):
-            C[:, _G + 8 * r, 2 * _T + e] = c[:, :, r, e]
-    D = A @ B + C
-    out = np.empty((nb, WARP, 2, 2), np.int64)
-    for r in range(2):
-        for e in range(2):
-            out[:, :, r, e] = D[:, _G + 8 * r, 2 * _T + e]
-    return out
+    """m16n8k32 s8 into s32: exact integer products and sums."""
+    return _mma(a, b, c, 32, 4, np.int64)
+
+
+def s3_generic(pbc, mlir_opt, chip, text, extra=()):
+    """The program's S3 for nvgpu in MLIR's generic form (what
+    parse_module reads), or (None, the failing tool's message)."""
+    import subprocess
+    s3 = subprocess.run([pbc, "--target=nvgpu", "--chip=" + chip, "--emit=s3", "-"] + list(extra),
+                        input=text, capture_output=True, text=True)
+    if s3.returncode:
+        return None, "pbc failed:\n" + s3.stderr
+    generic = subprocess.run([mlir_opt, "--mlir-print-op-generic"], input=s3.stdout,
+                             capture_output=True, text=True)
+    if generic.returncode:
+        return None, "mlir-opt failed:\n" + generic.stderr
+    return generic.stdout, None
 
 
 def run_function(func, args, order="forward", late_copies=True):

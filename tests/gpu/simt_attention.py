@@ -20,9 +20,7 @@ there against numpy:
 """
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -103,13 +101,16 @@ def attention_mlir(g, m, n, d, dv, scale, mask, causal, out, ab="f16"):
     add("  %%ep = tensor.empty() : tensor<%sxf32>" % sh(m, n))
     add("  %%p = linalg.softmax dimension(%d) ins(%s : tensor<%sxf32>) outs(%%ep : tensor<%sxf32>) -> tensor<%sxf32>"
         % (rank - 1, cur, sh(m, n), sh(m, n), sh(m, n)))
-    add("  %%eh = tensor.empty() : tensor<%sx%s>" % (sh(m, n), ab))
-    add("  %%ph = linalg.generic {indexing_maps = [%s, %s], iterator_types = [%s]}" % (ident, ident, par(rank)))
-    add("      ins(%%p : tensor<%sxf32>) outs(%%eh : tensor<%sx%s>) {" % (sh(m, n), sh(m, n), ab))
-    add("  ^bb0(%%x: f32, %%o: %s):" % ab)
-    add("    %%t = arith.truncf %%x : f32 to %s" % ab)
-    add("    linalg.yield %%t : %s" % ab)
-    add("  } -> tensor<%sx%s>" % (sh(m, n), ab))
+    def truncate(src, dst, shape, to):
+        add("  %%%s_e = tensor.empty() : tensor<%sx%s>" % (dst, shape, to))
+        add("  %%%s = linalg.generic {indexing_maps = [%s, %s], iterator_types = [%s]}" % (dst, ident, ident, par(rank)))
+        add("      ins(%%%s : tensor<%sxf32>) outs(%%%s_e : tensor<%sx%s>) {" % (src, shape, dst, shape, to))
+        add("  ^bb0(%%x: f32, %%w: %s):" % to)
+        add("    %%t = arith.truncf %%x : f32 to %s" % to)
+        add("    linalg.yield %%t : %s" % to)
+        add("  } -> tensor<%sx%s>" % (shape, to))
+
+    truncate("p", "ph", sh(m, n), ab)
     # bf16 outputs: P V accumulates in f32 and an epilogue narrows it (as
     # frameworks write it; bf16 accumulation would lose 1-3% over 100+
     # keys). f16 outputs accumulate in f16 itself (the kernel uses f32).
@@ -122,13 +123,7 @@ def attention_mlir(g, m, n, d, dv, scale, mask, causal, out, ab="f16"):
         % (op, sh(m, n), ab, sh(n, dv), ab, sh(m, dv), acc, sh(m, dv), acc))
     res = "%o"
     if acc != out:
-        add("  %%en = tensor.empty() : tensor<%sx%s>" % (sh(m, dv), out))
-        add("  %%on = linalg.generic {indexing_maps = [%s, %s], iterator_types = [%s]}" % (ident, ident, par(rank)))
-        add("      ins(%%o : tensor<%sxf32>) outs(%%en : tensor<%sx%s>) {" % (sh(m, dv), sh(m, dv), out))
-        add("  ^bb0(%%x: f32, %%w: %s):" % out)
-        add("    %%t = arith.truncf %%x : f32 to %s" % out)
-        add("    linalg.yield %%t : %s" % out)
-        add("  } -> tensor<%sx%s>" % (sh(m, dv), out))
+        truncate("o", "on", sh(m, dv), out)
         res = "%on"
     add("  return %s : tensor<%sx%s>" % (res, sh(m, dv), out))
     add("}")
@@ -223,24 +218,15 @@ def as_f64(x, out):
 
 def run_case(name, case, pbc, mlir_opt, chip, rng):
     text, make, out = case
-    with tempfile.TemporaryDirectory() as tmp:
-        src = os.path.join(tmp, "attention.mlir")
-        with open(src, "w") as f:
-            f.write(text)
-        s3 = subprocess.run([pbc, "--target=nvgpu", "--chip=" + chip, "--emit=s3", src] + CHIP_SET,
-                            capture_output=True, text=True)
-        if s3.returncode:
-            return "pbc failed:\n" + s3.stderr
-        generic = subprocess.run([mlir_opt, "--mlir-print-op-generic"], input=s3.stdout,
-                                 capture_output=True, text=True)
-        if generic.returncode:
-            return "mlir-opt failed:\n" + generic.stderr
+    generic, problem = simt.s3_generic(pbc, mlir_opt, chip, text, CHIP_SET)
+    if problem:
+        return problem
     # One kernel, and no buffer of scores: the fusion happened.
-    if generic.stdout.count('"gpu.launch"') != 1 or "memref.alloc" in generic.stdout:
+    if generic.count('"gpu.launch"') != 1 or "memref.alloc" in generic:
         return "not fused: %d launches, %s" % (
-            generic.stdout.count('"gpu.launch"'),
-            "a buffer allocated" if "memref.alloc" in generic.stdout else "no allocation")
-    func = list(simt.parse_module(generic.stdout).values())[0]
+            generic.count('"gpu.launch"'),
+            "a buffer allocated" if "memref.alloc" in generic else "no allocation")
+    func = list(simt.parse_module(generic).values())[0]
     args, expect = make(rng)
     tol = TOL[(ab_of(text), out)]
     for order, late in (("forward", True), ("reverse", False)):

@@ -13,9 +13,7 @@ fails the comparison too, and one stored twice in a launch is an error.
 """
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
@@ -252,21 +250,12 @@ def random_case(rng, bf16=False, i8=False):
 
 def run_case(name, pbc, mlir_opt, chip, rng, case=None):
     text, make, out = case or CASES[name]
-    with tempfile.TemporaryDirectory() as tmp:
-        src = os.path.join(tmp, name + ".mlir")
-        with open(src, "w") as f:
-            f.write(text)
-        s3 = subprocess.run([pbc, "--target=nvgpu", "--chip=" + chip, "--emit=s3", src],
-                            capture_output=True, text=True)
-        if s3.returncode:
-            return "pbc failed:\n" + s3.stderr
-        generic = subprocess.run([mlir_opt, "--mlir-print-op-generic"], input=s3.stdout,
-                                 capture_output=True, text=True)
-        if generic.returncode:
-            return "mlir-opt failed:\n" + generic.stderr
-    if "nvgpu.mma.sync" not in generic.stdout and "nvvm.mma.sync" not in generic.stdout:
+    generic, problem = simt.s3_generic(pbc, mlir_opt, chip, text)
+    if problem:
+        return problem
+    if "nvgpu.mma.sync" not in generic and "nvvm.mma.sync" not in generic:
         return "no mma.sync in the S3 output"
-    func = list(simt.parse_module(generic.stdout).values())[0]
+    func = list(simt.parse_module(generic).values())[0]
     args, expect = make(rng)
     tol = {"f16": 4e-3, "bf16": 8e-3, "i32": 0}.get(out, 1e-4)
     for order, late in (("forward", True), ("reverse", False)):
