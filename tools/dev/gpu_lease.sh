@@ -9,7 +9,8 @@
 # record compiles, with build/bin/pbc, the e2e examples and op families
 # (fixed seeds), 400 of the differential tester's random programs at -O3 and
 # 80 more under every variant (each --disable group, -O0..-O2; VARIANTS=0
-# skips them), and the GPU benchmark's cases; the libraries (over 150 MB,
+# skips them), 60 fused-attention programs (tests/gpu/simt_attention.py)
+# and the GPU benchmark's cases; the libraries (over 150 MB,
 # much alike) travel as one xz archive of a few MB. replay runs each library
 # on the GPU and checks it
 # against numpy (the tests and the tester draw the same programs from the
@@ -24,6 +25,7 @@ SEED_OPS=11
 SEED_DIFF=5
 DIFF_COUNT=${DIFF_COUNT:-400}
 SEED_VARIANTS=6
+SEED_ATTENTION=12
 VARIANT_COUNT=${VARIANT_COUNT:-80}
 VARIANTS=${VARIANTS:-1}
 
@@ -44,6 +46,8 @@ record)
         --seed $SEED_VARIANTS --count "$VARIANT_COUNT" --variants all --record "$REC/variants" \
         | tail -1 || exit 1
   fi
+  $PY tests/gpu/simt_attention.py --pbc build/bin/pbc --chip "$CHIP" --seed $SEED_ATTENTION \
+      --random 60 --record "$REC/attention" | tail -1 || exit 1
   $PY tools/bench/bench_gpu.py build --chip "$CHIP" --out "$REC/bench" | tail -1 || exit 1
   tar cJf "$REC.tar.xz" -C "$(dirname "$REC")" "$(basename "$REC")" || exit 1
   du -sh "$REC" "$REC.tar.xz"
@@ -72,6 +76,9 @@ replay)
     echo "== differential, every variant: exit $?"
     grep -v '^ops drawn' "$LOG/variants.log" | cut -c1-400 | tail -40
   fi
+  timeout 150 python3 tests/gpu/simt_attention.py --chip "$CHIP" --seed $SEED_ATTENTION --random 60 \
+      --replay "$REC/attention" > "$LOG/attention.log" 2>&1
+  echo "== fused attention: exit $?"; grep -v '^PASS' "$LOG/attention.log" | cut -c1-400 | tail -20
   timeout ${BENCH_TIMEOUT:-180} python3 "$REC/bench/bench_gpu.py" run "$REC/bench" --runs 10 \
       --peers vendor 2>&1 | tee "$LOG/bench.log"
   echo "== bench: exit ${PIPESTATUS[0]}"
