@@ -3,13 +3,16 @@
  * chain from Q Kᵀ to P V, so it is matched nest by nest in program order,
  * each nest checked for exactly the computation the kernel performs:
  *
+ *   [Kᵀ = transpose(K)]          a copy the kernel reads through (before or
+ *                               after the fill)
  *   S = 0; S += Q Kᵀ            the first gemm and its fill
  *   X1 = f1(S, ...), ...        pointwise nests on the scores (scale, mask)
  *   M = -inf; M = max_j X       the row max (NaN also starts a maxnumf)
  *   E = exp(X - M)
  *   L = 0; L = sum_j E
  *   P = E / L
- *   P16 = truncf(P)            to f16 (bf16 when Q, K and V are)
+ *   P16 = truncf(P)            to f16 (bf16 when Q, K and V are); none
+ *                               when S (and so P) is already f16
  *   O = init; O += P16 V        the second gemm
  *
  * Fills may sit anywhere before the reduction they start; constants,
@@ -32,9 +35,12 @@ static bool isAlloc(MlirValue v) {
   return mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "memref.alloc");
 }
 
-static bool isF32(MlirValue memref) {
-  return mlirTypeIsAF32(mlirShapedTypeGetElementType(mlirValueGetType(memref)));
+static MlirType elemOf(MlirValue memref) {
+  return mlirShapedTypeGetElementType(mlirValueGetType(memref));
 }
+
+/* Scores and the softmax's buffers: f32, or f16 as the program keeps them. */
+static bool isScoreType(MlirType t) { return mlirTypeIsAF32(t) || mlirTypeIsAF16(t); }
 
 /* Whether a and b are static memrefs of one shape (b's first `rank` dims
  * when rank < a's). */
@@ -130,8 +136,8 @@ static bool matchRowBroadcast(MlirOperation nest, MlirValue x, MlirValue r, cons
       mlirOperationGetOperand(op[n - 1], 0).ptr != mlirOperationGetResult(last, 0).ptr)
     return false;
   *y = st.memref;
-  return accessByBand(op[n - 1], *y, true, band) && isAlloc(*y) && isF32(*y) &&
-         sameShape(*y, x, rank);
+  return accessByBand(op[n - 1], *y, true, band) && isAlloc(*y) &&
+         mlirTypeEqual(elemOf(*y), elemOf(x)) && sameShape(*y, x, rank);
 }
 
 /* P16 = truncf(P) to `half` (f16 or bf16) over all of P. */
@@ -231,15 +237,53 @@ static bool buffersPrivate(const PbcAttention *at) {
 
 static bool headDimOk(long long d) { return d % kPbcFrag == 0 && d <= kMaxHeadDim; }
 
+/* Kᵀ materialized just before the gemm: a copy nest kt[b, d, j] = K[b, j, d]
+ * (the last two subscripts swapped) into a buffer of the function's own,
+ * from an identity-layout K. Returns K, or null. */
+static MlirValue transposedFrom(MlirOperation nest, MlirValue kt) {
+  MlirOperation band[kPbcMaxBand], op[2];
+  int rank = rankOf(kt);
+  MlirValue none = {NULL};
+  if (rank < 2 || !isAlloc(kt) || bandBody(nest, rank, kt, band, op, 2) != 2 ||
+      !accessByBand(op[1], kt, true, band) ||
+      mlirOperationGetOperand(op[1], 0).ptr != mlirOperationGetResult(op[0], 0).ptr)
+    return none;
+  PbcAccess ld;
+  if (!pbcAccessGet(op[0], &ld) || ld.isWrite || ld.lanes || ld.rank != rank ||
+      !pbcMemrefHasIdentityLayout(mlirValueGetType(ld.memref)) ||
+      !mlirShapedTypeHasStaticShape(mlirValueGetType(ld.memref)))
+    return none;
+  for (int d = 0; d < rank; ++d) {
+    int from = d < rank - 2 ? d : 2 * rank - 3 - d; /* ..., j, d <- ..., d, j */
+    if (!pbcGpuSubscriptIsIv(&ld.subscripts[d], band[from]))
+      return none;
+  }
+  return ld.memref;
+}
+
 bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
   at->nScore = at->nNests = at->nBuffers = 0;
   PbcGemm *qk = &at->qk, *pv = &at->pv;
-  if (!pbcGpuMatchGemm(qkRoot, qk) || !qk->plain || qk->aT || !qk->bT ||
-      !isF32(qk->c.memref) ||
+  if (!pbcGpuMatchGemm(qkRoot, qk) || !qk->plain || qk->aT || !isScoreType(elemOf(qk->c.memref)) ||
       !headDimOk(qk->k) || !isAlloc(qk->c.memref) || !addBuffer(at, qk->c.memref))
     return false;
-  /* S starts from 0: the kernel's scores are the products alone. */
-  MlirOperation fill = pbcGpuNeighbour(qkRoot, false);
+  /* S starts from 0 (the kernel's scores are the products alone); Kᵀ,
+   * when the gemm reads it, is copied just before or just before the fill
+   * (past constants and allocations). */
+  MlirOperation fill = pbcGpuNeighbour(qkRoot, false), copy = {NULL};
+  at->k = qk->b.memref;
+  if (!qk->bT) {
+    copy = fill;
+    if (mlirOperationIsNull(copy) || mlirValueIsNull(transposedFrom(copy, qk->b.memref)))
+      copy = pbcGpuNeighbour(fill, false);
+    else
+      fill = pbcGpuNeighbour(copy, false);
+    if (mlirOperationIsNull(copy) ||
+        mlirValueIsNull(at->k = transposedFrom(copy, qk->b.memref)) ||
+        !addBuffer(at, qk->b.memref))
+      return false;
+    addNest(at, copy);
+  }
   MlirValue init;
   bool ok;
   if (mlirOperationIsNull(fill) || !pbcGpuMatchFill(fill, qk->c.memref, &init) ||
@@ -279,7 +323,8 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
       return false;
     }
     if (!mlirValueIsNull(filled) && rankOf(filled) == rankOf(x) - 1 && isAlloc(filled) &&
-        isF32(filled) && sameShape(filled, x, rankOf(x) - 1) && nFills < kMaxFills &&
+        mlirTypeEqual(elemOf(filled), elemOf(x)) && sameShape(filled, x, rankOf(x) - 1) &&
+        nFills < kMaxFills &&
         pbcGpuMatchFill(op, filled, &v)) {
       fills[nFills].buffer = filled;
       fills[nFills++].value = f32Constant(v, &ok);
@@ -289,7 +334,8 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
       continue;
     }
     if (state == kScores && at->nScore < kPbcMaxScoreNests && pbcGpuMatchPointwise(op, x, &st) &&
-        isAlloc(st.memref) && isF32(st.memref) && sameShape(st.memref, x, rankOf(x))) {
+        isAlloc(st.memref) && mlirTypeEqual(elemOf(st.memref), elemOf(x)) &&
+        sameShape(st.memref, x, rankOf(x))) {
       at->scoreIn[at->nScore] = x;
       at->scoreNests[at->nScore++] = op;
       x = st.memref;
@@ -314,7 +360,8 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
       state = kDiv;
     } else if (state == kDiv && matchRowBroadcast(op, e, l, "arith.divf", NULL, &out)) {
       p = fresh = out;
-      state = kTrunc;
+      /* f16 softmax: P feeds P V as it is. */
+      state = mlirTypeIsAF16(elemOf(p)) && !qk->bf16 ? kGemm : kTrunc;
     } else if (state == kTrunc && matchTruncation(op, p, qk->bf16, &out)) {
       p = fresh = out;
       state = kGemm;

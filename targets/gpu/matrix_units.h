@@ -203,12 +203,14 @@ MlirValue pbcGpuBHalf(MlirOperation before, MlirValue b4, int h);
 MlirValue pbcGpuMma(MlirOperation before, MlirValue a, MlirValue b, MlirValue c);
 
 /* Attention, softmax(f(Q Kᵀ)) V, as S2 leaves it (Q, K, V all f16 or all
- * bf16): the Q Kᵀ gemm into an
- * f32 score buffer S (after a fill with 0), pointwise nests on the scores
+ * bf16): the Q Kᵀ gemm (K read as [j][k], or a transposing copy of K just
+ * before it) into an f32 or f16 score buffer S (after a fill with 0; the
+ * softmax's buffers of S's type), pointwise nests on the scores
  * (f: scale, masks: `scoreNests`, in order), softmax along the key
  * dimension as its decomposition writes it (fills of the row max with -inf
  * or NaN and of the row sum with 0, the row max, exp(x - max), the row sum,
- * the division), its truncation to f16 (bf16), and the P V gemm (whose fill and
+ * the division), its truncation to f16 (bf16) unless S has that type, and
+ * the P V gemm (whose fill and
  * pointwise consumer the kernel absorbs as any gemm's). Both gemms plain
  * ([batch] i, j, k), K read as [j][k] (n-major), head dimensions multiples
  * of 16 up to 128. `nests` are what the kernel replaces besides the P V
@@ -216,6 +218,10 @@ MlirValue pbcGpuMma(MlirOperation before, MlirValue a, MlirValue b, MlirValue c)
 enum { kPbcMaxScoreNests = 8, kPbcMaxChain = 24 };
 typedef struct {
   PbcGemm qk, pv;
+  /* K as the kernel reads it, [batch,] key, d: the Q Kᵀ gemm's B, or what
+   * a transposing copy before it read (Kᵀ materialized as [batch,] d, key
+   * is then part of the chain). */
+  MlirValue k;
   MlirOperation scoreNests[kPbcMaxScoreNests];
   MlirValue scoreIn[kPbcMaxScoreNests]; /* the score buffer each one reads */
   int nScore;

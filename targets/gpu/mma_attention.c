@@ -167,6 +167,7 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   MlirOperation here = pv->root;
   MlirContext ctx = mlirOperationGetContext(here);
   MlirType f32 = mlirF32TypeGet(ctx);
+  MlirType sElem = mlirShapedTypeGetElementType(mlirValueGetType(qk->c.memref));
   /* Q, K, V and P: f16 or bf16 alike. */
   MlirType half = qk->bf16 ? mlirBF16TypeGet(ctx) : mlirF16TypeGet(ctx);
   Plan plan = planFor(at, sms);
@@ -208,7 +209,7 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   /* Prologue: Q and the first K and V block in one copy group. */
   MlirValue tokens[64];
   int nt = copyRows(&A, end, qk->a.memref, qS, zero, i0, rows, m, d, false, tokens);
-  nt += copyRows(&A, end, qk->b.memref, kS, zero, zero, keys, n, d, true, tokens + nt);
+  nt += copyRows(&A, end, at->k, kS, zero, zero, keys, n, d, true, tokens + nt);
   nt += copyRows(&A, end, pv->b.memref, vS, zero, zero, keys, n, dv, true, tokens + nt);
   A.group = group(end, nt, tokens);
   pbcGpuAsyncWait(end, A.group, 0);
@@ -252,7 +253,7 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   MlirValue next = arith(y, "addi", kb, 1);
   MlirValue nextStage = arith(y, "remui", next, 2);
   MlirValue nextOrigin = arith(y, "muli", arith(y, "minui", next, nKB - 1), keys);
-  nt = copyRows(&A, y, qk->b.memref, kS, nextStage, nextOrigin, keys, n, d, true, tokens);
+  nt = copyRows(&A, y, at->k, kS, nextStage, nextOrigin, keys, n, d, true, tokens);
   nt += copyRows(&A, y, pv->b.memref, vS, nextStage, nextOrigin, keys, n, dv, true, tokens + nt);
   group(y, nt, tokens);
   MlirValue cur = arith(y, "remui", kb, 2);
@@ -289,6 +290,8 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
         MlirValue row = arith(y, "addi", rowBase, 8 * q);
         MlirValue col = arith(y, "addi", colBase, 8 * ni + c);
         MlirValue colIn = n % keys ? pbcGpuLessThan(y, col, cst(y, n)) : (MlirValue){NULL};
+        if (!mlirTypeIsAF32(sElem)) /* scores the program keeps in f16 */
+          v = unary(y, "arith.truncf", v, sElem);
         if (at->nScore) {
           MlirValue idx[3];
           int k = 0;
@@ -299,6 +302,8 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
           for (int i = 0; i < at->nScore; ++i)
             v = pbcGpuInlinePointwise(y, at->scoreNests[i], at->scoreIn[i], v, idx, false);
         }
+        if (!mlirTypeIsAF32(sElem))
+          v = unary(y, "arith.extf", v, f32);
         x[q][ni][c] = mlirValueIsNull(colIn) ? v : select3(y, colIn, v, negInf);
       }
 

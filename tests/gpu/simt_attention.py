@@ -7,7 +7,10 @@ with numpy (float64 from the same f16 inputs).
 
 f is any mix of a scale, an additive mask tensor and a causal mask (an
 index comparison); queries and keys may differ in number and need not be
-multiples of the kernel's 64-row tiles (tails); head dimensions 16..128.
+multiples of the kernel's 64-row tiles (tails); head dimensions 16..128;
+f16 or bf16 operands. A quarter of the random programs take the form
+frameworks export instead (framework_mlir: f16 scores and softmax, Kᵀ
+materialized by linalg.transpose or read transposed).
 
   simt_attention.py --pbc PBC [--mlir-opt MLIR_OPT] [--chip sm_80] [--only NAME]
                     [--random N] [--seed S] [--sms N]
@@ -130,6 +133,78 @@ def attention_mlir(g, m, n, d, dv, scale, mask, causal, out, ab="f16"):
     return "\n".join(lines) + "\n"
 
 
+def framework_mlir(g, m, n, d, scale, causal, transpose_k):
+    """The form frameworks export for f16 attention (the differential
+    tester's too): Kᵀ by linalg.transpose (or read transposed), f16 scores,
+    linalg.softmax in f16, P V into f16, no truncation."""
+    lead = (g,) if g else ()
+    t = lambda *dims: "tensor<%sxf16>" % "x".join(str(x) for x in lead + dims)
+    rank = len(lead) + 2
+    ids = ", ".join("d%d" % i for i in range(rank))
+    ident = "affine_map<(%s) -> (%s)>" % (ids, ids)
+    mm = "linalg.batch_matmul" if g else "linalg.matmul"
+    lines = ["func.func @f(%%q: %s, %%k: %s, %%v: %s) -> %s {" % (t(m, d), t(n, d), t(n, d), t(m, d)),
+             "  %z = arith.constant 0.0 : f16",
+             "  %ninf = arith.constant 0xFC00 : f16",
+             "  %%es = tensor.empty() : %s" % t(m, n),
+             "  %%fs = linalg.fill ins(%%z : f16) outs(%%es : %s) -> %s" % (t(m, n), t(m, n))]
+    if transpose_k:
+        perm = ", ".join(str(i) for i in list(range(rank - 2)) + [rank - 1, rank - 2])
+        lines += ["  %%ek = tensor.empty() : %s" % t(d, n),
+                  "  %%kt = linalg.transpose ins(%%k : %s) outs(%%ek : %s) permutation = [%s]"
+                  % (t(n, d), t(d, n), perm),
+                  "  %%s = %s ins(%%q, %%kt : %s, %s) outs(%%fs : %s) -> %s"
+                  % (mm, t(m, d), t(d, n), t(m, n), t(m, n))]
+    else:
+        b = "b, " if g else ""
+        lines += ["  %%s = linalg.generic {indexing_maps = [affine_map<(%si, j, k) -> (%si, k)>, "
+                  "affine_map<(%si, j, k) -> (%sj, k)>, affine_map<(%si, j, k) -> (%si, j)>], "
+                  "iterator_types = [%s\"parallel\", \"parallel\", \"reduction\"]} ins(%%q, %%k : %s, %s) "
+                  "outs(%%fs : %s) {" % (b, b, b, b, b, b, "\"parallel\", " if g else "", t(m, d),
+                                         t(n, d), t(m, n)),
+                  "  ^bb0(%x: f16, %y: f16, %acc: f16):",
+                  "    %p = arith.mulf %x, %y : f16", "    %a = arith.addf %acc, %p : f16",
+                  "    linalg.yield %a : f16", "  } -> %s" % t(m, n)]
+    body = ["%r = arith.mulf %x, %c : f16", "linalg.yield %r : f16"]
+    if causal:
+        body = ["%r0 = arith.mulf %x, %c : f16",
+                "%%i = linalg.index %d : index" % (rank - 2), "%%j = linalg.index %d : index" % (rank - 1),
+                "%gt = arith.cmpi ugt, %j, %i : index", "%r = arith.select %gt, %ninf, %r0 : f16",
+                "linalg.yield %r : f16"]
+    lines += ["  %%c = arith.constant %.6e : f16" % scale,
+              "  %%e1 = tensor.empty() : %s" % t(m, n),
+              "  %%x1 = linalg.generic {indexing_maps = [%s, %s], iterator_types = [%s]} ins(%%s : %s) "
+              "outs(%%e1 : %s) {" % (ident, ident, ", ".join(['"parallel"'] * rank), t(m, n), t(m, n)),
+              "  ^bb0(%x: f16, %o: f16):"] + ["    " + l for l in body] + ["  } -> %s" % t(m, n)]
+    lines += ["  %%ep = tensor.empty() : %s" % t(m, n),
+              "  %%p = linalg.softmax dimension(%d) ins(%%x1 : %s) outs(%%ep : %s) -> %s"
+              % (rank - 1, t(m, n), t(m, n), t(m, n)),
+              "  %%eo = tensor.empty() : %s" % t(m, d),
+              "  %%fo = linalg.fill ins(%%z : f16) outs(%%eo : %s) -> %s" % (t(m, d), t(m, d)),
+              "  %%o = %s ins(%%p, %%v : %s, %s) outs(%%fo : %s) -> %s"
+              % (mm, t(m, n), t(n, d), t(m, d), t(m, d)),
+              "  return %%o : %s" % t(m, d), "}"]
+    return "\n".join(lines) + "\n"
+
+
+def framework_case(g, m, n, d, scale, causal=False, transpose_k=True):
+    text = framework_mlir(g, m, n, d, scale, causal, transpose_k)
+
+    def make(rng):
+        lead = (g,) if g else ()
+        Q, K, V = (rng.standard_normal(lead + s).astype(np.float16) for s in ((m, d), (n, d), (n, d)))
+        # The program rounds the scores to f16 (then scales them in f16).
+        s = np.einsum("...id,...jd->...ij", Q.astype(np.float64), K.astype(np.float64))
+        s = (s.astype(np.float16) * np.float16(scale)).astype(np.float64)
+        if causal:
+            s = np.where(np.arange(n)[None, :] > np.arange(m)[:, None], -np.inf, s)
+        p = np.exp(s - s.max(axis=-1, keepdims=True))
+        p = (p / p.sum(axis=-1, keepdims=True)).astype(np.float16).astype(np.float64)
+        O0 = rng.standard_normal(lead + (m, d)).astype(np.float16)
+        return [Q, K, V, O0], np.einsum("...ij,...jd->...id", p, V.astype(np.float64))
+    return text, make, "f16"
+
+
 def reference(Q, K, V, scale, mask, causal):
     s = np.einsum("...id,...jd->...ij", Q.astype(np.float64), K.astype(np.float64))
     if scale is not None:
@@ -184,10 +259,22 @@ CASES = {
     # bf16 Q, K, V (P in bf16), bf16 or f32 out.
     "bf16": make_case(2, 70, 130, 64, 32, scale=0.125, causal=True, out="bf16", ab="bf16"),
     "bf16_f32": make_case(0, 64, 64, 32, 64, mask=True, ab="bf16"),
+    # f16 scores and softmax, Kᵀ materialized by linalg.transpose (causal)
+    # or read transposed: the frameworks' form.
+    "framework_kt": framework_case(2, 64, 100, 64, 0.125, causal=True),
+    "framework": framework_case(0, 50, 64, 32, 0.177, transpose_k=False),
 }
 
 
 def random_case(rng):
+    if rng.random() < 0.25:
+        g, m, n = int(rng.choice([0, 1, 2, 3])), int(rng.integers(1, 161)), int(rng.integers(1, 200))
+        d = 16 * int(rng.integers(1, 9))
+        causal, kt = bool(rng.random() < 0.4) and m <= n, bool(rng.random() < 0.6)
+        scale = float(rng.uniform(0.05, 0.3))
+        name = "framework g=%d m=%d n=%d d=%d scale=%.3f causal=%s transposed K=%s" % (
+            g, m, n, d, scale, causal, kt)
+        return name, framework_case(g, m, n, d, scale, causal, kt)
     g = int(rng.choice([0, 1, 2, 3]))
     m, n = int(rng.integers(1, 161)), int(rng.integers(1, 200))
     d, dv = (16 * int(rng.integers(1, 9)) for _ in range(2))
@@ -212,6 +299,14 @@ def ab_of(text):
     return "bf16" if "%q: tensor<" in text and "xbf16>" in text.split("%k")[0] else "f16"
 
 
+def tol_of(text, out):
+    # The frameworks' form accumulates Q Kᵀ and P V in f16 (so does the
+    # cpu stand-in that --record runs; the kernel accumulates in f32).
+    if "linalg.softmax" in text and "tensor<" in text and "xf32>" not in text:
+        return 2e-2
+    return TOL[(ab_of(text), out)]
+
+
 def as_f64(x, out):
     return (simt.bf16_to_f32(x) if out == "bf16" else x).astype(np.float64)
 
@@ -228,7 +323,7 @@ def run_case(name, case, pbc, mlir_opt, chip, rng):
             "a buffer allocated" if "memref.alloc" in generic else "no allocation")
     func = list(simt.parse_module(generic).values())[0]
     args, expect = make(rng)
-    tol = TOL[(ab_of(text), out)]
+    tol = tol_of(text, out)
     for order, late in (("forward", True), ("reverse", False)):
         run = [x.copy() for x in args]
         try:
@@ -263,7 +358,7 @@ def run_on_device(name, case, pbc, chip, rng):
         return "call failed: %s" % e
     finally:
         lib.close()
-    tol = TOL[(ab_of(text), out)]
+    tol = tol_of(text, out)
     got = as_f64(got, out)
     err = np.max(np.abs(got - expect)) / max(np.max(np.abs(expect)), 1e-30)
     if not np.isfinite(err) or err > tol:
