@@ -57,6 +57,17 @@ static MlirValue compare(MlirOperation before, const char *name, int predicate, 
   return mlirOperationGetResult(insert(before, &st), 0);
 }
 
+MlirValue pbcGpuSelect(MlirOperation before, MlirValue cond, MlirValue a, MlirValue b) {
+  MlirValue ops[3] = {cond, a, b};
+  return pbcGpuOp(before, "arith.select", 3, ops, mlirValueGetType(a), 0, NULL);
+}
+
+MlirValue pbcGpuConstF32(MlirOperation before, const char *text) {
+  MlirNamedAttribute value = pbcGpuNamed(before, "value", pbcGpuParseAttr(before, text));
+  return pbcGpuOp(before, "arith.constant", 0, NULL,
+                  mlirF32TypeGet(mlirOperationGetContext(before)), 1, &value);
+}
+
 MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b) {
   return compare(before, "arith.cmpi", 2 /* slt */, a, b);
 }

@@ -19,6 +19,10 @@ MlirValue pbcGpuOp(MlirOperation before, const char *name, int n, const MlirValu
                    MlirType result, int nAttrs, const MlirNamedAttribute *attrs);
 /* arith.NAME a, b (addi, muli, andi, ...). */
 MlirValue pbcGpuArith(MlirOperation before, const char *name, MlirValue a, MlirValue b);
+/* arith.select cond, a, b. */
+MlirValue pbcGpuSelect(MlirOperation before, MlirValue cond, MlirValue a, MlirValue b);
+/* arith.constant of f32 attribute text ("0.0 : f32", "0xFF800000 : f32"). */
+MlirValue pbcGpuConstF32(MlirOperation before, const char *text);
 /* arith.cmpi slt a, b. */
 MlirValue pbcGpuLessThan(MlirOperation before, MlirValue a, MlirValue b);
 /* arith.cmpf with the predicate's number (1: oeq, 4: olt, ...). */

@@ -108,12 +108,6 @@ bool pbcGpuIsRowReduction(MlirOperation par) {
   return !mlirOperationIsNull(loop) && !mlirOperationIsNull(combinerOf(loop));
 }
 
-static MlirValue f32Constant(MlirOperation before, const char *text) {
-  MlirNamedAttribute value = pbcGpuNamed(before, "value", pbcGpuParseAttr(before, text));
-  return pbcGpuOp(before, "arith.constant", 0, NULL,
-                  mlirF32TypeGet(mlirOperationGetContext(before)), 1, &value);
-}
-
 /* A copy of the combiner (its attributes kept) on a and b, before `before`. */
 static MlirValue combine(MlirOperation comb, MlirOperation before, MlirValue a, MlirValue b) {
   MlirOperation copy = mlirOperationClone(comb);
@@ -135,7 +129,7 @@ static void spreadOverLanes(MlirOperation loop, MlirValue lane, long long warp) 
   mlirOperationSetOperand(loop, 0, pbcGpuConstIndex(loop, 0));
   mlirOperationSetOperand(loop, 1, pbcGpuConstIndex(loop, rounds));
   mlirOperationSetOperand(loop, 2, pbcGpuConstIndex(loop, 1));
-  mlirOperationSetOperand(loop, 3, f32Constant(loop, identity));
+  mlirOperationSetOperand(loop, 3, pbcGpuConstF32(loop, identity));
 
   /* Round k, lane l: element j = lb + (warp k + l) step, clamped to the
    * last; the loop's old index uses become j's. */
@@ -156,10 +150,9 @@ static void spreadOverLanes(MlirOperation loop, MlirValue lane, long long warp) 
     MlirValue acc = mlirBlockGetArgument(body, 1);
     int elem = mlirOperationGetOperand(comb, 0).ptr == acc.ptr ? 1 : 0;
     MlirValue in = pbcGpuLessThan(comb, pos, pbcGpuConstIndex(comb, trip));
-    MlirValue sel[3] = {in, mlirOperationGetOperand(comb, elem), f32Constant(comb, identity)};
     mlirOperationSetOperand(comb, elem,
-                            pbcGpuOp(comb, "arith.select", 3, sel, mlirValueGetType(sel[1]), 0,
-                                     NULL));
+                            pbcGpuSelect(comb, in, mlirOperationGetOperand(comb, elem),
+                                         pbcGpuConstF32(comb, identity)));
   }
 
   /* The lanes' partial results meet by xor shuffles; then the initial

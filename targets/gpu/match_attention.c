@@ -7,7 +7,7 @@
  *                               after the fill)
  *   S = 0; S += Q Kᵀ            the first gemm and its fill
  *   X1 = f1(S, ...), ...        pointwise nests on the scores (scale, mask)
- *   M = -inf; M = max_j X       the row max (NaN also starts a maxnumf)
+ *   M = -inf; M = max_j X       the row max (NaN also starts maxnumf's)
  *   E = exp(X - M)
  *   L = 0; L = sum_j E
  *   P = E / L
@@ -98,20 +98,24 @@ static bool operandsAre(MlirOperation op, MlirOperation a, MlirOperation b, bool
   return (x.ptr == ra.ptr && y.ptr == rb.ptr) || (commutes && x.ptr == rb.ptr && y.ptr == ra.ptr);
 }
 
-static bool isOneOf(MlirOperation op, const char *a, const char *b) {
-  return pbcOpIsA(op, a) || (b && pbcOpIsA(op, b));
-}
+/* What a row reduction combines with. */
+typedef enum { kCombSum, kCombMaxNum, kCombMaximum, kCombOther } Combiner;
 
-/* R[rows] = comb(X[rows, j], R[rows]) over all of X, j innermost. */
-static bool matchRowReduce(MlirOperation nest, MlirValue x, MlirValue r, const char *comb,
-                           const char *comb2) {
+/* R[rows] = comb(X[rows, j], R[rows]) over all of X, j innermost, comb a
+ * sum (`max` false) or a max (maxnumf or maximumf, which *comb tells). */
+static bool matchRowReduce(MlirOperation nest, MlirValue x, MlirValue r, bool max,
+                           Combiner *comb) {
   MlirOperation band[kPbcMaxBand], op[4];
   int rank = rankOf(x);
   if (mlirValueIsNull(r) || rankOf(r) != rank - 1 || bandBody(nest, rank, x, band, op, 4) != 4)
     return false;
-  return accessByBand(op[0], x, false, band) && accessByBand(op[1], r, false, band) &&
-         isOneOf(op[2], comb, comb2) && operandsAre(op[2], op[0], op[1], true) &&
-         accessByBand(op[3], r, true, band) &&
+  *comb = pbcOpIsA(op[2], "arith.addf")       ? kCombSum
+          : pbcOpIsA(op[2], "arith.maxnumf")  ? kCombMaxNum
+          : pbcOpIsA(op[2], "arith.maximumf") ? kCombMaximum
+                                              : kCombOther;
+  return (max ? *comb == kCombMaxNum || *comb == kCombMaximum : *comb == kCombSum) &&
+         accessByBand(op[0], x, false, band) && accessByBand(op[1], r, false, band) &&
+         operandsAre(op[2], op[0], op[1], true) && accessByBand(op[3], r, true, band) &&
          mlirOperationGetOperand(op[3], 0).ptr == mlirOperationGetResult(op[2], 0).ptr;
 }
 
@@ -174,8 +178,8 @@ static MlirValue storedBuffer(MlirOperation nest) {
   return found;
 }
 
-/* The f32 constant v holds, or NaN (with *ok false) when it is none. */
-static double f32Constant(MlirValue v, bool *ok) {
+/* The float constant v holds, or NaN (with *ok false) when it is none. */
+static double floatConstant(MlirValue v, bool *ok) {
   *ok = false;
   if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
     return NAN;
@@ -209,13 +213,16 @@ static bool isChainBuffer(const PbcAttention *at, MlirValue b) {
 }
 
 /* Whether the reduction buffer r was filled with a value that starts it:
- * max from -inf or NaN (maxnumf and maximumf of -inf; maxnumf of NaN),
- * the sum from 0. */
-static bool filledFor(const Fill *fills, int n, MlirValue r, bool max) {
+ * the sum from 0; the max from -inf, or from NaN for maxnumf alone
+ * (maximumf of NaN stays NaN, which the kernel's running max would not). */
+static bool filledFor(const Fill *fills, int n, MlirValue r, Combiner comb) {
   for (int i = 0; i < n; ++i)
-    if (fills[i].buffer.ptr == r.ptr)
-      return max ? (isnan(fills[i].value) || (isinf(fills[i].value) && fills[i].value < 0))
-                 : fills[i].value == 0.0;
+    if (fills[i].buffer.ptr == r.ptr) {
+      double v = fills[i].value;
+      if (comb == kCombSum)
+        return v == 0.0;
+      return (isinf(v) && v < 0) || (comb == kCombMaxNum && isnan(v));
+    }
   return false;
 }
 
@@ -287,7 +294,7 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
   MlirValue init;
   bool ok;
   if (mlirOperationIsNull(fill) || !pbcGpuMatchFill(fill, qk->c.memref, &init) ||
-      f32Constant(init, &ok) != 0.0 || !ok)
+      floatConstant(init, &ok) != 0.0 || !ok)
     return false;
   addNest(at, fill);
   addNest(at, qkRoot);
@@ -327,7 +334,7 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
         nFills < kMaxFills &&
         pbcGpuMatchFill(op, filled, &v)) {
       fills[nFills].buffer = filled;
-      fills[nFills++].value = f32Constant(v, &ok);
+      fills[nFills++].value = floatConstant(v, &ok);
       if (!ok || !addBuffer(at, filled))
         return false;
       addNest(at, op);
@@ -347,15 +354,16 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
     /* Each step below names the buffer it writes: a fresh one, or the
      * row max or sum its fill registered. */
     MlirValue fresh = {NULL};
-    if (state == kScores && matchRowReduce(op, x, filled, "arith.maxnumf", "arith.maximumf") &&
-        filledFor(fills, nFills, filled, true)) {
+    Combiner comb;
+    if (state == kScores && matchRowReduce(op, x, filled, true, &comb) &&
+        filledFor(fills, nFills, filled, comb)) {
       m = filled;
       state = kExp;
     } else if (state == kExp && matchRowBroadcast(op, x, m, "arith.subf", "math.exp", &out)) {
       e = fresh = out;
       state = kSum;
-    } else if (state == kSum && matchRowReduce(op, e, filled, "arith.addf", NULL) &&
-               filledFor(fills, nFills, filled, false)) {
+    } else if (state == kSum && matchRowReduce(op, e, filled, false, &comb) &&
+               filledFor(fills, nFills, filled, comb)) {
       l = filled;
       state = kDiv;
     } else if (state == kDiv && matchRowBroadcast(op, e, l, "arith.divf", NULL, &out)) {

@@ -85,16 +85,6 @@ static bool matchBody(PbcGemm *g, PbcAccess *x, PbcAccess *y) {
          pbcAccessGet(mlirOpResultGetOwner(p), x) && pbcAccessGet(mlirOpResultGetOwner(q), y);
 }
 
-/* Whether the body multiplies and adds integers (else floats). */
-static bool intBody(const PbcGemm *g) {
-  MlirBlock body = pbcLoopBody(g->band[g->depth - 1]);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op))
-    if (pbcOpIsA(op, "arith.muli"))
-      return true;
-  return false;
-}
-
 /* Every loop gets its role from the operands it indexes: C and A only: a
  * row (M) loop; C and B: a column (N) loop; C, A and B: batch; A and B, not
  * C: reduction (K). C's subscripts must be distinct loops. */
@@ -174,12 +164,11 @@ bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g) {
   g->i8 = mlirTypeIsAInteger(fa) && mlirIntegerTypeGetWidth(fa) == 8;
   bool f16 = mlirTypeIsAF16(fa) && mlirTypeIsAF16(fb) && (mlirTypeIsAF16(fc) || mlirTypeIsAF32(fc));
   bool bf16 = g->bf16 && mlirTypeIsABF16(fb) && (mlirTypeIsABF16(fc) || mlirTypeIsAF32(fc));
-  /* i8 x i8 -> i32: products and sums in i32 (extsi, muli, addi). */
+  /* i8 x i8 -> i32: the body then sign-extends (the only integer
+   * extension matchBody takes) and multiplies and adds in i32. */
   bool i8 = g->i8 && mlirTypeEqual(fa, fb) && mlirTypeIsAInteger(fc) &&
-            mlirIntegerTypeGetWidth(fc) == 32 && intBody(g);
+            mlirIntegerTypeGetWidth(fc) == 32;
   if (!f16 && !bf16 && !i8)
-    return false;
-  if (!i8 && intBody(g)) /* integer arithmetic on float operands: no */
     return false;
   long long size[4] = {1, 1, 1, 1};
   for (int l = 0; l < g->depth; ++l)

@@ -24,8 +24,8 @@ enum { kPbcMaxBand = 8 };
 /* What a loop of the nest is to the gemm. */
 typedef enum { kPbcBatch, kPbcRowM, kPbcColN, kPbcRed } PbcGemmRole;
 
-/* A contraction C[...] += ext?(A[...]) * ext?(B[...]) on f16 or bf16
- * operands (both the same; bf16: mma-sync only): a
+/* A contraction C[...] += ext?(A[...]) * ext?(B[...]) on f16, bf16 or i8
+ * operands (both the same; bf16 and i8: mma-sync only): a
  * perfect band whose loops are batch (in A, B and C), row (A and C), column
  * (B and C) or reduction (A and B) loops. M, N, K and batch are the products
  * of their loops' trips; element m of the rows is the row loops' indices
@@ -196,10 +196,13 @@ MlirValue pbcGpuAsyncCopy(MlirOperation before, MlirValue shared, const MlirValu
                           MlirValue in);
 MlirValue pbcGpuLdmatrix(MlirOperation before, MlirValue shared, MlirValue stage, MlirValue row,
                          MlirValue col, bool transpose);
-MlirValue pbcGpuZeros(MlirOperation before, const char *type);
+MlirValue pbcGpuZeros(MlirOperation before, MlirType vectorType);
+/* nvgpu.device_async_create_group of n copy tokens; returns its token. */
+MlirValue pbcGpuAsyncGroup(MlirOperation before, int n, const MlirValue *tokens);
 MlirValue pbcGpuBHalf(MlirOperation before, MlirValue b4, int h);
-/* D = A B + C on one m16n8k16 fragment (vector<4x2>, vector<2x2> of f16 or
- * bf16; vector<2x2xf32>). */
+/* D = A B + C on one fragment: m16n8k16 (A vector<4x2>, B vector<2x2> of
+ * f16 or bf16; C vector<2x2xf32>) or m16n8k32 (vector<4x4xi8>,
+ * vector<2x4xi8>; vector<2x2xi32>). */
 MlirValue pbcGpuMma(MlirOperation before, MlirValue a, MlirValue b, MlirValue c);
 
 /* Attention, softmax(f(Q Kᵀ)) V, as S2 leaves it (Q, K, V all f16 or all

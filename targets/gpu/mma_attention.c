@@ -43,7 +43,6 @@ enum {
   kWarps = 4,
   kThreads = kWarp * kWarps,
   kMaxTiles = 2,       /* m16 tiles of query rows per warp */
-  kMaxKeys = 64,       /* keys per step, at most */
   kPad = 8,            /* halves of padding per shared row (ldmatrix banks) */
   kChunk = 8,          /* halves per 16-byte copy */
   kMaxFrags = 128 / 8, /* n8 fragments of O at the largest head dimension */
@@ -51,7 +50,6 @@ enum {
 };
 
 typedef struct {
-  const PbcAttention *at;
   MlirValue tid, b; /* thread; batch entry (null when unbatched) */
   MlirValue group;  /* a copy group's token (waits count groups) */
 } Att;
@@ -61,19 +59,8 @@ static MlirValue arith(MlirOperation before, const char *op, MlirValue a, long l
   return pbcGpuArith(before, op, a, cst(before, b));
 }
 
-static MlirValue f32Const(MlirOperation before, const char *text) {
-  MlirNamedAttribute value = pbcGpuNamed(before, "value", pbcGpuParseAttr(before, text));
-  return pbcGpuOp(before, "arith.constant", 0, NULL,
-                  mlirF32TypeGet(mlirOperationGetContext(before)), 1, &value);
-}
-
 static MlirValue unary(MlirOperation before, const char *op, MlirValue a, MlirType t) {
   return pbcGpuOp(before, op, 1, &a, t, 0, NULL);
-}
-
-static MlirValue select3(MlirOperation before, MlirValue c, MlirValue a, MlirValue b) {
-  MlirValue ops[3] = {c, a, b};
-  return pbcGpuOp(before, "arith.select", 3, ops, mlirValueGetType(a), 0, NULL);
 }
 
 /* `src`'s rows [origin, origin + rows) (all `cols` columns) into
@@ -105,11 +92,6 @@ static int copyRows(const Att *A, MlirOperation before, MlirValue src, MlirValue
                                   kChunk, zeroPast ? in : (MlirValue){NULL});
   }
   return n;
-}
-
-static MlirValue group(MlirOperation before, int n, MlirValue *tokens) {
-  return pbcGpuOp(before, "nvgpu.device_async_create_group", n, tokens,
-                  mlirValueGetType(tokens[0]), 0, NULL);
 }
 
 static MlirValue sharedView(MlirOperation before, MlirValue raw, long long offset, int stages,
@@ -163,13 +145,13 @@ static MlirValue quadMax(MlirOperation before, MlirValue v) {
 
 void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   const PbcGemm *qk = &at->qk, *pv = &at->pv;
-  Att A = {.at = at};
+  Att A = {0};
   MlirOperation here = pv->root;
   MlirContext ctx = mlirOperationGetContext(here);
-  MlirType f32 = mlirF32TypeGet(ctx);
+  MlirType f32 = mlirF32TypeGet(ctx), accType = mlirVectorTypeGet(2, (int64_t[]){2, 2}, f32);
   MlirType sElem = mlirShapedTypeGetElementType(mlirValueGetType(qk->c.memref));
   /* Q, K, V and P: f16 or bf16 alike. */
-  MlirType half = qk->bf16 ? mlirBF16TypeGet(ctx) : mlirF16TypeGet(ctx);
+  MlirType half = mlirShapedTypeGetElementType(mlirValueGetType(qk->a.memref));
   Plan plan = planFor(at, sms);
   int keys = plan.keys, fs = keys / 8; /* score fragments per tile */
   long long m = qk->m, n = qk->n, d = qk->k, dv = pv->n, nKB = (n + keys - 1) / keys;
@@ -211,7 +193,7 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   int nt = copyRows(&A, end, qk->a.memref, qS, zero, i0, rows, m, d, false, tokens);
   nt += copyRows(&A, end, at->k, kS, zero, zero, keys, n, d, true, tokens + nt);
   nt += copyRows(&A, end, pv->b.memref, vS, zero, zero, keys, n, dv, true, tokens + nt);
-  A.group = group(end, nt, tokens);
+  A.group = pbcGpuAsyncGroup(end, nt, tokens);
   pbcGpuAsyncWait(end, A.group, 0);
   pbcGpuOp(end, "gpu.barrier", 0, NULL, (MlirType){NULL}, 0, NULL);
   /* Q's A fragments of tile t, k16 step kk (kept in registers, or read
@@ -228,13 +210,13 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
 
   /* Carried: the running max and (per lane) sum of each of the lane's
    * rows, and O's fragments (tile-major). */
-  MlirValue negInf = f32Const(end, "0xFF800000 : f32"), zeroF = f32Const(end, "0.0 : f32");
+  MlirValue negInf = pbcGpuConstF32(end, "0xFF800000 : f32"), zeroF = pbcGpuConstF32(end, "0.0 : f32");
   int carriedN = 2 * nr + mt * fo;
   MlirValue init[2 * 2 * kMaxTiles + kMaxTiles * kMaxFrags];
   for (int r = 0; r < nr; ++r)
     init[r] = negInf, init[nr + r] = zeroF;
   for (int j = 0; j < mt * fo; ++j)
-    init[2 * nr + j] = pbcGpuZeros(end, "vector<2x2xf32>");
+    init[2 * nr + j] = pbcGpuZeros(end, accType);
   MlirOperation loop = pbcGpuBuildFor(end, zero, cst(end, nKB), c1, carriedN, init);
   MlirBlock lb = pbcGpuBody(loop, 0);
   MlirOperation y = mlirBlockGetTerminator(lb);
@@ -255,16 +237,15 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   MlirValue nextOrigin = arith(y, "muli", arith(y, "minui", next, nKB - 1), keys);
   nt = copyRows(&A, y, at->k, kS, nextStage, nextOrigin, keys, n, d, true, tokens);
   nt += copyRows(&A, y, pv->b.memref, vS, nextStage, nextOrigin, keys, n, dv, true, tokens + nt);
-  group(y, nt, tokens);
+  pbcGpuAsyncGroup(y, nt, tokens);
   MlirValue cur = arith(y, "remui", kb, 2);
 
   /* S = Q Kᵀ for this warp's rows and the block's keys; each K fragment
    * feeds every tile. */
-  MlirType accType = pbcGpuParseType(y, "vector<2x2xf32>");
   MlirValue s[kMaxTiles][8];
   for (int t = 0; t < mt; ++t)
     for (int ni = 0; ni < fs; ++ni)
-      s[t][ni] = pbcGpuZeros(y, "vector<2x2xf32>");
+      s[t][ni] = pbcGpuZeros(y, accType);
   for (int kk = 0; kk < fd; ++kk) {
     for (int t = 0; t < mt && !plan.qRegs; ++t)
       qF[t][kk] = pbcGpuLdmatrix(y, qS, zero, qRow[t], qCol[kk], false);
@@ -304,19 +285,19 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
         }
         if (!mlirTypeIsAF32(sElem))
           v = unary(y, "arith.extf", v, f32);
-        x[q][ni][c] = mlirValueIsNull(colIn) ? v : select3(y, colIn, v, negInf);
+        x[q][ni][c] = mlirValueIsNull(colIn) ? v : pbcGpuSelect(y, colIn, v, negInf);
       }
 
   /* The online softmax of each of the lane's rows. */
   MlirValue alpha[2 * kMaxTiles], mNew[2 * kMaxTiles], lNew[2 * kMaxTiles];
-  MlirValue log2e = f32Const(y, "1.44269504 : f32"), negLog2e = f32Const(y, "-1.44269504 : f32");
+  MlirValue log2e = pbcGpuConstF32(y, "1.44269504 : f32"), negLog2e = pbcGpuConstF32(y, "-1.44269504 : f32");
   for (int q = 0; q < nr; ++q) {
     MlirValue mx = x[q][0][0];
     for (int ni = 0; ni < fs; ++ni)
       for (int c = ni == 0; c < 2; ++c)
         mx = pbcGpuArith(y, "maxnumf", mx, x[q][ni][c]);
     mNew[q] = pbcGpuArith(y, "maxnumf", mOld[q], quadMax(y, mx));
-    MlirValue safe = select3(y, pbcGpuCmpF(y, 1 /* oeq */, mNew[q], negInf), zeroF, mNew[q]);
+    MlirValue safe = pbcGpuSelect(y, pbcGpuCmpF(y, 1 /* oeq */, mNew[q], negInf), zeroF, mNew[q]);
     alpha[q] = unary(y, "math.exp", pbcGpuArith(y, "subf", mOld[q], safe), f32);
     /* exp(x - m) as exp2(x log2e - m log2e): one fma per score before the
      * ex2 (math.exp would subtract, then scale). */
@@ -370,7 +351,7 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   /* No copy in flight at exit; the quads' sums meet; O / l leaves through
    * the P V gemm's copy-out. */
   pbcGpuAsyncWait(end, A.group, 0);
-  MlirValue one = f32Const(end, "1.0 : f32"), inv[2 * kMaxTiles];
+  MlirValue one = pbcGpuConstF32(end, "1.0 : f32"), inv[2 * kMaxTiles];
   for (int q = 0; q < nr; ++q) {
     MlirValue l = mlirOperationGetResult(loop, nr + q);
     for (int off = 1; off <= 2; off *= 2)

@@ -1,13 +1,14 @@
-/* The block-tiled emitter (NVIDIA nvgpu.mma.sync m16n8k16, A.2 of the
- * paper): a thread block computes a BM x BN tile of C with 2 x 2 warps (or
- * fewer for small tiles), each warp a WM x WN tile of 16 x 8 accumulators
- * kept in registers across the whole k loop.
+/* The block-tiled emitter (NVIDIA mma.sync, A.2 of the paper: m16n8k16 on
+ * f16 or bf16 operands, the latter through nvvm.mma.sync; m16n8k32 on i8
+ * into i32): a thread block computes a BM x BN tile of C with 2 x 2 warps
+ * (or fewer for small tiles), each warp a WM x WN tile of 16 x 8
+ * accumulators kept in registers across the whole k loop.
  *
  * Per k tile of BK, the block copies the A (BM x BK) and B (BK x BN) tiles
- * into shared memory, rows padded by 8 halves so that ldmatrix's eight
+ * into shared memory, rows padded by 16 bytes so that ldmatrix's eight
  * 16-byte rows fall in distinct banks. The copies run `stages` tiles ahead
  * (multi-stage software pipelining): 16-byte cp.async copies
- * (nvgpu.device_async_copy) where eight consecutive k (A) or n (B) are
+ * (nvgpu.device_async_copy) where 16 bytes of consecutive k (A) or n (B) are
  * contiguous and aligned in global memory, element copies through the
  * nest's own subscripts otherwise (transposed operands, odd channel counts).
  * A B whose k is contiguous instead (an N x K operand) is staged n-major
@@ -31,12 +32,12 @@
  * padding adds nothing to the products. The copy-out of C's elements past
  * M's or N's edge is skipped (scf.if). */
 #include <stdio.h>
-#include <string.h>
 
 #include "gpu_build.h"
 #include "matrix_units.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "pbc/memrefs.h"
 
 enum { kWarp = 32 };
 
@@ -138,15 +139,11 @@ static void guard(MlirOperation before, const PbcGemm *g, PbcGemmRole role, int 
   *x = arith(before, "minui", *x, size - vec);
 }
 
-static MlirValue select(MlirOperation before, MlirValue cond, MlirValue a, MlirValue b) {
-  MlirValue ops[3] = {cond, a, b};
-  return pbcGpuOp(before, "arith.select", 3, ops, mlirValueGetType(a), 0, NULL);
-}
-
-/* Whether eight consecutive indices of `role`, from a multiple of 8, are
- * eight contiguous, 16-byte aligned f16 elements of acc: the role's
- * innermost loop runs in multiples of 8 and is acc's last subscript, alone,
- * on a row-major buffer whose rows are multiples of 8. */
+/* Whether `chunk` consecutive indices of `role`, from a multiple of
+ * chunk, are contiguous, aligned elements of acc (16 bytes when chunk is
+ * the elements per 16 bytes): the role's innermost loop runs in multiples
+ * of chunk and is acc's last subscript, alone, on a row-major buffer whose
+ * rows are multiples of chunk. */
 static bool chunkable(const PbcGemm *g, const PbcAccess *acc, PbcGemmRole role, int chunk) {
   int inner = -1;
   for (int l = 0; l < g->depth; ++l)
@@ -197,7 +194,7 @@ static int copyTile(const Kernel *K, MlirOperation before, const PbcAccess *acc,
     if (!async) {
       MlirValue x = pbcGpuGemmLoad(before, K->g, acc, iv);
       if (!mlirValueIsNull(in))
-        x = select(before, in, x, K->zero);
+        x = pbcGpuSelect(before, in, x, K->zero);
       MlirValue st[5] = {x, shared, stage, r, c};
       pbcGpuOp(before, "memref.store", 5, st, (MlirType){NULL}, 0, NULL);
       continue;
@@ -220,7 +217,7 @@ MlirValue pbcGpuAsyncCopy(MlirOperation before, MlirValue shared, const MlirValu
    * the edge. */
   bool masked = !mlirValueIsNull(in);
   if (masked)
-    ops[5 + rank] = select(before, in, cst(before, elements), cst(before, 0));
+    ops[5 + rank] = pbcGpuSelect(before, in, cst(before, elements), cst(before, 0));
   int32_t seg[5] = {1, 3, 1, rank, masked};
   MlirNamedAttribute attrs[3] = {
       pbcGpuNamed(before, "operandSegmentSizes",
@@ -247,8 +244,12 @@ static MlirValue copyStage(const Kernel *K, MlirOperation before, MlirValue kt, 
                   K->asyncB, tokens + n);
   if (!n)
     return (MlirValue){NULL};
-  return pbcGpuOp(before, "nvgpu.device_async_create_group", n, tokens, mlirValueGetType(tokens[0]),
-                  0, NULL);
+  return pbcGpuAsyncGroup(before, n, tokens);
+}
+
+MlirValue pbcGpuAsyncGroup(MlirOperation before, int n, const MlirValue *tokens) {
+  return pbcGpuOp(before, "nvgpu.device_async_create_group", n, tokens,
+                  mlirValueGetType(tokens[0]), 0, NULL);
 }
 
 void pbcGpuAsyncWait(MlirOperation before, MlirValue group, int pending) {
@@ -272,12 +273,13 @@ MlirValue pbcGpuLdmatrix(MlirOperation before, MlirValue shared, MlirValue stage
                   mlirVectorTypeGet(2, (int64_t[]){4, perLane}, elem), 2, attrs);
 }
 
-/* arith.constant dense<0.0> of a vector type. */
-MlirValue pbcGpuZeros(MlirOperation before, const char *type) {
-  char text[64];
-  snprintf(text, sizeof(text), strstr(type, "xi") ? "dense<0> : %s" : "dense<0.0> : %s", type);
-  MlirNamedAttribute value = pbcGpuNamed(before, "value", pbcGpuParseAttr(before, text));
-  return pbcGpuOp(before, "arith.constant", 0, NULL, pbcGpuParseType(before, type), 1, &value);
+MlirValue pbcGpuZeros(MlirOperation before, MlirType vectorType) {
+  MlirType elem = mlirShapedTypeGetElementType(vectorType);
+  MlirNamedAttribute value = pbcGpuNamed(
+      before, "value",
+      mlirTypeIsAInteger(elem) ? mlirDenseElementsAttrInt32SplatGet(vectorType, 0)
+                               : mlirDenseElementsAttrFloatSplatGet(vectorType, 0.f));
+  return pbcGpuOp(before, "arith.constant", 0, NULL, vectorType, 1, &value);
 }
 
 /* Rows 2h, 2h+1 of an x4 B load: the fragment of one 8-column slice.
@@ -285,12 +287,7 @@ MlirValue pbcGpuZeros(MlirOperation before, const char *type) {
 MlirValue pbcGpuBHalf(MlirOperation before, MlirValue b4, int h) {
   MlirType elem = mlirShapedTypeGetElementType(mlirValueGetType(b4));
   int64_t perLane = mlirShapedTypeGetDimSize(mlirValueGetType(b4), 1);
-  MlirType vt = mlirVectorTypeGet(2, (int64_t[]){2, perLane}, elem);
-  MlirNamedAttribute zero = pbcGpuNamed(
-      before, "value",
-      mlirTypeIsAInteger(elem) ? mlirDenseElementsAttrInt32SplatGet(vt, 0)
-                               : mlirDenseElementsAttrFloatSplatGet(vt, 0.f));
-  MlirValue v = pbcGpuOp(before, "arith.constant", 0, NULL, vt, 1, &zero);
+  MlirValue v = pbcGpuZeros(before, mlirVectorTypeGet(2, (int64_t[]){2, perLane}, elem));
   for (int64_t r = 0; r < 2; ++r) {
     MlirValue row = pbcGpuVectorExtract(before, b4, 1, (int64_t[]){2 * h + r},
                                         mlirVectorTypeGet(1, (int64_t[]){perLane}, elem));
@@ -373,19 +370,17 @@ static MlirValue accElement(const Kernel *K, MlirOperation before, MlirValue wRo
   return in;
 }
 
-/* Bytes of an element type the copy-out stages (0: not one), and its
- * spelling. */
+/* Bytes of an element type the copy-out stages (f32, f16, bf16, i32, i8;
+ * 0: none of those), and its spelling. */
 static int typeBytes(MlirType t) {
-  if (mlirTypeIsAF32(t) || (mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 32))
-    return 4;
-  if (mlirTypeIsAF16(t) || mlirTypeIsABF16(t))
-    return 2;
-  return mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 8 ? 1 : 0;
+  bool known = mlirTypeIsAF32(t) || mlirTypeIsAF16(t) || mlirTypeIsABF16(t) ||
+               (mlirTypeIsAInteger(t) && (pbcElementBits(t) == 32 || pbcElementBits(t) == 8));
+  return known ? pbcElementBits(t) / 8 : 0;
 }
 
 static const char *typeText(MlirType t) {
   if (mlirTypeIsAInteger(t))
-    return mlirIntegerTypeGetWidth(t) == 8 ? "i8" : "i32";
+    return pbcElementBits(t) == 8 ? "i8" : "i32";
   return mlirTypeIsAF32(t) ? "f32" : mlirTypeIsABF16(t) ? "bf16" : "f16";
 }
 
@@ -410,7 +405,8 @@ static int stagedCopyOutWidth(const Kernel *K, PbcAccess *dst) {
   if (!bytes)
     return 0;
   int vec = 16 / bytes;
-  if (g->m % t->bm || g->n % t->bn || !chunkable(g, dst, kPbcColN, vec) ||(long long)t->bm * t->bn / vec % K->threads ||
+  if (g->m % t->bm || g->n % t->bn || !chunkable(g, dst, kPbcColN, vec) ||
+      (long long)t->bm * t->bn / vec % K->threads ||
       (long long)t->bm * (t->bn + vec) * bytes > t->stages * t->stageBytes)
     return 0;
   return vec;
@@ -503,7 +499,8 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
    * (16-byte aligned, as cp.async and ldmatrix need). */
   MlirValue raw = pbcGpuDynamicSharedMemory(end);
   char type[128];
-  const char *ab = g->i8 ? "i8" : g->bf16 ? "bf16" : "f16";
+  MlirType abType = mlirShapedTypeGetElementType(mlirValueGetType(g->a.memref));
+  const char *ab = typeText(abType);
   snprintf(type, sizeof(type), "memref<%dx%dx%dx%s, #gpu.address_space<workgroup>>", t->stages,
            t->bm, t->bk + pad, ab);
   MlirValue view[2] = {raw, cst(end, 0)};
@@ -514,9 +511,6 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   K.bS = pbcGpuOp(end, "memref.view", 2, view, pbcGpuParseType(end, type), 0, NULL);
 
   K.tid = mlirBlockGetArgument(body, 3);
-  MlirType abType = g->i8     ? mlirIntegerTypeGet(ctx, 8)
-                    : g->bf16 ? mlirBF16TypeGet(ctx)
-                              : mlirF16TypeGet(ctx);
   MlirNamedAttribute zero = pbcGpuNamed(
       end, "value", g->i8 ? mlirIntegerAttrGet(abType, 0) : mlirFloatAttrDoubleGet(ctx, abType, 0.0));
   K.zero = pbcGpuOp(end, "arith.constant", 0, NULL, abType, 1, &zero);
@@ -540,7 +534,7 @@ void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes) {
   MlirValue acc[256];
   for (int mi = 0; mi < fm; ++mi)
     for (int ni = 0; ni < fn; ++ni) {
-      MlirValue v = pbcGpuZeros(end, g->i8 ? "vector<2x2xi32>" : "vector<2x2xf32>");
+      MlirValue v = pbcGpuZeros(end, mlirVectorTypeGet(2, (int64_t[]){2, 2}, accElem));
       for (int e = 0; e < 4; ++e) {
         MlirValue iv[kPbcMaxBand];
         accElement(&K, end, wRow, wCol, gq, tq, mi, ni, e / 2, e % 2, iv);
