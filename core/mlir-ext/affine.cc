@@ -69,6 +69,12 @@ bool pbcExtAffinePermute(MlirOperation *band, int n, const unsigned *perm) {
   return true;
 }
 
+void pbcExtAffinePermuteLegal(MlirOperation *band, int n, const unsigned *perm) {
+  SmallVector<AffineForOp> loops = unwrapBand(band, n);
+  if ((int)loops.size() == n && isPerfectlyNested(loops))
+    permuteLoops(loops, ArrayRef<unsigned>(perm, n));
+}
+
 bool pbcExtAffineUnrollJam(MlirOperation forOp, uint64_t factor) {
   auto loop = dyn_cast<AffineForOp>(unwrap(forOp));
   return loop && succeeded(loopUnrollJamByFactor(loop, factor));

@@ -15,6 +15,7 @@
 #include "llvm-c/TargetMachine.h"
 #include "llvm-c/Transforms/PassBuilder.h"
 #include "mlir-c/Target/LLVMIR.h"
+#include "output/glue.h"
 #include "output/module_split.h"
 #include "pbc/isolate.h"
 
@@ -193,38 +194,6 @@ static bool mergeIdenticalFunctions(LLVMModuleRef llmod, LLVMTargetMachineRef tm
   return optLevel < 2 || runPipeline(llmod, tm, "mergefunc");
 }
 
-static bool pureOpcode(LLVMOpcode op) {
-  switch (op) {
-  case LLVMExtractValue: case LLVMInsertValue: case LLVMGetElementPtr: case LLVMPtrToInt:
-  case LLVMIntToPtr: case LLVMBitCast: case LLVMAdd: case LLVMSub: case LLVMMul:
-  case LLVMAnd: case LLVMOr: case LLVMXor: case LLVMShl: case LLVMLShr: case LLVMAShr:
-  case LLVMICmp: case LLVMSelect: case LLVMTrunc: case LLVMZExt: case LLVMSExt:
-    return true;
-  default:
-    return false;
-  }
-}
-
-/* optnone functions (a model's entry) get no optimization, not even dead
- * code elimination, and MLIR's lowering leaves most of their instructions
- * unused: each call to a nest unpacks every field of every memref
- * descriptor it passes, and the callee takes only the aligned pointer
- * (a 5,000-op chain's entry: 96,000 instructions). Instructions without
- * uses or effects are erased here, last first so that chains go too. */
-static void eraseDeadGlue(LLVMModuleRef mod) {
-  for (LLVMValueRef f = LLVMGetFirstFunction(mod); f; f = LLVMGetNextFunction(f)) {
-    if (LLVMIsDeclaration(f) || !pbcLlvmFunctionIsOptNone(f))
-      continue;
-    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
-      for (LLVMValueRef in = LLVMGetLastInstruction(b); in;) {
-        LLVMValueRef prev = LLVMGetPreviousInstruction(in);
-        if (!LLVMGetFirstUse(in) && pureOpcode(LLVMGetInstructionOpcode(in)))
-          LLVMInstructionEraseFromParent(in);
-        in = prev;
-      }
-  }
-}
-
 /* A part that holds only optnone functions (module_split.c gives them one)
  * is compiled without optimization: fast instruction selection and
  * register allocation. */
@@ -330,7 +299,7 @@ bool pbcCodegenParts(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip 
     setTargetOf(llmod, tm, triple);
     pbcCrashContextSetPhase("LLVM function merging");
     ok = mergeIdenticalFunctions(llmod, tm, optLevel);
-    eraseDeadGlue(llmod);
+    pbcSimplifyGlue(llmod);
   }
   LLVMModuleRef parts[PBC_MAX_CODEGEN_PARTS];
   int numParts = ok && kind == PBC_CODEGEN_OBJ ? splitForThreads(llmod, maxParts, parts) : 0;

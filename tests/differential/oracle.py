@@ -151,7 +151,8 @@ def compile_module(pbc, text, args, workdir, timeout):
     with open(src, "w") as f:
         f.write(text)
     lib = os.path.join(workdir, "libprog.so")
-    cmd = [pbc, "--emit=lib", "-o", lib, src] + list(args)
+    # --verify-each: a pass that leaves invalid IR is named, not found later.
+    cmd = [pbc, "--emit=lib", "--verify-each", "-o", lib, src] + list(args)
     key = None
     if pbc_lib.PREBUILT is not None:
         key = os.path.join(pbc_lib.PREBUILT[1], pbc_lib.prebuilt_key(text.encode(), args))

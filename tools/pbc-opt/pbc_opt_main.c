@@ -57,7 +57,7 @@ static int stageNumber(const char *v) {
 static int work(void *arg) {
   Opt *o = arg;
   PbcSessionOptions so = {o->plugin->table, &o->chipDesc, o->optLevel, o->disable,
-                          o->printIr, o->dumpDir, false};
+                          o->printIr, o->dumpDir, false, .verifyEach = true};
   PbcSession *s = pbcSessionCreate(&so);
   if (!s)
     return PBC_EXIT_ERROR;

@@ -24,8 +24,8 @@ typedef struct PbcSessionOptions {
   bool printIrAfterAll;
   const char *dumpDir;
   bool reference;             /* the naive -O0 reference lowering for --check */
-  bool verifyEach;            /* verify after every pass of S4/S5 too (their
-                                 default: once, after the stage) */
+  bool verifyEach;            /* verify after every pass (default: once,
+                                 after each stage) */
   bool threadedLateStages;    /* S4 and S5 run their per-function passes on
                                  all cores (each nest is a function by then) */
 } PbcSessionOptions;

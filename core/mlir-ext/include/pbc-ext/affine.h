@@ -32,6 +32,10 @@ bool pbcExtAffineTile(MlirOperation *band, int n, const unsigned *sizes,
  * band[i] moves to position perm[i]. Returns false (and changes nothing) if
  * dependences forbid the permutation. */
 bool pbcExtAffinePermute(MlirOperation *band, int n, const unsigned *perm);
+/* mlir::permuteLoops alone, for a permutation the caller has proven legal
+ * (e.g. two adjacent parallel loops): MLIR's check computes every pairwise
+ * dependence of the nest at every depth, most of pbc-register-tile's time. */
+void pbcExtAffinePermuteLegal(MlirOperation *band, int n, const unsigned *perm);
 /* mlir::affine::vectorizeAffineLoopNest on one loop whose iter_args are all
  * reductions MLIR recognizes (isLoopParallel's LoopReduction list), by
  * `lanes`: a vector accumulator and a vector.reduction after the loop.
