@@ -15,3 +15,5 @@ LLVMModuleRef pbcExtCloneModuleDefining(LLVMModuleRef m, PbcExtKeepDefinitionFn 
   });
   return wrap(clone.release());
 }
+
+void pbcExtDeleteFunctionBody(LLVMValueRef f) { cast<Function>(unwrap(f))->deleteBody(); }

@@ -2,6 +2,7 @@
 #include "pbc/codegen.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,8 @@
 #include "llvm-c/Transforms/PassBuilder.h"
 #include "mlir-c/Target/LLVMIR.h"
 #include "output/glue.h"
+#include "output/kernel_cache.h"
+#include "output/kernel_units.h"
 #include "output/module_split.h"
 #include "pbc/isolate.h"
 
@@ -241,35 +244,56 @@ static void *runPartJob(void *arg) {
   return NULL;
 }
 
-/* Optimizes and emits the parts of a split module on one thread each, one
- * object each into objs[]. Bitcode carries each part to its thread's own
- * context (an LLVM context is not thread-safe). */
-static bool emitInParts(LLVMModuleRef *parts, int numParts, const PbcTargetPlugin *plugin,
-                        const PbcChip *chip, int optLevel, PbcStrBuf *objs) {
-  PartJob *jobs = calloc((size_t)numParts, sizeof(PartJob));
-  pthread_t *threads = calloc((size_t)numParts, sizeof(pthread_t));
-  bool *started = calloc((size_t)numParts, sizeof(bool));
-  for (int i = 0; i < numParts; ++i) {
-    jobs[i] = (PartJob){plugin, chip, optLevel, LLVMWriteBitcodeToMemoryBuffer(parts[i]), &objs[i], false};
-    LLVMDisposeModule(parts[i]);
-  }
-  pbcCrashContextSetPhase("LLVM optimization and code generation (%d parts in parallel)", numParts);
-  for (int i = 1; i < numParts; ++i)
-    started[i] = pthread_create(&threads[i], NULL, runPartJob, &jobs[i]) == 0;
-  /* Part 0, and any part whose thread could not start, run here. */
-  for (int i = 0; i < numParts; ++i)
-    if (!started[i])
-      runPartJob(&jobs[i]);
+typedef struct Pool {
+  PartJob *jobs;
+  int n;
+  atomic_int next;
+} Pool;
+
+static void *poolWorker(void *arg) {
+  Pool *p = arg;
+  for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->n;)
+    runPartJob(&p->jobs[i]);
+  return NULL;
+}
+
+static int largerBitcodeFirst(const void *a, const void *b) {
+  size_t x = LLVMGetBufferSize(((const PartJob *)a)->bitcode);
+  size_t y = LLVMGetBufferSize(((const PartJob *)b)->bitcode);
+  return x > y ? -1 : x < y;
+}
+
+/* Optimizes and emits jobs[0..n) (bitcode in, object out) on up to
+ * `threads` threads, the largest first. Bitcode carries each module to its
+ * thread's own context (an LLVM context is not thread-safe). */
+static bool runJobs(PartJob *jobs, int n, int threads) {
+  qsort(jobs, (size_t)n, sizeof(PartJob), largerBitcodeFirst);
+  Pool pool = {jobs, n, 0};
+  if (threads > n)
+    threads = n;
+  pthread_t *tid = calloc((size_t)(threads > 0 ? threads : 1), sizeof(pthread_t));
+  bool *started = calloc((size_t)(threads > 0 ? threads : 1), sizeof(bool));
+  pbcCrashContextSetPhase("LLVM optimization and code generation (%d modules, %d threads)", n,
+                          threads);
+  for (int t = 1; t < threads; ++t)
+    started[t] = pthread_create(&tid[t], NULL, poolWorker, &pool) == 0;
+  poolWorker(&pool); /* this thread too, and alone if none could start */
   bool ok = true;
-  for (int i = 0; i < numParts; ++i) {
-    if (started[i])
-      pthread_join(threads[i], NULL);
+  for (int t = 1; t < threads; ++t)
+    if (started[t])
+      pthread_join(tid[t], NULL);
+  for (int i = 0; i < n; ++i)
     ok = ok && jobs[i].ok;
-  }
   free(started);
-  free(threads);
-  free(jobs);
+  free(tid);
   return ok;
+}
+
+static PartJob moduleJob(LLVMModuleRef mod, const PbcTargetPlugin *plugin, const PbcChip *chip,
+                         int optLevel, PbcStrBuf *obj) {
+  PartJob j = {plugin, chip, optLevel, LLVMWriteBitcodeToMemoryBuffer(mod), obj, false};
+  LLVMDisposeModule(mod);
+  return j;
 }
 
 /* A module with constructors (GPU host code loading its kernels; small)
@@ -281,10 +305,37 @@ static int splitForThreads(LLVMModuleRef llmod, int maxParts, LLVMModuleRef *par
   return pbcSplitModule(llmod, maxParts, parts);
 }
 
+static _Thread_local int kernelHits, kernelMisses;
+
+void pbcCodegenPrintKernelCache(FILE *out) { pbcKernelCachePrintStats(out); }
+
+void pbcCodegenKernelCacheCounts(int *hits, int *compiled) {
+  *hits = kernelHits;
+  *compiled = kernelMisses;
+}
+
+/* What a kernel's object depends on besides its IR: pbc's and LLVM's build,
+ * the target machine, the optimization level. */
+static PbcKernelKey kernelKeyBase(LLVMTargetMachineRef tm, int optLevel) {
+  PbcKernelKey k = pbcKernelKeyBase();
+  char *triple = LLVMGetTargetMachineTriple(tm), *cpu = LLVMGetTargetMachineCPU(tm);
+  char *features = LLVMGetTargetMachineFeatureString(tm);
+  pbcKernelKeyAdd(&k, triple, strlen(triple) + 1);
+  pbcKernelKeyAdd(&k, cpu, strlen(cpu) + 1);
+  pbcKernelKeyAdd(&k, features, strlen(features) + 1);
+  pbcKernelKeyAdd(&k, &optLevel, sizeof(optLevel));
+  LLVMDisposeMessage(triple);
+  LLVMDisposeMessage(cpu);
+  LLVMDisposeMessage(features);
+  return k;
+}
+
 bool pbcCodegenParts(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
-                     int optLevel, PbcCodegenKind kind, int maxParts, PbcStrBuf *outs,
-                     int *numOuts) {
+                     int optLevel, PbcCodegenKind kind, int maxParts, bool kernelCache,
+                     PbcStrBuf **outsOut, int *numOuts) {
   *numOuts = 0;
+  *outsOut = NULL;
+  kernelHits = kernelMisses = 0;
   LLVMContextRef llctx = LLVMContextCreate();
   LLVMModuleRef llmod = translate(m, llctx);
   if (!llmod) {
@@ -301,28 +352,73 @@ bool pbcCodegenParts(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip 
     ok = mergeIdenticalFunctions(llmod, tm, optLevel);
     pbcSimplifyGlue(llmod);
   }
+  /* Kernels found in the cache are not compiled; the others are compiled
+   * one module each, beside the parts of what is left (the glue). */
+  char dir[4096];
+  PbcKernelUnit *units = NULL;
+  int numUnits = 0;
+  if (ok && kind == PBC_CODEGEN_OBJ && kernelCache && !LLVMGetNamedGlobal(llmod, "llvm.used") &&
+      pbcKernelCacheFolder(dir, sizeof(dir))) {
+    pbcCrashContextSetPhase("looking up kernels in %s", dir);
+    numUnits = pbcKernelUnitsExtract(llmod, kernelKeyBase(tm, optLevel), dir, &units);
+  }
   LLVMModuleRef parts[PBC_MAX_CODEGEN_PARTS];
   int numParts = ok && kind == PBC_CODEGEN_OBJ ? splitForThreads(llmod, maxParts, parts) : 0;
-  if (numParts > 0) {
-    ok = emitInParts(parts, numParts, plugin, chip, optLevel, outs);
-    *numOuts = numParts;
+  int cap = (numParts > 0 ? numParts : 1) + numUnits;
+  PbcStrBuf *outs = calloc((size_t)cap, sizeof(PbcStrBuf));
+  PartJob *jobs = calloc((size_t)cap, sizeof(PartJob));
+  int numJobs = 0, n = 0;
+  if (ok && (numParts > 0 || numUnits > 0)) {
+    for (int i = 0; i < numParts; ++i, ++n)
+      jobs[numJobs++] = moduleJob(parts[i], plugin, chip, optLevel, &outs[n]);
+    if (numParts == 0) { /* the rest did not split: one module */
+      jobs[numJobs++] = moduleJob(llmod, plugin, chip, optLevel, &outs[n++]);
+      llmod = NULL;
+    }
+    int firstUnit = n;
+    for (int u = 0; u < numUnits; ++u, ++n) {
+      if (units[u].hit) {
+        outs[n] = units[u].obj;
+        ++kernelHits;
+      } else {
+        jobs[numJobs++] = (PartJob){plugin, chip, optLevel, units[u].bitcode, &outs[n], false};
+        ++kernelMisses;
+      }
+    }
+    ok = runJobs(jobs, numJobs, maxParts);
+    for (int u = 0; ok && u < numUnits; ++u)
+      if (!units[u].hit)
+        pbcKernelCachePut(dir, &units[u].key, outs[firstUnit + u].data, outs[firstUnit + u].len);
+    if (ok && kernelMisses > 0)
+      pbcKernelCacheEvict(dir);
   } else if (ok) {
     pbcCrashContextSetPhase("LLVM optimization and code generation");
-    ok = optimizeAndEmit(llmod, tm, optLevel, kind, &outs[0]);
-    *numOuts = 1;
+    ok = optimizeAndEmit(llmod, tm, optLevel, kind, &outs[n++]);
   }
+  *outsOut = outs;
+  *numOuts = n;
+  free(jobs);
+  free(units);
   if (tm)
     LLVMDisposeTargetMachine(tm);
   LLVMDisposeMessage(triple);
-  LLVMDisposeModule(llmod);
+  if (llmod)
+    LLVMDisposeModule(llmod);
   LLVMContextDispose(llctx);
   return ok;
 }
 
 bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
                 int optLevel, PbcCodegenKind kind, PbcStrBuf *out) {
+  PbcStrBuf *outs = NULL;
   int n = 0;
-  return pbcCodegenParts(m, plugin, chip, optLevel, kind, 1, out, &n);
+  bool ok = pbcCodegenParts(m, plugin, chip, optLevel, kind, 1, false, &outs, &n);
+  if (ok && n == 1)
+    pbcStrBufAppend(out, outs[0].data, outs[0].len);
+  for (int i = 0; i < n; ++i)
+    pbcStrBufDestroy(&outs[i]);
+  free(outs);
+  return ok && n == 1;
 }
 
 int pbcCodegenDefaultJobs(void) {

@@ -18,14 +18,14 @@
 #define PBC_CLANG "/usr/lib/llvm-22/bin/clang"
 #endif
 
-enum { kMaxObjects = PBC_MAX_CODEGEN_PARTS };
-
-/* Links the objects and the packed wrappers' C source (compiled by the same
- * clang) into outPath. */
-static bool linkSharedLibrary(char objPaths[][32], int numObjs, const char *wrapperSource,
+/* Links the objects a response file lists and the packed wrappers' C source
+ * (compiled by the same clang) into outPath. */
+static bool linkSharedLibrary(const char *objectList, const char *wrapperSource,
                               const char *outPath, const PbcTargetPlugin *plugin) {
   pbcCrashContextSetPhase("linking %s", outPath);
-  const char *argv[64 + kMaxObjects];
+  char listArg[4200];
+  snprintf(listArg, sizeof(listArg), "@%s", objectList);
+  const char *argv[64];
   char rpaths[16][4200];
   int n = 0, nr = 0;
   argv[n++] = PBC_CLANG;
@@ -33,13 +33,12 @@ static bool linkSharedLibrary(char objPaths[][32], int numObjs, const char *wrap
   argv[n++] = "-fuse-ld=lld";
   argv[n++] = "-o";
   argv[n++] = outPath;
-  for (int i = 0; i < numObjs; ++i)
-    argv[n++] = objPaths[i];
+  argv[n++] = listArg;
   argv[n++] = "-O2";
   argv[n++] = wrapperSource;
   /* Runtime libraries by absolute path, found again at load time by rpath. */
   for (const char *const *lib = plugin ? plugin->runtime_libraries : NULL;
-       lib && *lib && n < 56 + kMaxObjects && nr < 16; ++lib) {
+       lib && *lib && n < 56 && nr < 16; ++lib) {
     argv[n++] = *lib;
     char copy[4096];
     snprintf(copy, sizeof(copy), "%s", *lib);
@@ -148,32 +147,58 @@ static bool writePackedWrappers(int fd, const PbcEntrySig *sigs, int numSigs) {
   return ok;
 }
 
-bool pbcEmitSharedLibrary(MlirModule m, const PbcTargetPlugin *plugin,
-                          const PbcChip *chip, int optLevel, int jobs, const PbcEntrySig *sigs,
-                          int numSigs, const char *outPath, const char *headerPath) {
-  char objPaths[kMaxObjects][32], srcPath[] = "/tmp/pbc-wrap-XXXXXX.c";
-  PbcStrBuf objs[kMaxObjects] = {{0}};
-  int numObjs = 0, written = 0;
-  jobs = jobs < 1 ? 1 : jobs > kMaxObjects ? kMaxObjects : jobs;
-  bool ok = pbcCodegenParts(m, plugin, chip, optLevel, PBC_CODEGEN_OBJ, jobs, objs, &numObjs);
-  for (; ok && written < numObjs; ++written) {
-    snprintf(objPaths[written], sizeof(objPaths[written]), "/tmp/pbc-obj-XXXXXX");
-    int fd = mkstemp(objPaths[written]);
-    ok = fd >= 0 && write(fd, objs[written].data, objs[written].len) == (ssize_t)objs[written].len;
-    if (fd >= 0)
-      close(fd);
-    else
-      break; /* nothing to remove for this one */
+/* Writes objs[0..n) as files in folder `dir` and their paths, one per
+ * line, into dir/objects (a response file for the linker). */
+static bool writeObjects(const char *dir, const PbcStrBuf *objs, int n) {
+  char path[4200];
+  snprintf(path, sizeof(path), "%s/objects", dir);
+  FILE *list = fopen(path, "w");
+  bool ok = list != NULL;
+  for (int i = 0; ok && i < n; ++i) {
+    snprintf(path, sizeof(path), "%s/%d.o", dir, i);
+    FILE *f = fopen(path, "wb");
+    ok = f && fwrite(objs[i].data, 1, objs[i].len, f) == objs[i].len;
+    ok = (f && fclose(f) == 0) && ok;
+    ok = ok && fprintf(list, "%s\n", path) > 0;
   }
+  return (list && fclose(list) == 0) && ok;
+}
+
+static void removeObjects(const char *dir, int n) {
+  char path[4200];
+  for (int i = 0; i < n; ++i) {
+    snprintf(path, sizeof(path), "%s/%d.o", dir, i);
+    unlink(path);
+  }
+  snprintf(path, sizeof(path), "%s/objects", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
+bool pbcEmitSharedLibrary(MlirModule m, const PbcTargetPlugin *plugin,
+                          const PbcChip *chip, int optLevel, int jobs, bool kernelCache,
+                          const PbcEntrySig *sigs, int numSigs, const char *outPath,
+                          const char *headerPath) {
+  char objDir[] = "/tmp/pbc-objs-XXXXXX", srcPath[] = "/tmp/pbc-wrap-XXXXXX.c";
+  PbcStrBuf *objs = NULL;
+  int numObjs = 0;
+  jobs = jobs < 1 ? 1 : jobs > PBC_MAX_CODEGEN_PARTS ? PBC_MAX_CODEGEN_PARTS : jobs;
+  bool ok = pbcCodegenParts(m, plugin, chip, optLevel, PBC_CODEGEN_OBJ, jobs, kernelCache, &objs,
+                            &numObjs);
+  bool madeDir = ok && mkdtemp(objDir) != NULL;
+  ok = madeDir && writeObjects(objDir, objs, numObjs);
   int srcFd = ok ? mkstemps(srcPath, 2) : -1;
   ok = ok && srcFd >= 0 && writePackedWrappers(srcFd, sigs, numSigs);
   if (srcFd >= 0)
     close(srcFd);
-  for (int i = 0; i < kMaxObjects; ++i)
+  for (int i = 0; i < numObjs; ++i)
     pbcStrBufDestroy(&objs[i]);
-  ok = ok && linkSharedLibrary(objPaths, numObjs, srcPath, outPath, plugin);
-  for (int i = 0; i < written; ++i)
-    unlink(objPaths[i]);
+  free(objs);
+  char list[4200];
+  snprintf(list, sizeof(list), "%s/objects", objDir);
+  ok = ok && linkSharedLibrary(list, srcPath, outPath, plugin);
+  if (madeDir)
+    removeObjects(objDir, numObjs);
   if (srcFd >= 0)
     unlink(srcPath);
   if (ok && headerPath) {

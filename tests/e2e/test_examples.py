@@ -4,13 +4,18 @@
     /usr/bin/python3 tests/e2e/test_examples.py --pbc PATH [--seed S] [--only NAME]
 
 Each example needs an entry in EXAMPLES below: an input generator (fresh
-random, never-zero values) and an independent numpy reference. Prints
+random, never-zero values) and an independent numpy reference. Each is
+compiled twice with a kernel cache of the run's own: the second library's
+kernels all come from the cache (no new entries) and must agree too. Prints
 `PASS name` / `FAIL name: reason` per example and `N passed, N failed`.
 """
 
+import atexit
 import glob
 import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
@@ -92,6 +97,17 @@ EXAMPLES = {
 }
 
 
+# A kernel cache of this run's own (pbc --emit=lib uses one by default).
+KERNEL_CACHE = tempfile.mkdtemp(prefix="pbc_e2e_kernels_")
+os.environ["PBC_KERNEL_CACHE_DIR"] = KERNEL_CACHE
+atexit.register(shutil.rmtree, KERNEL_CACHE, True)
+
+
+def kernel_entries():
+    return sorted(f for f in os.listdir(KERNEL_CACHE) if f.endswith(".o.pbc")) \
+        if os.path.isdir(KERNEL_CACHE) else []
+
+
 def make_test(path):
     stem = os.path.splitext(os.path.basename(path))[0]
 
@@ -105,14 +121,19 @@ def make_test(path):
             text = f.read()
         name, args, results = pbc_lib.signature(text)
         inputs = ex["inputs"](ctx, [s for s, _ in args])
-        lib = pbc_lib.compile(path, pbc=ctx.pbc, name=stem)
-        try:
-            outs = lib.call(name, inputs, results)
-        finally:
-            lib.close()
         refs = ex["ref"](*inputs)
-        for i, (o, r) in enumerate(zip(outs, refs)):
-            assert_close(o, r, np.float32, k=ex["k"], what="result %d" % i)
+        for attempt in ("compiled", "from the kernel cache"):
+            before = kernel_entries()
+            lib = pbc_lib.compile(path, pbc=ctx.pbc, name=stem)
+            try:
+                outs = lib.call(name, inputs, results)
+            finally:
+                lib.close()
+            if attempt != "compiled" and kernel_entries() != before:
+                raise AssertionError("compiled again, kernels were added to the cache: %s"
+                                     % sorted(set(kernel_entries()) - set(before)))
+            for i, (o, r) in enumerate(zip(outs, refs)):
+                assert_close(o, r, np.float32, k=ex["k"], what="result %d (%s)" % (i, attempt))
 
 
 for _p in sorted(glob.glob(os.path.join(EX_DIR, "*.mlir"))):

@@ -53,6 +53,12 @@ static const char kUsage[] =
     "                       one more for the entry's glue (compiled at -O0).\n"
     "                       Above 1, S4 and S5 also run per function on all\n"
     "                       cores\n"
+    "  --no-kernel-cache    compile every kernel (by default --emit=lib takes\n"
+    "                       kernels compiled before, for this chip and build,\n"
+    "                       from $PBC_KERNEL_CACHE_DIR, else $PBC_CACHE_DIR/\n"
+    "                       kernels, else ~/.cache/pbc/kernels; 'off' turns it\n"
+    "                       off; at most $PBC_KERNEL_CACHE_MAX_MB, default 1024)\n"
+    "  --cache-stats        print the kernel cache's folder and size, and exit\n"
     "output:\n"
     "  --emit=KIND          s1|s2|s3|s4|s5 (IR after that stage), llvm (LLVM IR),\n"
     "                       asm, obj, lib (shared library + C header),\n"
@@ -105,6 +111,7 @@ typedef struct Options {
   EmitKind emit;
   int runs; /* 0: no --run */
   bool check, printIr, timing, isolate, listTargets, targetInfo, verifyEach;
+  bool noKernelCache, cacheStats;
   uint64_t seed;
   bool seedGiven;
 } Options;
@@ -162,6 +169,10 @@ static int parseArgs(int argc, char **argv, Options *o) {
         o->pluginDirs[o->numPluginDirs++] = a + 13;
     } else if (strcmp(a, "--list-targets") == 0) {
       o->listTargets = true;
+    } else if (strcmp(a, "--no-kernel-cache") == 0) {
+      o->noKernelCache = true;
+    } else if (strcmp(a, "--cache-stats") == 0) {
+      o->cacheStats = true;
     } else if (strcmp(a, "--target-info") == 0) {
       o->targetInfo = true;
     } else if (a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3' && !a[3]) {
@@ -315,9 +326,8 @@ static int emitLibrary(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSig
     strcpy(dot, ".h");
   else
     strcat(header, ".h");
-  if (!pbcEmitSharedLibrary(m, j->plugin->table, &j->chip, o->optLevel,
-                            o->jobs, sigs, numSigs,
-                            outPath, header))
+  if (!pbcEmitSharedLibrary(m, j->plugin->table, &j->chip, o->optLevel, o->jobs,
+                            !o->noKernelCache, sigs, numSigs, outPath, header))
     return PBC_EXIT_ERROR;
   if (o->signatures) {
     FILE *f = fopen(o->signatures, "w");
@@ -514,6 +524,10 @@ static int compileJob(void *arg) {
     if (o->emit > EMIT_S5)
       fprintf(stderr, "%10.3f  codegen (translation, LLVM -O%d, emission)\n", codegenMs,
               o->optLevel);
+    int hits = 0, compiled = 0;
+    pbcCodegenKernelCacheCounts(&hits, &compiled);
+    if (o->emit == EMIT_LIB)
+      fprintf(stderr, "%10d  kernels from the kernel cache, %d compiled\n", hits, compiled);
   }
   if (rc == PBC_EXIT_OK && o->runs)
     rc = runAll(j, m, sigs, numSigs);
@@ -542,6 +556,10 @@ int main(int argc, char **argv) {
   pbcPluginDiscover(o.pluginDirs, o.numPluginDirs, &plugins);
   if (o.listTargets) {
     pbcPrintTargets(&plugins, stdout);
+    return PBC_EXIT_OK;
+  }
+  if (o.cacheStats) {
+    pbcCodegenPrintKernelCache(stdout);
     return PBC_EXIT_OK;
   }
   Job j = {.o = &o};

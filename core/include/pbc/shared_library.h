@@ -16,12 +16,14 @@
 #include "pbc/entry_sig.h"
 #include "pbc/plugin.h"
 
-/* Generates code for m (LLVM dialect) on up to `jobs` threads and links
- * `outPath`; writes the C header too when headerPath is not NULL. Errors go
- * to stderr. */
+/* Generates code for m (LLVM dialect) on up to `jobs` threads, with
+ * kernelCache taking compiled kernels from the kernel cache and storing new
+ * ones (pbc/codegen.h), and links `outPath`; writes the C header too when
+ * headerPath is not NULL. Errors go to stderr. */
 bool pbcEmitSharedLibrary(MlirModule m, const PbcTargetPlugin *plugin,
-                          const PbcChip *chip, int optLevel, int jobs, const PbcEntrySig *sigs,
-                          int numSigs, const char *outPath, const char *headerPath);
+                          const PbcChip *chip, int optLevel, int jobs, bool kernelCache,
+                          const PbcEntrySig *sigs, int numSigs, const char *outPath,
+                          const char *headerPath);
 
 /* Writes the C header declaring the entry points of a library. */
 bool pbcWriteHeader(const char *path, const char *libName,

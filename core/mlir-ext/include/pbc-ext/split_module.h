@@ -22,6 +22,9 @@ typedef bool (*PbcExtKeepDefinitionFn)(void *user, LLVMValueRef gv);
 LLVMModuleRef pbcExtCloneModuleDefining(LLVMModuleRef m, PbcExtKeepDefinitionFn keep,
                                         void *user);
 
+/* llvm::Function::deleteBody: f becomes an external declaration. */
+void pbcExtDeleteFunctionBody(LLVMValueRef f);
+
 #ifdef __cplusplus
 }
 #endif
