@@ -15,7 +15,10 @@ cache; the columns are
          (pbc) the part of it spent in pbc (libpbc's compile calls, which
          hit the cache; the rest is the bridge tracing the model),
   S1..S5, llvm   `pbc --timing --emit=lib` on the MLIR the bridge produced
-         (all segments summed; llvm = translation, -O3 and emission),
+         (all segments summed; llvm = translation, -O3 and emission) with
+         an empty kernel cache; pbc s its wall time,
+  kern s  the same compile again with the kernels it cached: what a model
+         recompiled after a change that keeps its kernels costs,
   nests  top-level loop nests after S3 / distinct functions after
          pbc-outline-nests' sharing.
 Synthetic programs: a chain of n linalg ops on 16x64 tensors (matmul, bias +
@@ -109,13 +112,19 @@ STAGE_RE = re.compile(r"^\s*([0-9.]+)\s+(s[1-5]|codegen)\s+\((?:stage total|"
                       r"translation, LLVM -O3, emission)\)", re.M)
 
 
-def stage_times(pbc, src, d):
-    """Seconds per stage of `pbc --timing --emit=lib` on src."""
+def stage_times(pbc, src, d, kernels):
+    """Seconds per stage of `pbc --timing --emit=lib` on src with the kernel
+    cache `kernels`, and its wall time as "wall"."""
+    env = dict(os.environ, PBC_KERNEL_CACHE_DIR=kernels)
+    t = time.perf_counter()
     r = subprocess.run([pbc, "--timing", "--emit=lib", "-o", os.path.join(d, "x.so"), src],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t
     if r.returncode != 0:
         raise RuntimeError("pbc failed on %s:\n%s" % (src, r.stderr[-2000:]))
-    return {m.group(2): float(m.group(1)) / 1e3 for m in STAGE_RE.finditer(r.stderr)}
+    out = {m.group(2): float(m.group(1)) / 1e3 for m in STAGE_RE.finditer(r.stderr)}
+    out["wall"] = wall
+    return out
 
 
 def nest_counts(pbc, src):
@@ -135,14 +144,18 @@ def model_row(name, pbc):
         os.mkdir(dump)
         cold = run_child(name, cache, dump)
         warm = run_child(name, cache, "")
-        stages, calls, funcs = {}, 0, 0
+        stages, calls, funcs, kernels_warm = {}, 0, 0, 0.0
+        kernels = os.path.join(d, "kernels")  # empty: every kernel compiled
         for seg in sorted(os.listdir(dump)):
-            for k, v in stage_times(pbc, os.path.join(dump, seg), d).items():
+            for k, v in stage_times(pbc, os.path.join(dump, seg), d, kernels).items():
                 stages[k] = stages.get(k, 0.0) + v
+            # Again: the model recompiled after a change that keeps its kernels.
+            kernels_warm += stage_times(pbc, os.path.join(dump, seg), d, kernels)["wall"]
             c, f = nest_counts(pbc, os.path.join(dump, seg))
             calls, funcs = calls + c, funcs + f
     return {"model": name, "cold": cold["first"], "warm": warm["first"], "warm_pbc": warm["pbc"],
             "segments": cold["segments"], "stages": stages, "nests": (calls, funcs),
+            "pbc_wall": stages["wall"], "kernels_warm": kernels_warm,
             "inductor": cold.get("inductor")}
 
 
@@ -200,10 +213,9 @@ def synthetic_row(n, pbc, runs):
         with open(src, "w") as f:
             f.write(chain(n))
         walls, stages = [], []
-        for _ in range(runs):
-            t = time.perf_counter()
-            stages.append(stage_times(pbc, src, d))
-            walls.append(time.perf_counter() - t)
+        for i in range(runs):
+            stages.append(stage_times(pbc, src, d, os.path.join(d, "kernels%d" % i)))
+            walls.append(stages[-1]["wall"])
     med = {k: statistics.median(s[k] for s in stages) for k in stages[0]}
     return {"n": n, "wall": statistics.median(walls), "stages": med}
 
@@ -226,7 +238,7 @@ def main():
     print("pbc compile time: %s, %d CPUs, load %.2f" % (cpu, os.cpu_count(), os.getloadavg()[0]))
     if a.models != "none":
         print("\nmodel            cold s  warm s (pbc)  segs |    s1     s2     s3     s4     s5   llvm"
-              " | nests -> fns | inductor s")
+              " |  pbc s  kern s | nests -> fns | inductor s")
         for name in a.models.split(","):
             try:
                 row = model_row(name, a.pbc)
@@ -234,9 +246,9 @@ def main():
                 print("%-15s failed: %s" % (name, str(e).splitlines()[0]))
                 continue
             ind = "%.1f" % row["inductor"] if row["inductor"] else "n/a"
-            print("%-15s %6.2f  %6.2f (%4.2f) %4d | %s | %5d -> %3d | %s" % (
+            print("%-15s %6.2f  %6.2f (%4.2f) %4d | %s | %6.2f  %6.2f | %5d -> %3d | %s" % (
                 name, row["cold"], row["warm"], row["warm_pbc"], row["segments"],
-                fmt_stages(row["stages"]),
+                fmt_stages(row["stages"]), row["pbc_wall"], row["kernels_warm"],
                 row["nests"][0], row["nests"][1], ind))
             sys.stdout.flush()
     if a.sizes != "none":
