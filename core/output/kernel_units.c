@@ -20,21 +20,40 @@ typedef struct Units {
   int numVars;     /* variables in the module */
 } Units;
 
-static int findRoot(int *parent, int i) {
-  while (parent[i] != i)
-    i = parent[i] = parent[parent[i]];
-  return i;
-}
 
-static bool isLocal(LLVMValueRef gv) {
-  LLVMLinkage l = LLVMGetLinkage(gv);
-  return l == LLVMInternalLinkage || l == LLVMPrivateLinkage;
+/* The constant operands of a function's instructions, one at a time. */
+typedef struct ConstantOperands {
+  LLVMValueRef fn;
+  LLVMBasicBlockRef block;
+  LLVMValueRef inst;
+  int next;
+} ConstantOperands;
+
+static LLVMValueRef nextConstantOperand(ConstantOperands *c) {
+  for (;;) {
+    if (!c->inst) {
+      c->block = c->block ? LLVMGetNextBasicBlock(c->block) : LLVMGetFirstBasicBlock(c->fn);
+      if (!c->block)
+        return NULL;
+      c->inst = LLVMGetFirstInstruction(c->block);
+      c->next = 0;
+      continue;
+    }
+    if (c->next >= LLVMGetNumOperands(c->inst)) {
+      c->inst = LLVMGetNextInstruction(c->inst);
+      c->next = 0;
+      continue;
+    }
+    LLVMValueRef op = LLVMGetOperand(c->inst, c->next++);
+    if (op && LLVMIsAConstant(op))
+      return op;
+  }
 }
 
 /* A variable a unit may carry a copy of: a private constant whose address
  * means nothing. */
 static bool copyable(LLVMValueRef v) {
-  return !LLVMIsDeclaration(v) && isLocal(v) && LLVMIsGlobalConstant(v) &&
+  return !LLVMIsDeclaration(v) && pbcLlvmIsLocal(v) && LLVMIsGlobalConstant(v) &&
          LLVMGetUnnamedAddress(v) != LLVMNoUnnamedAddr && !LLVMIsThreadLocal(v);
 }
 
@@ -48,7 +67,7 @@ static void refsOf(Units *u, int self, LLVMValueRef v, int depth, bool inInitial
     if (inInitializer || (g >= 0 && pbcLlvmFunctionIsOptNone(u->fns[g])))
       u->cacheable[self] = false; /* a table of functions, or a kernel calling glue */
     else if (g >= 0)
-      u->parent[findRoot(u->parent, g)] = findRoot(u->parent, self);
+      u->parent[pbcUnionFindRoot(u->parent, g)] = pbcUnionFindRoot(u->parent, self);
   } else if (LLVMIsAGlobalVariable(v)) {
     if (LLVMIsDeclaration(v))
       return;
@@ -70,20 +89,14 @@ static void refsOf(Units *u, int self, LLVMValueRef v, int depth, bool inInitial
 static void formUnits(Units *u) {
   for (int i = 0; i < u->n; ++i) {
     u->parent[i] = i;
-    u->cacheable[i] = isLocal(u->fns[i]) && !pbcLlvmFunctionIsOptNone(u->fns[i]);
+    u->cacheable[i] = pbcLlvmIsLocal(u->fns[i]) && !pbcLlvmFunctionIsOptNone(u->fns[i]);
   }
   for (int i = 0; i < u->n; ++i) {
     if (pbcLlvmFunctionIsOptNone(u->fns[i]))
       continue;
-    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(u->fns[i]); b; b = LLVMGetNextBasicBlock(b))
-      for (LLVMValueRef in = LLVMGetFirstInstruction(b); in; in = LLVMGetNextInstruction(in)) {
-        int n = LLVMGetNumOperands(in);
-        for (int k = 0; k < n; ++k) {
-          LLVMValueRef op = LLVMGetOperand(in, k);
-          if (op && LLVMIsAConstant(op))
-            refsOf(u, i, op, 0, false);
-        }
-      }
+    ConstantOperands c = {u->fns[i]};
+    for (LLVMValueRef op; (op = nextConstantOperand(&c));)
+      refsOf(u, i, op, 0, false);
   }
   /* A function used outside instructions (a variable's initializer such as
    * llvm.used, a constant expression) keeps its name and place. */
@@ -93,7 +106,7 @@ static void formUnits(Units *u) {
         u->cacheable[i] = false;
   for (int i = 0; i < u->n; ++i)
     if (!u->cacheable[i])
-      u->cacheable[findRoot(u->parent, i)] = false;
+      u->cacheable[pbcUnionFindRoot(u->parent, i)] = false;
 }
 
 static void collectVars(PbcPtrMap *vars, LLVMValueRef v, int depth) {
@@ -114,17 +127,11 @@ static void unitVars(Units *u, int root) {
   pbcPtrMapDestroy(&u->vars);
   pbcPtrMapInit(&u->vars, (size_t)u->numVars);
   for (int g = 0; g < u->n; ++g) {
-    if (findRoot(u->parent, g) != root)
+    if (pbcUnionFindRoot(u->parent, g) != root)
       continue;
-    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(u->fns[g]); b; b = LLVMGetNextBasicBlock(b))
-      for (LLVMValueRef in = LLVMGetFirstInstruction(b); in; in = LLVMGetNextInstruction(in)) {
-        int n = LLVMGetNumOperands(in);
-        for (int k = 0; k < n; ++k) {
-          LLVMValueRef op = LLVMGetOperand(in, k);
-          if (op && LLVMIsAConstant(op))
-            collectVars(&u->vars, op, 0);
-        }
-      }
+    ConstantOperands c = {u->fns[g]};
+    for (LLVMValueRef op; (op = nextConstantOperand(&c));)
+      collectVars(&u->vars, op, 0);
   }
 }
 
@@ -133,7 +140,7 @@ static bool keepUnit(void *user, LLVMValueRef gv) {
   if (LLVMIsAGlobalVariable(gv))
     return pbcPtrMapGet(&u->vars, gv) >= 0;
   int g = pbcPtrMapGet(&u->index, gv);
-  return g >= 0 && findRoot(u->parent, g) == u->current;
+  return g >= 0 && pbcUnionFindRoot(u->parent, g) == u->current;
 }
 
 /* Drops what the unit's module declares or copies without using it. */
@@ -212,7 +219,7 @@ static bool extractUnit(Units *u, int root, LLVMModuleRef m, PbcKernelKey base, 
   char name[96];
   int i = 0;
   for (int g = 0; g < u->n; ++g)
-    if (findRoot(u->parent, g) == root) {
+    if (pbcUnionFindRoot(u->parent, g) == root) {
       snprintf(name, sizeof(name), "%s%d", prefix, i++);
       LLVMSetValueName2(u->fns[g], name, strlen(name));
       pbcExtDeleteFunctionBody(u->fns[g]);
@@ -248,12 +255,12 @@ int pbcKernelUnitsExtract(LLVMModuleRef m, PbcKernelKey base, const char *dir,
   int n = 0;
   PbcKernelUnit *out = calloc((size_t)u.n, sizeof(PbcKernelUnit));
   for (int i = 0; i < u.n; ++i)
-    if (findRoot(u.parent, i) == i && u.cacheable[i] && extractUnit(&u, i, m, base, dir, &out[n]))
+    if (pbcUnionFindRoot(u.parent, i) == i && u.cacheable[i] && extractUnit(&u, i, m, base, dir, &out[n]))
       ++n;
   /* Constants only the extracted kernels read. */
   for (LLVMValueRef g = LLVMGetFirstGlobal(m); g;) {
     LLVMValueRef next = LLVMGetNextGlobal(g);
-    if (isLocal(g) && !LLVMGetFirstUse(g))
+    if (pbcLlvmIsLocal(g) && !LLVMGetFirstUse(g))
       LLVMDeleteGlobal(g);
     g = next;
   }

@@ -21,20 +21,22 @@ typedef struct Split {
   int currentPart;       /* for the clone filter */
 } Split;
 
-static int findRoot(int *parent, int i) {
+int pbcUnionFindRoot(int *parent, int i) {
   while (parent[i] != i)
     i = parent[i] = parent[parent[i]];
   return i;
 }
 
+
 static bool isDefinedGlobal(LLVMValueRef v) {
   return LLVMIsAGlobalValue(v) && !LLVMIsDeclaration(v);
 }
 
-static bool isLocal(LLVMValueRef gv) {
+bool pbcLlvmIsLocal(LLVMValueRef gv) {
   LLVMLinkage l = LLVMGetLinkage(gv);
   return l == LLVMInternalLinkage || l == LLVMPrivateLinkage;
 }
+
 
 /* Adds to *mask the parts of the functions and variables that use v,
  * looking through constant expressions. */
@@ -126,7 +128,7 @@ static void assignFunctions(Split *s, int maxParts) {
           continue;
         int callee = pbcPtrMapGet(&s->index, LLVMGetCalledValue(in));
         if (callee >= 0 && callee < s->numFunctions && !isNoInline(s->globals[callee]))
-          s->parent[findRoot(s->parent, callee)] = findRoot(s->parent, i);
+          s->parent[pbcUnionFindRoot(s->parent, callee)] = pbcUnionFindRoot(s->parent, i);
       }
   Cluster *clusters = calloc((size_t)s->numFunctions, sizeof(Cluster));
   for (int i = 0; i < s->numFunctions; ++i)
@@ -136,11 +138,11 @@ static void assignFunctions(Split *s, int maxParts) {
    * loops they would get -O3's register allocator, which took 4.5 s on a
    * 5,000-op chain's entry (fast allocation: under 2 s). */
   for (int i = 0; i < s->numFunctions; ++i)
-    if (pbcLlvmFunctionIsOptNone(s->globals[i]) && findRoot(s->parent, i) == i)
+    if (pbcLlvmFunctionIsOptNone(s->globals[i]) && pbcUnionFindRoot(s->parent, i) == i)
       clusters[i].size = -1;
   for (int i = 0; i < s->numFunctions; ++i)
-    if (clusters[findRoot(s->parent, i)].size >= 0)
-      clusters[findRoot(s->parent, i)].size += instructionCount(s->globals[i]) + 1;
+    if (clusters[pbcUnionFindRoot(s->parent, i)].size >= 0)
+      clusters[pbcUnionFindRoot(s->parent, i)].size += instructionCount(s->globals[i]) + 1;
   qsort(clusters, (size_t)s->numFunctions, sizeof(Cluster), largerFirst);
   long load[PBC_MAX_CODEGEN_PARTS] = {0};
   int *partOfRoot = calloc((size_t)s->numFunctions, sizeof(int));
@@ -153,7 +155,7 @@ static void assignFunctions(Split *s, int maxParts) {
     partOfRoot[clusters[c].root] = best;
   }
   for (int i = 0; i < s->numFunctions; ++i) {
-    int root = findRoot(s->parent, i);
+    int root = pbcUnionFindRoot(s->parent, i);
     s->part[i] = pbcLlvmFunctionIsOptNone(s->globals[root]) ? maxParts : partOfRoot[root];
   }
   free(partOfRoot);
@@ -196,7 +198,7 @@ int pbcSplitModule(LLVMModuleRef m, int maxParts, LLVMModuleRef *parts) {
     uint64_t mask = 0;
     collectUserParts(&s, s.globals[g], &mask, 0);
     mask &= ~(1ull << s.part[g]);
-    if (mask && isLocal(s.globals[g])) {
+    if (mask && pbcLlvmIsLocal(s.globals[g])) {
       size_t len = 0;
       LLVMGetValueName2(s.globals[g], &len);
       if (len == 0)

@@ -27,5 +27,9 @@ int pbcSplitModule(LLVMModuleRef m, int maxParts, LLVMModuleRef *parts);
 /* True if the LLVM function carries the optnone attribute (a model's entry:
  * glue that the split and code generation treat apart). */
 bool pbcLlvmFunctionIsOptNone(LLVMValueRef f);
+/* Whether a global value has internal or private linkage. */
+bool pbcLlvmIsLocal(LLVMValueRef gv);
+/* The root of i in a union-find forest, compressing the path. */
+int pbcUnionFindRoot(int *parent, int i);
 
 #endif

@@ -77,6 +77,20 @@ static bool permuteBand(MlirOperation *band, int n, const unsigned *perm) {
   return true;
 }
 
+/* [iT jT kT] -> [jT kT iT] on the tile loops of a GEMM's I and J (both
+ * parallel) and K: legal by construction, since a dependence between
+ * iterations of equal outer loops has equal i and j. MLIR's check (every
+ * pairwise dependence at every depth) agrees on a band that is the nest's
+ * root; below other loops it measures depths from the root instead, so
+ * there it still decides. */
+static void permuteGemmTiles(MlirOperation *t) {
+  unsigned perm[3] = {2, 0, 1};
+  if (mlirOperationEqual(pbcRootOf(t[0]), t[0]))
+    pbcExtAffinePermuteLegal(t, 3, perm);
+  else
+    pbcExtAffinePermute(t, 3, perm);
+}
+
 /* Whether some input that varies along J (the operand a register tile
  * loads as vectors; not the output's own reads) also varies along `loop`. */
 static bool jOperandVariesAlong(const Accs *a, const PbcAccess *out, MlirOperation j,
@@ -524,9 +538,8 @@ static void tileNest(MlirOperation root, const State *st) {
      * core packing B's block itself. */
     bool icOuter = !jcSplit && parallelBefore[I] && n.trip[I] / mc <= st->cores &&
                    kc * nc * eb <= st->l2 * 3 / 4;
-    unsigned perm[3] = {2, 0, 1};
     if (!icOuter)
-      pbcExtAffinePermute(t, 3, perm);
+      permuteGemmTiles(t);
     for (int l = 0; l < 3; ++l)
       pbcOpSetUnitAttr(t[l], PBC_MARK_PACK_SITE);
     /* Tiling made new loops: the point loops are the ones to mark now. */
@@ -641,8 +654,7 @@ static bool blockSkinnyK(MlirOperation root, const Nest *n, int mr, long long nr
   MlirOperation band[3] = {n->band[I], n->band[J], n->band[K]}, t[6];
   if (!pbcExtAffineTile(band, 3, sizes, t))
     return false;
-  unsigned perm[3] = {2, 0, 1}; /* [iT jT kT] -> [jT kT iT] */
-  pbcExtAffinePermute(t, 3, perm);
+  permuteGemmTiles(t);
   pbcOpSetUnitAttr(t[1], PBC_MARK_PARALLEL);
   if (!mlirAttributeIsNull(kind))
     mlirOperationSetAttributeByName(pbcRootOf(t[0]), pbcStr(PBC_MARK_KIND), kind);
