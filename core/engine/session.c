@@ -93,8 +93,8 @@ PbcSession *pbcSessionCreate(const PbcSessionOptions *opts) {
   /* Each stage is verified once at its end unless every pass's output is
    * asked for: verifying the whole module after each of S3's passes cost
    * as much as the passes themselves on large models (tools/bench/README.md,
-   * compile time). The differential tester and the lit tests of S1-S3
-   * verify after every pass. */
+   * compile time). The differential tester and pbc-opt (the passes' lit
+   * tests) verify after every pass. */
   for (int i = 0; ok && i < PBC_NUM_STAGES; ++i) {
     s->stages[i].verifyOnceAtEnd = !opts->verifyEach;
     ok = pbcPipelineBuild(s->ctx, &s->stages[i]);

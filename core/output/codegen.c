@@ -307,7 +307,9 @@ static int splitForThreads(LLVMModuleRef llmod, int maxParts, LLVMModuleRef *par
 
 static _Thread_local int kernelHits, kernelMisses;
 
-void pbcCodegenPrintKernelCache(FILE *out) { pbcKernelCachePrintStats(out); }
+void pbcCodegenPrintKernelCache(FILE *out, const char *kernelCacheDir) {
+  pbcKernelCachePrintStats(out, kernelCacheDir);
+}
 
 void pbcCodegenKernelCacheCounts(int *hits, int *compiled) {
   *hits = kernelHits;
@@ -331,8 +333,8 @@ static PbcKernelKey kernelKeyBase(LLVMTargetMachineRef tm, int optLevel) {
 }
 
 bool pbcCodegenParts(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
-                     int optLevel, PbcCodegenKind kind, int maxParts, bool kernelCache,
-                     PbcStrBuf **outsOut, int *numOuts) {
+                     int optLevel, PbcCodegenKind kind, int maxParts,
+                     const char *kernelCacheDir, PbcStrBuf **outsOut, int *numOuts) {
   *numOuts = 0;
   *outsOut = NULL;
   kernelHits = kernelMisses = 0;
@@ -357,8 +359,8 @@ bool pbcCodegenParts(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip 
   char dir[4096];
   PbcKernelUnit *units = NULL;
   int numUnits = 0;
-  if (ok && kind == PBC_CODEGEN_OBJ && kernelCache && !LLVMGetNamedGlobal(llmod, "llvm.used") &&
-      pbcKernelCacheFolder(dir, sizeof(dir))) {
+  if (ok && kind == PBC_CODEGEN_OBJ && !LLVMGetNamedGlobal(llmod, "llvm.used") &&
+      pbcKernelCacheFolder(kernelCacheDir, dir, sizeof(dir))) {
     pbcCrashContextSetPhase("looking up kernels in %s", dir);
     numUnits = pbcKernelUnitsExtract(llmod, kernelKeyBase(tm, optLevel), dir, &units);
   }
@@ -412,7 +414,7 @@ bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip
                 int optLevel, PbcCodegenKind kind, PbcStrBuf *out) {
   PbcStrBuf *outs = NULL;
   int n = 0;
-  bool ok = pbcCodegenParts(m, plugin, chip, optLevel, kind, 1, false, &outs, &n);
+  bool ok = pbcCodegenParts(m, plugin, chip, optLevel, kind, 1, "", &outs, &n);
   if (ok && n == 1)
     pbcStrBufAppend(out, outs[0].data, outs[0].len);
   for (int i = 0; i < n; ++i)

@@ -15,7 +15,7 @@ static bool erasableWhenUnused(LLVMValueRef in) {
   case LLVMICmp: case LLVMSelect: case LLVMTrunc: case LLVMZExt: case LLVMSExt:
     return true;
   case LLVMLoad:
-    return !LLVMGetVolatile(in);
+    return !LLVMGetVolatile(in) && LLVMGetOrdering(in) == LLVMAtomicOrderingNotAtomic;
   default:
     return false;
   }
@@ -47,7 +47,8 @@ static LLVMValueRef insertedValue(LLVMValueRef extract) {
  * load. */
 static LLVMValueRef fieldLoad(LLVMBuilderRef b, LLVMValueRef extract) {
   LLVMValueRef load = LLVMGetOperand(extract, 0);
-  if (!LLVMIsALoadInst(load) || LLVMGetVolatile(load))
+  if (!LLVMIsALoadInst(load) || LLVMGetVolatile(load) ||
+      LLVMGetOrdering(load) != LLVMAtomicOrderingNotAtomic)
     return NULL;
   unsigned n = LLVMGetNumIndices(extract);
   const unsigned *idx = LLVMGetIndices(extract);

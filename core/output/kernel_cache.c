@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "llvm-c/Core.h"
+#include "pbc/files.h"
 
 #define MAGIC "pbc-kernel 1"
 #define STALE_SECONDS 3600 /* a temporary file this old has no live writer */
@@ -49,36 +50,27 @@ PbcKernelKey pbcKernelKeyBase(void) {
   return k;
 }
 
-static bool makeDirs(const char *path) {
-  char p[4096];
-  snprintf(p, sizeof(p), "%s", path);
-  for (char *c = p + 1; *c; ++c)
-    if (*c == '/') {
-      *c = 0;
-      if (mkdir(p, 0755) != 0 && errno != EEXIST)
-        return false;
-      *c = '/';
-    }
-  return mkdir(p, 0755) == 0 || errno == EEXIST;
-}
-
-bool pbcKernelCacheFolder(char *dir, size_t len) {
-  const char *own = getenv("PBC_KERNEL_CACHE_DIR"), *shared = getenv("PBC_CACHE_DIR");
+bool pbcKernelCacheFolder(const char *named, char *dir, size_t len) {
+  const char *own = named ? named : getenv("PBC_KERNEL_CACHE_DIR");
+  const char *shared = getenv("PBC_CACHE_DIR");
   const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-  if (own && *own)
+  if (own) {
+    if (!*own || strcmp(own, "off") == 0)
+      return false;
     snprintf(dir, len, "%s", own);
-  else if (shared && *shared)
+  } else if (shared) {
+    if (!*shared)
+      return false; /* libpbc's "no cache" */
     snprintf(dir, len, "%s/kernels", shared);
-  else if (xdg && *xdg)
+  } else if (xdg && *xdg) {
     snprintf(dir, len, "%s/pbc/kernels", xdg);
-  else if (home && *home)
+  } else if (home && *home) {
     snprintf(dir, len, "%s/.cache/pbc/kernels", home);
-  else
+  } else {
     return false;
-  if ((own && strcmp(own, "off") == 0) || (shared && strcmp(shared, "off") == 0))
-    return false;
+  }
   struct stat st;
-  return makeDirs(dir) && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+  return pbcMakeDirs(dir) && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
          access(dir, W_OK | X_OK) == 0;
 }
 
@@ -205,10 +197,11 @@ void pbcKernelCacheEvict(const char *dir) {
   free(e);
 }
 
-void pbcKernelCachePrintStats(FILE *out) {
+void pbcKernelCachePrintStats(FILE *out, const char *named) {
   char dir[4096];
-  if (!pbcKernelCacheFolder(dir, sizeof(dir))) {
-    fprintf(out, "kernel cache: off (PBC_KERNEL_CACHE_DIR, PBC_CACHE_DIR, HOME)\n");
+  if (!pbcKernelCacheFolder(named, dir, sizeof(dir))) {
+    fprintf(out, "kernel cache: off (--kernel-cache-dir, PBC_KERNEL_CACHE_DIR, PBC_CACHE_DIR, "
+                 "HOME)\n");
     return;
   }
   int n = 0;

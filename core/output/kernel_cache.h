@@ -5,9 +5,12 @@
 |* level and this build of pbc. A model recompiled after a small change, or  *|
 |* another model with the same layers, pays LLVM only for new kernels.       *|
 |*                                                                          *|
-|* Folder: $PBC_KERNEL_CACHE_DIR, else $PBC_CACHE_DIR/kernels, else         *|
-|* $XDG_CACHE_HOME/pbc/kernels or ~/.cache/pbc/kernels; "off" (or a folder  *|
-|* that cannot be made) means no cache. An entry is one file, k-KEY.o.pbc:  *|
+|* Folder: the one named (pbc --kernel-cache-dir, which libpbc sets to its  *|
+|* own cache folder's kernels/), else $PBC_KERNEL_CACHE_DIR, else           *|
+|* $PBC_CACHE_DIR/kernels, else $XDG_CACHE_HOME/pbc/kernels or             *|
+|* ~/.cache/pbc/kernels. "" or "off" for the folder, "" for $PBC_CACHE_DIR  *|
+|* (libpbc's "no cache"), or a folder that cannot be made means no cache.   *|
+|* An entry is one file, k-KEY.o.pbc:                                       *|
 |* a header line with the key, size and checksum of the object after it.    *|
 |* Entries are written to a temporary file and renamed into place (other    *|
 |* processes see a whole entry or none); one that fails its check is        *|
@@ -36,8 +39,9 @@ void pbcKernelKeyHex(const PbcKernelKey *k, char out[33]);
  * and the LLVM it links. */
 PbcKernelKey pbcKernelKeyBase(void);
 
-/* The cache's folder into dir; false if there is none (off, or unusable). */
-bool pbcKernelCacheFolder(char *dir, size_t len);
+/* The cache's folder into dir: `named` if not NULL, else from the
+ * environment; false if there is none (off, or unusable). */
+bool pbcKernelCacheFolder(const char *named, char *dir, size_t len);
 /* The object stored under `key` into *obj (appended); false on a miss or a
  * damaged entry (removed). A hit marks the entry used. */
 bool pbcKernelCacheGet(const char *dir, const PbcKernelKey *key, PbcStrBuf *obj);
@@ -46,7 +50,8 @@ void pbcKernelCachePut(const char *dir, const PbcKernelKey *key, const void *obj
 /* Removes the least recently used entries while the folder holds more than
  * its bound. */
 void pbcKernelCacheEvict(const char *dir);
-/* Prints the folder, its entries and their size (pbc --cache-stats). */
-void pbcKernelCachePrintStats(FILE *out);
+/* Prints the folder (as pbcKernelCacheFolder finds it), its entries and
+ * their size (pbc --cache-stats). */
+void pbcKernelCachePrintStats(FILE *out, const char *named);
 
 #endif

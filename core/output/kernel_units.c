@@ -20,6 +20,9 @@ typedef struct Units {
   int numVars;     /* variables in the module */
 } Units;
 
+/* How deep constant expressions and initializers are followed; a kernel
+ * reading deeper ones is not cached. */
+enum { kMaxConstantDepth = 16 };
 
 /* The constant operands of a function's instructions, one at a time. */
 typedef struct ConstantOperands {
@@ -60,7 +63,7 @@ static bool copyable(LLVMValueRef v) {
 /* Visits the global values `v` refers to, through constant expressions and
  * the initializers of the constants a unit copies. */
 static void refsOf(Units *u, int self, LLVMValueRef v, int depth, bool inInitializer) {
-  if (depth > 16) {
+  if (depth > kMaxConstantDepth) {
     u->cacheable[self] = false;
   } else if (LLVMIsAFunction(v)) {
     int g = pbcPtrMapGet(&u->index, v);
@@ -115,7 +118,7 @@ static void collectVars(PbcPtrMap *vars, LLVMValueRef v, int depth) {
       return;
     pbcPtrMapPut(vars, v, 1);
     collectVars(vars, LLVMGetInitializer(v), depth + 1); /* copyable: formUnits checked */
-  } else if (LLVMIsAConstant(v) && !LLVMIsAGlobalValue(v) && depth < 16) {
+  } else if (LLVMIsAConstant(v) && !LLVMIsAGlobalValue(v) && depth <= kMaxConstantDepth) {
     int n = LLVMGetNumOperands(v);
     for (int i = 0; i < n; ++i)
       collectVars(vars, LLVMGetOperand(v, i), depth + 1);

@@ -27,7 +27,6 @@ int pbcUnionFindRoot(int *parent, int i) {
   return i;
 }
 
-
 static bool isDefinedGlobal(LLVMValueRef v) {
   return LLVMIsAGlobalValue(v) && !LLVMIsDeclaration(v);
 }
@@ -36,7 +35,6 @@ bool pbcLlvmIsLocal(LLVMValueRef gv) {
   LLVMLinkage l = LLVMGetLinkage(gv);
   return l == LLVMInternalLinkage || l == LLVMPrivateLinkage;
 }
-
 
 /* Adds to *mask the parts of the functions and variables that use v,
  * looking through constant expressions. */

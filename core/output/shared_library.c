@@ -176,15 +176,15 @@ static void removeObjects(const char *dir, int n) {
 }
 
 bool pbcEmitSharedLibrary(MlirModule m, const PbcTargetPlugin *plugin,
-                          const PbcChip *chip, int optLevel, int jobs, bool kernelCache,
+                          const PbcChip *chip, int optLevel, int jobs, const char *kernelCacheDir,
                           const PbcEntrySig *sigs, int numSigs, const char *outPath,
                           const char *headerPath) {
   char objDir[] = "/tmp/pbc-objs-XXXXXX", srcPath[] = "/tmp/pbc-wrap-XXXXXX.c";
   PbcStrBuf *objs = NULL;
   int numObjs = 0;
   jobs = jobs < 1 ? 1 : jobs > PBC_MAX_CODEGEN_PARTS ? PBC_MAX_CODEGEN_PARTS : jobs;
-  bool ok = pbcCodegenParts(m, plugin, chip, optLevel, PBC_CODEGEN_OBJ, jobs, kernelCache, &objs,
-                            &numObjs);
+  bool ok = pbcCodegenParts(m, plugin, chip, optLevel, PBC_CODEGEN_OBJ, jobs, kernelCacheDir,
+                            &objs, &numObjs);
   bool madeDir = ok && mkdtemp(objDir) != NULL;
   ok = madeDir && writeObjects(objDir, objs, numObjs);
   int srcFd = ok ? mkstemps(srcPath, 2) : -1;

@@ -132,6 +132,11 @@ def make_test(path):
             if attempt != "compiled" and kernel_entries() != before:
                 raise AssertionError("compiled again, kernels were added to the cache: %s"
                                      % sorted(set(kernel_entries()) - set(before)))
+            # On cpu (GPU host code is not cached) the cache must hold kernels,
+            # or the second library did not come from it.
+            if (attempt != "compiled" and pbc_lib.TARGET_ARGS[:1] == ["--target=cpu"]
+                    and pbc_lib.PREBUILT is None and not kernel_entries()):
+                raise AssertionError("the kernel cache stayed empty")
             for i, (o, r) in enumerate(zip(outs, refs)):
                 assert_close(o, r, np.float32, k=ex["k"], what="result %d (%s)" % (i, attempt))
 

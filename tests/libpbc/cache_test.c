@@ -6,6 +6,7 @@
  * the size bound evicts the least recently used entry, never the new one;
  * another driver keys its own entries.
  * argv[1]: the cpu plugin file. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +219,17 @@ int main(int argc, char **argv) {
   CHECK(evicting && fileSize(evicting) > 0, "the new entry was evicted");
   CHECK(fileSize(other) < 0 && fileSize(otherSig) < 0, "the old entry survived the bound");
   CHECK(third && fileSize(third) < 0, "the concurrent writers' entry survived the bound");
+
+  /* The driver keeps compiled kernels in the caller's folder (kernels/). */
+  char kernels[4200];
+  snprintf(kernels, sizeof(kernels), "%s/kernels", cacheDir);
+  DIR *kd = opendir(kernels);
+  int entries = 0;
+  for (struct dirent *e; kd && (e = readdir(kd));)
+    entries += strstr(e->d_name, ".o.pbc") != NULL;
+  if (kd)
+    closedir(kd);
+  CHECK(entries > 0, "no compiled kernels in %s", kernels);
 
   if (failures)
     fprintf(stderr, "%d failures\n", failures);

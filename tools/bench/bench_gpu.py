@@ -98,26 +98,15 @@ def matmul_bias_relu_mlir(m, n, k):
 """
 
 
-def matmul_i8_mlir(m, n, k):
-    return f"""func.func @f(%a: tensor<{m}x{k}xi8>, %b: tensor<{n}x{k}xi8>) -> tensor<{m}x{n}xi32> {{
-  %z = arith.constant 0 : i32
-  %e = tensor.empty() : tensor<{m}x{n}xi32>
-  %c = linalg.fill ins(%z : i32) outs(%e : tensor<{m}x{n}xi32>) -> tensor<{m}x{n}xi32>
+def matmul_nt_mlir(m, n, k, elem="f16", acc="f16", zero="0.0"):
+    """C = A · Bᵀ (B stored n x k), elem operands into acc."""
+    return f"""func.func @f(%a: tensor<{m}x{k}x{elem}>, %b: tensor<{n}x{k}x{elem}>) -> tensor<{m}x{n}x{acc}> {{
+  %z = arith.constant {zero} : {acc}
+  %e = tensor.empty() : tensor<{m}x{n}x{acc}>
+  %c = linalg.fill ins(%z : {acc}) outs(%e : tensor<{m}x{n}x{acc}>) -> tensor<{m}x{n}x{acc}>
   %r = linalg.matmul indexing_maps = [affine_map<(i, j, l) -> (i, l)>, affine_map<(i, j, l) -> (j, l)>, affine_map<(i, j, l) -> (i, j)>]
-      ins(%a, %b : tensor<{m}x{k}xi8>, tensor<{n}x{k}xi8>) outs(%c : tensor<{m}x{n}xi32>) -> tensor<{m}x{n}xi32>
-  return %r : tensor<{m}x{n}xi32>
-}}
-"""
-
-
-def matmul_nt_mlir(m, n, k):
-    return f"""func.func @f(%a: tensor<{m}x{k}xf16>, %b: tensor<{n}x{k}xf16>) -> tensor<{m}x{n}xf16> {{
-  %z = arith.constant 0.0 : f16
-  %e = tensor.empty() : tensor<{m}x{n}xf16>
-  %c = linalg.fill ins(%z : f16) outs(%e : tensor<{m}x{n}xf16>) -> tensor<{m}x{n}xf16>
-  %r = linalg.matmul indexing_maps = [affine_map<(i, j, l) -> (i, l)>, affine_map<(i, j, l) -> (j, l)>, affine_map<(i, j, l) -> (i, j)>]
-      ins(%a, %b : tensor<{m}x{k}xf16>, tensor<{n}x{k}xf16>) outs(%c : tensor<{m}x{n}xf16>) -> tensor<{m}x{n}xf16>
-  return %r : tensor<{m}x{n}xf16>
+      ins(%a, %b : tensor<{m}x{k}x{elem}>, tensor<{n}x{k}x{elem}>) outs(%c : tensor<{m}x{n}x{acc}>) -> tensor<{m}x{n}x{acc}>
+  return %r : tensor<{m}x{n}x{acc}>
 }}
 """
 
@@ -198,7 +187,7 @@ def cases():
     for m, n, k in MATMULS_I8:
         yield {"name": "matmul_i8_%dx%dx%d" % (m, n, k), "kind": "matmul_i8", "shape": [m, n, k],
                "inputs": [[m, k], [n, k]], "output": [m, n], "flops": 2 * m * n * k,
-               "mlir": matmul_i8_mlir(m, n, k)}
+               "mlir": matmul_nt_mlir(m, n, k, "i8", "i32", "0")}
     for m, n, k in MATMULS_BF16:
         yield {"name": "matmul_bf16_%dx%dx%d" % (m, n, k), "kind": "matmul", "dtype": "bf16",
                "shape": [m, n, k], "inputs": [[m, k], [k, n]], "output": [m, n],

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pbc/files.h"
+
 #define SIG_MAGIC "pbc-cache-entry 3"
 #define STALE_SECONDS 3600 /* a temporary file this old has no live writer */
 #define GRACE_SECONDS 60    /* a library no record names may be loading now */
@@ -67,18 +69,6 @@ static bool fileChecksum(const char *path, int64_t *size, uint64_t *sum) {
   return true;
 }
 
-static bool makeDirs(const char *path) {
-  char buf[4096];
-  snprintf(buf, sizeof(buf), "%s", path);
-  for (char *p = buf + 1; *p; ++p)
-    if (*p == '/') {
-      *p = 0;
-      mkdir(buf, 0755);
-      *p = '/';
-    }
-  return mkdir(buf, 0755) == 0 || errno == EEXIST;
-}
-
 bool pbcCacheFolder(const char *optionDir, char *dir, size_t len, char *why,
                     size_t whyLen) {
   const char *env = getenv("PBC_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
@@ -99,7 +89,7 @@ bool pbcCacheFolder(const char *optionDir, char *dir, size_t len, char *why,
   }
   if (!dir[0])
     return true;
-  makeDirs(dir);
+  pbcMakeDirs(dir);
   struct stat st;
   const char *problem = NULL;
   if (stat(dir, &st) != 0)

@@ -260,6 +260,7 @@ typedef struct Request {
   PbcChip chip;
   int opt;
   uint64_t key;
+  const char *cacheFolder; /* "": no cache */
 } Request;
 
 /* Runs `pbc --emit=lib` on the text (its stdin, a memory file) into
@@ -278,7 +279,7 @@ static bool runDriver(const Request *r, const char *libPath, const char *sigsPat
     done += w > 0 ? (size_t)w : 0;
   }
   ok = ok && lseek(in, 0, SEEK_SET) == 0;
-  char args[8][4400];
+  char args[10][4400];
   int na = 0;
   const char *argv[24];
   int n = 0;
@@ -294,6 +295,10 @@ static bool runDriver(const Request *r, const char *libPath, const char *sigsPat
   if (r->o.pluginDir)
     ARG("--plugin-dir=%s", r->o.pluginDir);
   ARG("--input-name=%s", r->name);
+  /* Kernels go with the caller's cache (none without one), unless the
+   * environment names their folder (the driver reads it). */
+  if (!getenv("PBC_KERNEL_CACHE_DIR"))
+    ARG("--kernel-cache-dir=%s%s", r->cacheFolder, r->cacheFolder[0] ? "/kernels" : "");
   ARG("--signatures=%s", sigsPath);
 #undef ARG
   argv[n++] = "-o";
@@ -447,6 +452,7 @@ PbcProgram *pbcProgramCompile(const char *text, const char *name,
     return NULL;
   }
   bool cached = dir[0] != 0;
+  r.cacheFolder = dir;
   char tmpDir[] = "/tmp/pbc-lib-XXXXXX";
   if (!cached && !mkdtemp(tmpDir)) {
     pbcChipDestroy(&r.chip);

@@ -53,11 +53,12 @@ static const char kUsage[] =
     "                       one more for the entry's glue (compiled at -O0).\n"
     "                       Above 1, S4 and S5 also run per function on all\n"
     "                       cores\n"
-    "  --no-kernel-cache    compile every kernel (by default --emit=lib takes\n"
-    "                       kernels compiled before, for this chip and build,\n"
-    "                       from $PBC_KERNEL_CACHE_DIR, else $PBC_CACHE_DIR/\n"
-    "                       kernels, else ~/.cache/pbc/kernels; 'off' turns it\n"
-    "                       off; at most $PBC_KERNEL_CACHE_MAX_MB, default 1024)\n"
+    "  --kernel-cache-dir=DIR  where --emit=lib keeps compiled kernels and takes\n"
+    "                       those compiled before, for this chip and build\n"
+    "                       (default: $PBC_KERNEL_CACHE_DIR, else $PBC_CACHE_DIR/\n"
+    "                       kernels, else ~/.cache/pbc/kernels; '' or 'off': no\n"
+    "                       cache; at most $PBC_KERNEL_CACHE_MAX_MB, default 1024)\n"
+    "  --no-kernel-cache    compile every kernel (--kernel-cache-dir=off)\n"
     "  --cache-stats        print the kernel cache's folder and size, and exit\n"
     "output:\n"
     "  --emit=KIND          s1|s2|s3|s4|s5 (IR after that stage), llvm (LLVM IR),\n"
@@ -111,7 +112,8 @@ typedef struct Options {
   EmitKind emit;
   int runs; /* 0: no --run */
   bool check, printIr, timing, isolate, listTargets, targetInfo, verifyEach;
-  bool noKernelCache, cacheStats;
+  bool cacheStats;
+  const char *kernelCacheDir; /* NULL: the environment's */
   uint64_t seed;
   bool seedGiven;
 } Options;
@@ -170,7 +172,9 @@ static int parseArgs(int argc, char **argv, Options *o) {
     } else if (strcmp(a, "--list-targets") == 0) {
       o->listTargets = true;
     } else if (strcmp(a, "--no-kernel-cache") == 0) {
-      o->noKernelCache = true;
+      o->kernelCacheDir = "";
+    } else if (startsWith(a, "--kernel-cache-dir=")) {
+      o->kernelCacheDir = a + strlen("--kernel-cache-dir=");
     } else if (strcmp(a, "--cache-stats") == 0) {
       o->cacheStats = true;
     } else if (strcmp(a, "--target-info") == 0) {
@@ -327,7 +331,7 @@ static int emitLibrary(Job *j, MlirModule m, const PbcEntrySig *sigs, int numSig
   else
     strcat(header, ".h");
   if (!pbcEmitSharedLibrary(m, j->plugin->table, &j->chip, o->optLevel, o->jobs,
-                            !o->noKernelCache, sigs, numSigs, outPath, header))
+                            o->kernelCacheDir, sigs, numSigs, outPath, header))
     return PBC_EXIT_ERROR;
   if (o->signatures) {
     FILE *f = fopen(o->signatures, "w");
@@ -559,7 +563,7 @@ int main(int argc, char **argv) {
     return PBC_EXIT_OK;
   }
   if (o.cacheStats) {
-    pbcCodegenPrintKernelCache(stdout);
+    pbcCodegenPrintKernelCache(stdout, o.kernelCacheDir);
     return PBC_EXIT_OK;
   }
   Job j = {.o = &o};

@@ -31,21 +31,22 @@ bool pbcCodegen(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip
 /* The same, but object code may come as several relocatable objects,
  * (*outs)[0 .. *numOuts) (malloc'ed; the caller destroys and frees them),
  * optimized and emitted on up to maxParts threads: the LLVM module split
- * into parts that link together (output/module_split.h), and with
- * kernelCache each cacheable kernel as an object of its own, taken from the
- * kernel cache or compiled and stored there (output/kernel_cache.h). Only
+ * into parts that link together (output/module_split.h), and each cacheable
+ * kernel as an object of its own, taken from the kernel cache or compiled
+ * and stored there (output/kernel_cache.h; kernelCacheDir: its folder, NULL
+ * for the environment's, "" for none). Only
  * object code is split or cached, and only modules without constructors;
  * everything else comes as one output. */
 bool pbcCodegenParts(MlirModule m, const PbcTargetPlugin *plugin, const PbcChip *chip,
-                     int optLevel, PbcCodegenKind kind, int maxParts, bool kernelCache,
-                     PbcStrBuf **outs, int *numOuts);
+                     int optLevel, PbcCodegenKind kind, int maxParts,
+                     const char *kernelCacheDir, PbcStrBuf **outs, int *numOuts);
 
 /* The kernels the last pbcCodegenParts on this thread found in the cache
  * and compiled. */
 void pbcCodegenKernelCacheCounts(int *hits, int *compiled);
 
 /* Prints the kernel cache's folder and size (pbc --cache-stats). */
-void pbcCodegenPrintKernelCache(FILE *out);
+void pbcCodegenPrintKernelCache(FILE *out, const char *kernelCacheDir);
 
 /* How many threads code generation may use here: the CPUs this process may
  * run on. */

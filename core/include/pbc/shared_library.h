@@ -16,12 +16,12 @@
 #include "pbc/entry_sig.h"
 #include "pbc/plugin.h"
 
-/* Generates code for m (LLVM dialect) on up to `jobs` threads, with
- * kernelCache taking compiled kernels from the kernel cache and storing new
- * ones (pbc/codegen.h), and links `outPath`; writes the C header too when
+/* Generates code for m (LLVM dialect) on up to `jobs` threads, taking
+ * compiled kernels from the kernel cache in kernelCacheDir and storing new
+ * ones (NULL: the environment's folder, "": none; pbc/codegen.h), and links `outPath`; writes the C header too when
  * headerPath is not NULL. Errors go to stderr. */
 bool pbcEmitSharedLibrary(MlirModule m, const PbcTargetPlugin *plugin,
-                          const PbcChip *chip, int optLevel, int jobs, bool kernelCache,
+                          const PbcChip *chip, int optLevel, int jobs, const char *kernelCacheDir,
                           const PbcEntrySig *sigs, int numSigs, const char *outPath,
                           const char *headerPath);
 
