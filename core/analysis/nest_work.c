@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "mlir-c/BuiltinAttributes.h"
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
@@ -26,6 +27,42 @@ long long pbcOpWork(MlirOperation op) {
   return 16;
 }
 
+/* An index constant's value, or -1. */
+static long long indexConstant(MlirValue v) {
+  if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
+    return -1;
+  MlirAttribute a = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v), pbcStr("value"));
+  return mlirAttributeIsAInteger(a) ? mlirIntegerAttrGetValueInt(a) : -1;
+}
+
+static long long addWork(long long a, long long b) {
+  return a == LLONG_MAX || b == LLONG_MAX || a > LLONG_MAX / 2 - b ? LLONG_MAX : a + b;
+}
+
+/* Work of an op with regions that is no affine.for (kernels written with
+ * scf loops and ifs, e.g. pbc-fuse-attention's): its regions' ops, an
+ * scf.for's times its trip where the bounds are constants; an scf.if's
+ * branches both counted (an upper bound). */
+static long long regionOpWork(MlirOperation op, int vectorBits) {
+  long long w = 0;
+  for (intptr_t r = 0; r < mlirOperationGetNumRegions(op); ++r)
+    for (MlirBlock b = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, r)); !mlirBlockIsNull(b);
+         b = mlirBlockGetNextInRegion(b))
+      for (MlirOperation o = mlirBlockGetFirstOperation(b); !mlirOperationIsNull(o);
+           o = mlirOperationGetNextInBlock(o))
+        w = addWork(w, pbcOpIsA(o, "affine.for")              ? pbcNestWork(o, vectorBits)
+                       : mlirOperationGetNumRegions(o) > 0 ? regionOpWork(o, vectorBits)
+                                                           : pbcOpWork(o));
+  if (pbcOpIsA(op, "scf.for")) {
+    long long lb = indexConstant(mlirOperationGetOperand(op, 0)),
+              ub = indexConstant(mlirOperationGetOperand(op, 1)),
+              step = indexConstant(mlirOperationGetOperand(op, 2));
+    long long trip = lb >= 0 && ub >= lb && step > 0 ? (ub - lb + step - 1) / step : 1;
+    w = trip > 0 && w > LLONG_MAX / trip ? LLONG_MAX : w * (trip > 0 ? trip : 1);
+  }
+  return w;
+}
+
 long long pbcNestWork(MlirOperation loop, int vectorBits) {
   long long trip = pbcExtAffineConstantTripCount(loop), inner = 0;
   if (trip < 0)
@@ -38,6 +75,9 @@ long long pbcNestWork(MlirOperation loop, int vectorBits) {
     if (pbcOpIsA(op, "affine.for")) {
       innermost = false;
       w = pbcNestWork(op, vectorBits);
+    } else if (mlirOperationGetNumRegions(op) > 0) {
+      innermost = false;
+      w = regionOpWork(op, vectorBits);
     }
     if (w == LLONG_MAX || inner > LLONG_MAX / 2 - w)
       return LLONG_MAX;

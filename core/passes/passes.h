@@ -22,6 +22,7 @@ extern const PbcCPassSpec pbcCopyToLoopsPass;
 extern const PbcCPassSpec pbcFusePass;
 extern const PbcCPassSpec pbcFuseSlicesPass;
 extern const PbcCPassSpec pbcFuseRowsPass;
+extern const PbcCPassSpec pbcFuseAttentionPass;
 extern const PbcCPassSpec pbcFuseEpiloguePass;
 extern const PbcCPassSpec pbcPadGemmPass;
 extern const PbcCPassSpec pbcTilePass;

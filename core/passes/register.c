@@ -20,6 +20,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcFusePass,
       &pbcFuseSlicesPass,
       &pbcFuseRowsPass,
+      &pbcFuseAttentionPass,
       &pbcFuseEpiloguePass,
       &pbcPadGemmPass,
       &pbcTilePass,

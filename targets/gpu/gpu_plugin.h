@@ -18,7 +18,7 @@ extern const char pbc_gpu_s4[];
  * extension points map matrix units and (at @target:s3-before-parallelize)
  * the whole parallel band instead. */
 #define PBC_GPU_S3_REPLACED_GROUPS                                                         \
-  "slice-fusion,prefetch,tiling,fast-buffers,unroll,vectorization,parallelization,"        \
+  "attention-fusion,slice-fusion,prefetch,tiling,fast-buffers,unroll,vectorization,parallelization,"        \
   "streaming-stores"
 
 /* The PbcTargetPlugin fields every GPU plugin fills the same way. */

@@ -38,8 +38,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "e2e"))
 import pbc_lib  # noqa: E402  (its PREBUILT: --record / --replay-libs)
 
 # The S3 groups that --disable takes (pbc --help lists them).
-GROUPS = ("cleanup", "fusion", "slice-fusion", "epilogue-fusion", "tiling", "fast-buffers",
-          "vectorization", "fp-contract", "unroll", "scalar-replacement", "prefetch",
+GROUPS = ("cleanup", "fusion", "slice-fusion", "epilogue-fusion", "attention-fusion", "tiling",
+          "fast-buffers", "vectorization", "fp-contract", "unroll", "scalar-replacement", "prefetch",
           "parallelization", "streaming-stores")
 
 
