@@ -57,8 +57,13 @@ typedef struct {
   int next;         /* SSA counter */
   int w, wv;        /* lanes of score vectors, of V's columns */
   int rows, cq, cg; /* register tile: rows, score vectors, V vectors */
+  int sub;          /* register tiles of rows per block */
   long long np;     /* keys padded to whole score vectors */
   bool pack;        /* K copied into Kᵀ padded */
+  /* Elements after each row of Kᵀ and of the row buffer: rows a multiple
+   * of 1 KiB apart would share a few L1 sets (the score tile reads D rows
+   * of Kᵀ, the P V tile R rows of the buffer, at once). */
+  long long skew;
   bool oZero;       /* O starts at 0.0 */
   bool ok;
   char vf[32], vb[32], vv[32], vi[32]; /* vector<W x f32|i1|index>, <Wv x f32> */
@@ -328,7 +333,7 @@ static int emitScoreNests(Gen *g, int sv, const char *row, const char *col, int 
  * the register tile over the head dim, then the score nests, stored into
  * the row buffer %s. `tailLanes`: lanes of the last vector in bounds (0:
  * all). */
-static void emitScoreTile(Gen *g, int rows, int cols, const char *col, int tailLanes) {
+static void emitScoreTile(Gen *g, int row0, int rows, int cols, const char *col, int tailLanes) {
   const char *bp = g->at->batched ? "%b, " : "";
   const char *vf = g->vf;
   int cidx[kMaxCols], acc0 = g->next;
@@ -356,7 +361,7 @@ static void emitScoreTile(Gen *g, int rows, int cols, const char *col, int tailL
   g->next += rows * cols;
   for (int r = 0; r < rows; ++r) {
     int q = fresh(g), qb = fresh(g);
-    P("%%v%d = memref.load %%q[%s%%r%d, %%d] : !q\n", q, bp, r);
+    P("%%v%d = memref.load %%q[%s%%r%d, %%d] : !q\n", q, bp, row0 + r);
     P("%%v%d = vector.broadcast %%v%d : f32 to %s\n", qb, q, vf);
     for (int c = 0; c < cols; ++c)
       P("%%v%d = vector.fma %%v%d, %%v%d, %%v%d : %s\n", out0 + r * cols + c, qb, kv[c],
@@ -372,10 +377,10 @@ static void emitScoreTile(Gen *g, int rows, int cols, const char *col, int tailL
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) {
       char row[16], cc[16];
-      snprintf(row, sizeof row, "%%r%d", r);
+      snprintf(row, sizeof row, "%%r%d", row0 + r);
       snprintf(cc, sizeof cc, "%%v%d", cidx[c]);
       int out = emitScoreNests(g, res + r * cols + c, row, cc, c == cols - 1 ? tailLanes : 0);
-      P("vector.store %%v%d, %%s[%%c%d, %s] : !s, %s\n", out, r, cc, vf);
+      P("vector.store %%v%d, %%s[%%c%d, %s] : !s, %s\n", out, row0 + r, cc, vf);
     }
 }
 
@@ -405,7 +410,7 @@ static void emitRowSoftmax(Gen *g, int r) {
 
 /* O's rows += P V for V columns [col, col + cols * wv), then scaled by the
  * rows' reciprocal sums (and O's start added) and stored. */
-static void emitPvTile(Gen *g, int rows, int cols, long long col) {
+static void emitPvTile(Gen *g, int row0, int rows, int cols, long long col) {
   const char *bp = g->at->batched ? "%b, " : "";
   const char *vv = g->vv;
   int cidx[kMaxCols], acc0 = g->next;
@@ -432,7 +437,7 @@ static void emitPvTile(Gen *g, int rows, int cols, long long col) {
   g->next += rows * cols;
   for (int r = 0; r < rows; ++r) {
     int p = fresh(g), pb = fresh(g);
-    P("%%v%d = memref.load %%s[%%c%d, %%j] : !s\n", p, r);
+    P("%%v%d = memref.load %%s[%%c%d, %%j] : !s\n", p, row0 + r);
     P("%%v%d = vector.broadcast %%v%d : f32 to %s\n", pb, p, vv);
     for (int c = 0; c < cols; ++c)
       P("%%v%d = vector.fma %%v%d, %%v%d, %%v%d : %s\n", out0 + r * cols + c, pb, vvv[c],
@@ -447,7 +452,7 @@ static void emitPvTile(Gen *g, int rows, int cols, long long col) {
   P("\n}\n");
   for (int r = 0; r < rows; ++r) {
     int ib = fresh(g);
-    P("%%v%d = vector.broadcast %%inv%d : f32 to %s\n", ib, r, vv);
+    P("%%v%d = vector.broadcast %%inv%d : f32 to %s\n", ib, row0 + r, vv);
     for (int c = 0; c < cols; ++c) {
       int o = fresh(g);
       P("%%v%d = arith.mulf %%v%d, %%v%d : %s\n", o, res + r * cols + c, ib, vv);
@@ -456,23 +461,25 @@ static void emitPvTile(Gen *g, int rows, int cols, long long col) {
         P("%%v%d = arith.addf %%v%d, %%oib : %s\n", o2, o, vv);
         o = o2;
       }
-      P("vector.store %%v%d, %%o[%s%%r%d, %%v%d] : !o, %s\n", o, bp, r, cidx[c], vv);
+      P("vector.store %%v%d, %%o[%s%%r%d, %%v%d] : !o, %s\n", o, bp, row0 + r, cidx[c], vv);
     }
   }
 }
 
+/* `rows` query rows from %i0 (g->rows * g->sub at most), in register
+ * tiles of g->rows: each tile of keys of Kᵀ is read from L1 by all of
+ * them. */
 static void emitBlock(Gen *g, int rows) {
   const PbcAttentionChain *at = g->at;
-  for (int r = 0; r < rows; ++r) {
-    P("%%r%d = ", r);
-    P("arith.addi %%i0, %%c%d : index\n", r);
-  }
+  for (int r = 0; r < rows; ++r)
+    P("%%r%d = arith.addi %%i0, %%c%d : index\n", r, r);
   /* Scores: whole tiles of cq vectors, then what remains of the keys. */
   long long tile = (long long)g->cq * g->w, whole = at->n / tile;
   if (whole > 0) {
     int ub = idxConst(g, whole * tile), st = idxConst(g, tile);
     P("scf.for %%jt = %%c0 to %%v%d step %%v%d {\n", ub, st);
-    emitScoreTile(g, rows, g->cq, "%jt", 0);
+    for (int r0 = 0; r0 < rows; r0 += g->rows)
+      emitScoreTile(g, r0, rows - r0 < g->rows ? rows - r0 : g->rows, g->cq, "%jt", 0);
     P("}\n");
   }
   long long rest = at->n - whole * tile;
@@ -480,15 +487,19 @@ static void emitBlock(Gen *g, int rows) {
     int cols = (int)((rest + g->w - 1) / g->w);
     char col[24];
     snprintf(col, sizeof col, "%%v%d", idxConst(g, whole * tile));
-    emitScoreTile(g, rows, cols, col, (int)(rest % g->w));
+    for (int r0 = 0; r0 < rows; r0 += g->rows)
+      emitScoreTile(g, r0, rows - r0 < g->rows ? rows - r0 : g->rows, cols, col,
+                    (int)(rest % g->w));
   }
   for (int r = 0; r < rows; ++r)
     emitRowSoftmax(g, r);
   long long vtile = (long long)g->cg * g->wv;
-  for (long long c = 0; c < at->dv; c += vtile) {
-    long long left = at->dv - c;
-    emitPvTile(g, rows, (int)(left < vtile ? left / g->wv : g->cg), c);
-  }
+  for (int r0 = 0; r0 < rows; r0 += g->rows)
+    for (long long c = 0; c < at->dv; c += vtile) {
+      long long left = at->dv - c;
+      emitPvTile(g, r0, rows - r0 < g->rows ? rows - r0 : g->rows,
+                 (int)(left < vtile ? left / g->wv : g->cg), c);
+    }
 }
 
 /* Lanes for V's columns: the score lanes, halved until they divide Dv. */
@@ -519,11 +530,12 @@ static void floatLiteral(double v, char *out, size_t len) {
 /* The kernel as a function of q, k, v, o, O's start and the extras. */
 static bool emitKernel(Gen *g, PbcStrBuf *s) {
   const PbcAttentionChain *at = g->at;
-  long long nb = (at->m + g->rows - 1) / g->rows;
+  int block = g->rows * g->sub;
+  long long nb = (at->m + block - 1) / block;
   PbcStrBuf body = {0};
   g->s = &body;
   P("%%c0 = arith.constant 0 : index\n%%c1 = arith.constant 1 : index\n");
-  for (int r = 2; r < g->rows; ++r)
+  for (int r = 2; r < block; ++r)
     P("%%c%d = arith.constant %d : index\n", r, r);
   P("%%cD = arith.constant %lld : index\n%%cN = arith.constant %lld : index\n", at->d, at->n);
   P("%%cNp = arith.constant %lld : index\n%%cW = arith.constant %d : index\n", g->np, g->w);
@@ -565,15 +577,15 @@ static bool emitKernel(Gen *g, PbcStrBuf *s) {
   P("affine.for %%t = 0 to %lld {\n", at->batch * nb);
   P("%%b = affine.apply affine_map<(t) -> (t floordiv %lld)>(%%t)\n", nb);
   P("%%ib = affine.apply affine_map<(t) -> (t mod %lld)>(%%t)\n", nb);
-  P("%%i0 = affine.apply affine_map<(t) -> ((t mod %lld) * %d)>(%%t)\n", nb, g->rows);
+  P("%%i0 = affine.apply affine_map<(t) -> ((t mod %lld) * %d)>(%%t)\n", nb, block);
   P("%%s = memref.alloc() {alignment = 64 : i64} : !s\n");
-  int tailRows = (int)(at->m % g->rows);
+  int tailRows = (int)(at->m % block);
   if (tailRows == 0) {
-    emitBlock(g, g->rows);
+    emitBlock(g, block);
   } else {
     int last = idxConst(g, nb - 1), full = fresh(g);
     P("%%v%d = arith.cmpi ult, %%ib, %%v%d : index\nscf.if %%v%d {\n", full, last, full);
-    emitBlock(g, g->rows);
+    emitBlock(g, block);
     P("} else {\n");
     emitBlock(g, tailRows);
     P("}\n");
@@ -599,13 +611,13 @@ static bool emitKernel(Gen *g, PbcStrBuf *s) {
   pbcStrBufDestroy(&t);
   if (g->pack) {
     if (at->batched)
-      P("!ktp = memref<%lldx%lldx%lldxf32>\n", at->batch, at->d, g->np);
+      P("!ktp = memref<%lldx%lldx%lldxf32>\n", at->batch, at->d, g->np + g->skew);
     else
-      P("!ktp = memref<%lldx%lldxf32>\n", at->d, g->np);
+      P("!ktp = memref<%lldx%lldxf32>\n", at->d, g->np + g->skew);
   } else {
     P("!kt = !k\n");
   }
-  P("!s = memref<%dx%lldxf32>\n", g->rows, g->np);
+  P("!s = memref<%dx%lldxf32>\n", block, g->np + g->skew);
   P("func.func @kernel(%%q: !q, %%k: !k, %%v: !v, %%o: !o, %%oi: f32");
   for (int i = 0; i < g->ex.n; ++i) {
     P(", %%e%d: ", i);
@@ -664,19 +676,31 @@ static bool fuse(const State *st, const PbcAttentionChain *at) {
   g.w = g.w > 16 ? 16 : g.w < 1 ? 1 : g.w;
   g.wv = pvLanes(g.w, at->dv);
   g.np = (at->n + g.w - 1) / g.w * g.w;
+  g.skew = g.np * 4 % 1024 == 0 ? g.w : 0;
   snprintf(g.vf, sizeof g.vf, "vector<%dxf32>", g.w);
   snprintf(g.vb, sizeof g.vb, "vector<%dxi1>", g.w);
   snprintf(g.vv, sizeof g.vv, "vector<%dxf32>", g.wv);
   snprintf(g.vi, sizeof g.vi, "vector<%dxindex>", g.w);
-  /* Accumulator tiles leave 8 registers for operands and temporaries. */
+  /* Accumulator tiles leave 8 registers for operands and temporaries. Each
+   * block streams all of K and V through L1 once per tile row set, so the
+   * rows are as many as the tiles allow: P V's tile (up to 4 vectors of V's
+   * row) sets them, Q Kᵀ's then takes the columns that fit. */
   int accs = st->vectorRegisters - 8;
-  g.rows = 4;
-  g.cq = accs / g.rows > kMaxCols ? kMaxCols : accs / g.rows < 1 ? 1 : accs / g.rows;
-  g.cg = g.cq;
+  accs = accs < 1 ? 1 : accs;
+  g.cg = (int)(at->dv / g.wv) < kMaxCols ? (int)(at->dv / g.wv) : kMaxCols;
+  g.rows = accs / g.cg < 1 ? 1 : accs / g.cg > kMaxRows ? kMaxRows : accs / g.cg;
+  g.cq = accs / g.rows < 1 ? 1 : accs / g.rows > kMaxCols ? kMaxCols : accs / g.rows;
   if (g.cq * g.w > g.np)
     g.cq = (int)(g.np / g.w);
-  if ((long long)g.cg * g.wv > at->dv)
-    g.cg = (int)(at->dv / g.wv);
+  if (g.rows > at->m)
+    g.rows = (int)at->m;
+  /* Blocks of 2 register tiles of rows (each tile of Kᵀ read from L1 by
+   * both; 4 measured no better), their row buffer within 128 KiB (L2),
+   * and no more rows than the queries. */
+  g.sub = 2;
+  while (g.sub > 1 && ((long long)g.sub * g.rows * (g.np + g.skew) * 4 > (128 << 10) ||
+                       (long long)(g.sub - 1) * g.rows >= at->m))
+    --g.sub;
   g.pack = at->kRows || at->n % g.w != 0;
   g.oZero = isConstantZero(at->oInit);
   PbcStrBuf text = {0};
@@ -685,8 +709,6 @@ static bool fuse(const State *st, const PbcAttentionChain *at) {
   for (int i = 0; i < g.ex.n; ++i)
     args[5 + i] = g.ex.values[i];
   ok = ok && inlineKernel(at->pv, pbcStrBufGet(&text), args, 5 + g.ex.n);
-  if (getenv("PBC_DEBUG_ATTENTION"))
-    fprintf(stderr, "%s\n", pbcStrBufGet(&text));
   pbcStrBufDestroy(&text);
   if (ok)
     eraseChain(at);
