@@ -10,11 +10,15 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/chain_match.h"
 
 enum { kMaxBand = 4, kMaxBody = 32 };
 
-static bool isAlloc(MlirValue v) {
-  return mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "memref.alloc");
+static MlirValue result(MlirOperation op) { return mlirOperationGetResult(op, 0); }
+
+static bool isIv(const PbcLinearForm *f, MlirOperation loop) {
+  long long k;
+  return pbcLinearIsIvPlusConstant(f, pbcLoopIv(loop), &k) && k == 0;
 }
 
 static int rankOf(MlirValue m) { return (int)mlirShapedTypeGetRank(mlirValueGetType(m)); }
@@ -28,68 +32,6 @@ static bool plainF32(MlirValue m) {
   MlirType t = mlirValueGetType(m);
   return mlirTypeIsAMemRef(t) && mlirShapedTypeHasStaticShape(t) &&
          pbcMemrefHasIdentityLayout(t) && mlirTypeIsAF32(mlirShapedTypeGetElementType(t));
-}
-
-static bool isIv(const PbcLinearForm *f, MlirOperation loop) {
-  long long k;
-  return pbcLinearIsIvPlusConstant(f, pbcLoopIv(loop), &k) && k == 0;
-}
-
-/* The perfect band of `depth` loops (from 0, step 1) over the first
- * `depth` dims of `over`: its innermost body's ops but the yield into
- * ops[] (at most max); returns their number, or -1. */
-static int bandBody(MlirOperation nest, int depth, MlirValue over, MlirOperation band[],
-                    MlirOperation ops[], int max) {
-  MlirOperation all[PBC_MAX_BAND];
-  if (!pbcOpIsA(nest, "affine.for") || depth > kMaxBand ||
-      pbcLoopBand(nest, all, PBC_MAX_BAND) != depth)
-    return -1;
-  for (int l = 0; l < depth; ++l) {
-    band[l] = all[l];
-    if (pbcLoopZeroBasedTrip(band[l]) != dimOf(over, l))
-      return -1;
-  }
-  int n = 0;
-  for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(band[depth - 1]));
-       !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op)) {
-    if (pbcOpIsA(op, "affine.yield"))
-      continue;
-    if (n == max)
-      return -1;
-    ops[n++] = op;
-  }
-  return n;
-}
-
-/* Whether op accesses `memref` (a load, or a store if `write`) at the
- * band's indices in order. */
-static bool accessByBand(MlirOperation op, MlirValue memref, bool write, MlirOperation band[]) {
-  PbcAccess acc;
-  if (!pbcAccessGet(op, &acc) || acc.isWrite != write || acc.lanes || acc.memref.ptr != memref.ptr)
-    return false;
-  for (int d = 0; d < acc.rank; ++d)
-    if (!isIv(&acc.subscripts[d], band[d]))
-      return false;
-  return true;
-}
-
-static MlirValue result(MlirOperation op) { return mlirOperationGetResult(op, 0); }
-
-static bool operandsAre(MlirOperation op, MlirOperation a, MlirOperation b, bool commutes) {
-  MlirValue x = mlirOperationGetOperand(op, 0), y = mlirOperationGetOperand(op, 1);
-  return (x.ptr == result(a).ptr && y.ptr == result(b).ptr) ||
-         (commutes && x.ptr == result(b).ptr && y.ptr == result(a).ptr);
-}
-
-static double floatConstant(MlirValue v, bool *ok) {
-  *ok = false;
-  if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
-    return NAN;
-  MlirAttribute a = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v), pbcStr("value"));
-  if (!mlirAttributeIsAFloat(a))
-    return NAN;
-  *ok = true;
-  return mlirFloatAttrGetValueDouble(a);
 }
 
 /* A fill: the nest stores one constant into every element of a buffer
@@ -161,8 +103,8 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
     return false;
   int x = ci == 0 ? 1 : 0, y = ci == 2 ? 1 : 2;
   MlirOperation mul = op[3], add = op[4];
-  if (!operandsAre(mul, op[x], op[y], true) ||
-      !(operandsAre(add, op[ci], mul, true)))
+  if (!pbcChainOperandsAre(mul, op[x], op[y], true) ||
+      !(pbcChainOperandsAre(add, op[ci], mul, true)))
     return false;
   int d = g->depth, i = d - 3, j = d - 2, k = d - 1;
   for (int l = 0; l < d; ++l)
@@ -185,44 +127,6 @@ static bool matchGemm(MlirOperation root, Gemm *g) {
   return plainF32(g->a) && plainF32(g->b) && plainF32(g->c);
 }
 
-/* R[rows] = comb(X[rows, j], R[rows]), j innermost: a sum, or a max
- * (maxnumf or maximumf: *maxNum). */
-static bool matchRowReduce(MlirOperation nest, MlirValue x, MlirValue r, bool max, bool *maxNum) {
-  MlirOperation band[kMaxBand], op[4];
-  int rank = rankOf(x);
-  if (mlirValueIsNull(r) || rankOf(r) != rank - 1 || bandBody(nest, rank, x, band, op, 4) != 4)
-    return false;
-  *maxNum = pbcOpIsA(op[2], "arith.maxnumf");
-  bool comb = max ? *maxNum || pbcOpIsA(op[2], "arith.maximumf") : pbcOpIsA(op[2], "arith.addf");
-  return comb && accessByBand(op[0], x, false, band) && accessByBand(op[1], r, false, band) &&
-         operandsAre(op[2], op[0], op[1], true) && accessByBand(op[3], r, true, band) &&
-         mlirOperationGetOperand(op[3], 0).ptr == result(op[2]).ptr;
-}
-
-/* Y = unary?(binary(X, R[rows])) over all of X into a fresh buffer *y. */
-static bool matchRowBroadcast(MlirOperation nest, MlirValue x, MlirValue r, const char *binary,
-                              const char *unary, MlirValue *y) {
-  MlirOperation band[kMaxBand], op[5];
-  int rank = rankOf(x), n = unary ? 5 : 4;
-  if (bandBody(nest, rank, x, band, op, 5) != n || !accessByBand(op[0], x, false, band) ||
-      !accessByBand(op[1], r, false, band) || !pbcOpIsA(op[2], binary) ||
-      !operandsAre(op[2], op[0], op[1], false))
-    return false;
-  MlirOperation last = op[2];
-  if (unary) {
-    if (!pbcOpIsA(op[3], unary) || mlirOperationGetOperand(op[3], 0).ptr != result(op[2]).ptr)
-      return false;
-    last = op[3];
-  }
-  PbcAccess st;
-  if (!pbcAccessGet(op[n - 1], &st) || !st.isWrite ||
-      mlirOperationGetOperand(op[n - 1], 0).ptr != result(last).ptr)
-    return false;
-  *y = st.memref;
-  return accessByBand(op[n - 1], *y, true, band) && isAlloc(*y) && plainF32(*y) &&
-         rankOf(*y) == rank;
-}
-
 /* A pointwise nest on the scores x: loads x at the band's indices, other
  * buffers at subscripts that are each a band index or a constant (the
  * key index, if any, last), computes with arith and math ops on f32 (and
@@ -231,7 +135,7 @@ static bool matchRowBroadcast(MlirOperation nest, MlirValue x, MlirValue r, cons
 static bool matchScoreNest(MlirOperation nest, MlirValue x, MlirValue *y) {
   MlirOperation band[kMaxBand], op[kMaxBody];
   int rank = rankOf(x);
-  int n = bandBody(nest, rank, x, band, op, kMaxBody);
+  int n = pbcChainBandBody(nest, rank, x, band, op, kMaxBody);
   if (n < 3)
     return false;
   int xLoads = 0;
@@ -241,7 +145,7 @@ static bool matchScoreNest(MlirOperation nest, MlirValue x, MlirValue *y) {
       if (!pbcAccessGet(op[i], &acc) || !plainF32(acc.memref))
         return false;
       if (acc.memref.ptr == x.ptr) {
-        if (!accessByBand(op[i], x, false, band))
+        if (!pbcChainAccessByBand(op[i], x, false, band))
           return false;
         ++xLoads;
         continue;
@@ -286,7 +190,7 @@ static bool matchScoreNest(MlirOperation nest, MlirValue x, MlirValue *y) {
       bool ok = pbcOpIsInside(def, nest);
       if (!ok && pbcOpIsA(def, "arith.constant")) {
         MlirType ct = mlirValueGetType(v);
-        ok = mlirTypeIsAIndex(ct) || (floatConstant(v, &ok), ok);
+        ok = mlirTypeIsAIndex(ct) || (pbcChainFloatConstant(v, &ok), ok);
       }
       if (!ok)
         return false;
@@ -296,29 +200,8 @@ static bool matchScoreNest(MlirOperation nest, MlirValue x, MlirValue *y) {
   if (xLoads != 1 || !pbcAccessGet(op[n - 1], &st) || !st.isWrite)
     return false;
   *y = st.memref;
-  return accessByBand(op[n - 1], *y, true, band) && isAlloc(*y) && plainF32(*y) &&
+  return pbcChainAccessByBand(op[n - 1], *y, true, band) && pbcChainIsAlloc(*y) && plainF32(*y) &&
          rankOf(*y) == rank;
-}
-
-/* Kᵀ materialized: a copy nest kt[b, d, j] = K[b, j, d] into an allocation.
- * Returns K, or null. */
-static MlirValue transposedFrom(MlirOperation nest, MlirValue kt) {
-  MlirOperation band[kMaxBand], op[2];
-  int rank = rankOf(kt);
-  MlirValue none = {NULL};
-  if (rank < 2 || !isAlloc(kt) || bandBody(nest, rank, kt, band, op, 2) != 2 ||
-      !accessByBand(op[1], kt, true, band) ||
-      mlirOperationGetOperand(op[1], 0).ptr != result(op[0]).ptr)
-    return none;
-  PbcAccess ld;
-  if (!pbcAccessGet(op[0], &ld) || ld.isWrite || ld.lanes || ld.rank != rank || !plainF32(ld.memref))
-    return none;
-  for (int d = 0; d < rank; ++d) {
-    int from = d < rank - 2 ? d : 2 * rank - 3 - d;
-    if (!isIv(&ld.subscripts[d], band[from]))
-      return none;
-  }
-  return ld.memref;
 }
 
 /* Constants and allocations: no operands, no memory touched. */
@@ -340,7 +223,7 @@ static bool addBuffer(PbcAttentionChain *at, MlirValue b) {
   for (int i = 0; i < at->nBuffers; ++i)
     if (at->buffers[i].ptr == b.ptr)
       return false;
-  if (at->nBuffers == kPbcAttentionMaxChain || !isAlloc(b))
+  if (at->nBuffers == kPbcAttentionMaxChain || !pbcChainIsAlloc(b))
     return false;
   at->buffers[at->nBuffers++] = b;
   return true;
@@ -378,7 +261,7 @@ static bool buffersPrivate(const PbcAttentionChain *at) {
 
 /* Row max and sum buffers: the scores' shape without the key dim. */
 static bool rowBuffer(MlirValue r, MlirValue x) {
-  if (!isAlloc(r) || rankOf(r) != rankOf(x) - 1)
+  if (!pbcChainIsAlloc(r) || rankOf(r) != rankOf(x) - 1)
     return false;
   for (int d = 0; d < rankOf(r); ++d)
     if (dimOf(r, d) != dimOf(x, d))
@@ -389,7 +272,7 @@ static bool rowBuffer(MlirValue r, MlirValue x) {
 bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
   memset(at, 0, sizeof *at);
   Gemm qk, pv;
-  if (!matchGemm(qkRoot, &qk) || !isAlloc(qk.c) || !addBuffer(at, qk.c))
+  if (!matchGemm(qkRoot, &qk) || !pbcChainIsAlloc(qk.c) || !addBuffer(at, qk.c))
     return false;
   at->qk = qkRoot;
   at->batched = qk.depth == 4;
@@ -404,11 +287,11 @@ bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
   MlirOperation fill = previous(qkRoot);
   MlirValue filled, init;
   bool ok;
-  if (!qk.bRows && !mlirOperationIsNull(fill) && isAlloc(qk.b)) {
+  if (!qk.bRows && !mlirOperationIsNull(fill) && pbcChainIsAlloc(qk.b)) {
     MlirOperation copy = fill;
-    MlirValue k = transposedFrom(copy, qk.b);
+    MlirValue k = pbcChainTransposedFrom(copy, qk.b);
     if (mlirValueIsNull(k) && !mlirOperationIsNull(previous(fill)))
-      k = transposedFrom(copy = previous(fill), qk.b);
+      k = pbcChainTransposedFrom(copy = previous(fill), qk.b);
     else if (!mlirValueIsNull(k))
       fill = previous(copy);
     if (!mlirValueIsNull(k)) {
@@ -419,7 +302,7 @@ bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
     }
   }
   if (mlirOperationIsNull(fill) || !matchFill(fill, &filled, &init) || filled.ptr != qk.c.ptr ||
-      floatConstant(init, &ok) != 0.0 || !ok || !addNest(at, fill))
+      pbcChainFloatConstant(init, &ok) != 0.0 || !ok || !addNest(at, fill))
     return false;
 
   enum { kScores, kExp, kSum, kDiv, kGemm } state = kScores;
@@ -457,7 +340,7 @@ bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
       break;
     }
     if (matchFill(op, &filled, &init) && rowBuffer(filled, x) && !isChainBuffer(at, filled)) {
-      double v = floatConstant(init, &ok);
+      double v = pbcChainFloatConstant(init, &ok);
       if (!ok || !addBuffer(at, filled) || !addNest(at, op))
         return false;
       if (mlirValueIsNull(mFill) && state == kScores)
@@ -468,7 +351,7 @@ bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
         return false;
       continue;
     }
-    bool maxNum;
+    PbcRowCombiner comb;
     if (state == kScores && at->nScore < kPbcAttentionMaxScoreNests &&
         matchScoreNest(op, x, &out)) {
       at->scoreIn[at->nScore] = x;
@@ -476,22 +359,22 @@ bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
       x = out;
       if (!addBuffer(at, x))
         return false;
-    } else if (state == kScores && matchRowReduce(op, x, mFill, true, &maxNum)) {
+    } else if (state == kScores && pbcChainRowReduce(op, x, mFill, true, &comb)) {
       /* maximumf from NaN stays NaN; the kernel's max starts from the
        * fill too, so any start is what the program computes. */
       m = mFill;
       at->maxInit = mInit;
-      at->maxNum = maxNum;
+      at->maxNum = comb == kPbcCombMaxNum;
       state = kExp;
-    } else if (state == kExp && matchRowBroadcast(op, x, m, "arith.subf", "math.exp", &out)) {
+    } else if (state == kExp && pbcChainRowBroadcast(op, x, m, "arith.subf", "math.exp", &out)) {
       e = out;
       if (!addBuffer(at, e))
         return false;
       state = kSum;
-    } else if (state == kSum && matchRowReduce(op, e, lFill, false, &maxNum)) {
+    } else if (state == kSum && pbcChainRowReduce(op, e, lFill, false, &comb)) {
       l = lFill;
       state = kDiv;
-    } else if (state == kDiv && matchRowBroadcast(op, e, l, "arith.divf", NULL, &out)) {
+    } else if (state == kDiv && pbcChainRowBroadcast(op, e, l, "arith.divf", NULL, &out)) {
       p = out;
       if (!addBuffer(at, p))
         return false;

@@ -329,58 +329,80 @@ static int emitScoreNests(Gen *g, int sv, const char *row, const char *col, int 
 
 /* ---- One block of `rows` query rows from %i0. ---- */
 
+/* A register tile of rows x cols vector accumulators, from 0, over a
+ * loop: per step `cols` vectors of b at [b, ]iv, cidx[c] and each row's
+ * scalar of a (Q at [b, ]row, iv, or the row buffer at its row, iv)
+ * broadcast into fmas. Returns the id of the first of the loop's
+ * results (row-major). */
+typedef struct {
+  const char *iv, *ub, *zero, *vt; /* the loop's index and bound, the start, vector type */
+  const char *b, *bType;           /* the vectors' buffer */
+  const char *a, *aType;           /* the scalars' buffer */
+  bool aIsQ;                       /* a is Q ([b, ]row, iv), else the row buffer */
+} TileLoop;
+
+static int emitTileLoop(Gen *g, const TileLoop *t, int row0, int rows, int cols,
+                        const int cidx[]) {
+  const char *bp = g->at->batched ? "%b, " : "";
+  int n = rows * cols, acc0 = g->next;
+  g->next += n;
+  int res = g->next;
+  g->next += n;
+  for (int i = 0; i < n; ++i)
+    P("%s%%v%d", i ? ", " : "", res + i);
+  P(" = scf.for %s = %%c0 to %s step %%c1 iter_args(", t->iv, t->ub);
+  for (int i = 0; i < n; ++i)
+    P("%s%%v%d = %s", i ? ", " : "", acc0 + i, t->zero);
+  P(") -> (");
+  for (int i = 0; i < n; ++i)
+    P("%s%s", i ? ", " : "", t->vt);
+  P(") {\n");
+  int bv[kMaxCols];
+  for (int c = 0; c < cols; ++c) {
+    bv[c] = fresh(g);
+    P("%%v%d = vector.load %s[%s%s, %%v%d] : %s, %s\n", bv[c], t->b, bp, t->iv, cidx[c], t->bType,
+      t->vt);
+  }
+  int out0 = g->next;
+  g->next += n;
+  for (int r = 0; r < rows; ++r) {
+    int a = fresh(g), ab = fresh(g);
+    if (t->aIsQ)
+      P("%%v%d = memref.load %s[%s%%r%d, %s] : %s\n", a, t->a, bp, row0 + r, t->iv, t->aType);
+    else
+      P("%%v%d = memref.load %s[%%c%d, %s] : %s\n", a, t->a, row0 + r, t->iv, t->aType);
+    P("%%v%d = vector.broadcast %%v%d : f32 to %s\n", ab, a, t->vt);
+    for (int c = 0; c < cols; ++c)
+      P("%%v%d = vector.fma %%v%d, %%v%d, %%v%d : %s\n", out0 + r * cols + c, ab, bv[c],
+        acc0 + r * cols + c, t->vt);
+  }
+  P("scf.yield ");
+  for (int i = 0; i < n; ++i)
+    P("%s%%v%d", i ? ", " : "", out0 + i);
+  P(" : ");
+  for (int i = 0; i < n; ++i)
+    P("%s%s", i ? ", " : "", t->vt);
+  P("\n}\n");
+  return res;
+}
+
 /* Scores of rows x cols vectors from key column `col` (an index value):
  * the register tile over the head dim, then the score nests, stored into
  * the row buffer %s. `tailLanes`: lanes of the last vector in bounds (0:
  * all). */
 static void emitScoreTile(Gen *g, int row0, int rows, int cols, const char *col, int tailLanes) {
-  const char *bp = g->at->batched ? "%b, " : "";
-  const char *vf = g->vf;
-  int cidx[kMaxCols], acc0 = g->next;
-  g->next += rows * cols;
+  int cidx[kMaxCols];
   for (int c = 0; c < cols; ++c)
     cidx[c] = idxAdd(g, col, (long long)c * g->w);
-  int res = g->next;
-  g->next += rows * cols;
-  for (int i = 0; i < rows * cols; ++i)
-    P("%s%%v%d", i ? ", " : "", res + i);
-  P(" = scf.for %%d = %%c0 to %%cD step %%c1 iter_args(");
-  for (int i = 0; i < rows * cols; ++i)
-    P("%s%%v%d = %%zero", i ? ", " : "", acc0 + i);
-  P(") -> (");
-  for (int i = 0; i < rows * cols; ++i)
-    P("%s%s", i ? ", " : "", vf);
-  P(") {\n");
-  int kv[kMaxCols];
-  for (int c = 0; c < cols; ++c) {
-    kv[c] = fresh(g);
-    P("%%v%d = vector.load %%kt[%s%%d, %%v%d] : %s, %s\n", kv[c], bp, cidx[c],
-      g->pack ? "!ktp" : "!kt", vf);
-  }
-  int out0 = g->next;
-  g->next += rows * cols;
-  for (int r = 0; r < rows; ++r) {
-    int q = fresh(g), qb = fresh(g);
-    P("%%v%d = memref.load %%q[%s%%r%d, %%d] : !q\n", q, bp, row0 + r);
-    P("%%v%d = vector.broadcast %%v%d : f32 to %s\n", qb, q, vf);
-    for (int c = 0; c < cols; ++c)
-      P("%%v%d = vector.fma %%v%d, %%v%d, %%v%d : %s\n", out0 + r * cols + c, qb, kv[c],
-        acc0 + r * cols + c, vf);
-  }
-  P("scf.yield ");
-  for (int i = 0; i < rows * cols; ++i)
-    P("%s%%v%d", i ? ", " : "", out0 + i);
-  P(" : ");
-  for (int i = 0; i < rows * cols; ++i)
-    P("%s%s", i ? ", " : "", vf);
-  P("\n}\n");
+  TileLoop t = {"%d", "%cD", "%zero", g->vf, "%kt", g->pack ? "!ktp" : "!kt", "%q", "!q", true};
+  int res = emitTileLoop(g, &t, row0, rows, cols, cidx);
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) {
       char row[16], cc[16];
       snprintf(row, sizeof row, "%%r%d", row0 + r);
       snprintf(cc, sizeof cc, "%%v%d", cidx[c]);
       int out = emitScoreNests(g, res + r * cols + c, row, cc, c == cols - 1 ? tailLanes : 0);
-      P("vector.store %%v%d, %%s[%%c%d, %s] : !s, %s\n", out, row0 + r, cc, vf);
+      P("vector.store %%v%d, %%s[%%c%d, %s] : !s, %s\n", out, row0 + r, cc, g->vf);
     }
 }
 
@@ -413,43 +435,11 @@ static void emitRowSoftmax(Gen *g, int r) {
 static void emitPvTile(Gen *g, int row0, int rows, int cols, long long col) {
   const char *bp = g->at->batched ? "%b, " : "";
   const char *vv = g->vv;
-  int cidx[kMaxCols], acc0 = g->next;
-  g->next += rows * cols;
+  int cidx[kMaxCols];
   for (int c = 0; c < cols; ++c)
     cidx[c] = idxConst(g, col + (long long)c * g->wv);
-  int res = g->next;
-  g->next += rows * cols;
-  for (int i = 0; i < rows * cols; ++i)
-    P("%s%%v%d", i ? ", " : "", res + i);
-  P(" = scf.for %%j = %%c0 to %%cN step %%c1 iter_args(");
-  for (int i = 0; i < rows * cols; ++i)
-    P("%s%%v%d = %%zv", i ? ", " : "", acc0 + i);
-  P(") -> (");
-  for (int i = 0; i < rows * cols; ++i)
-    P("%s%s", i ? ", " : "", vv);
-  P(") {\n");
-  int vvv[kMaxCols];
-  for (int c = 0; c < cols; ++c) {
-    vvv[c] = fresh(g);
-    P("%%v%d = vector.load %%v[%s%%j, %%v%d] : !v, %s\n", vvv[c], bp, cidx[c], vv);
-  }
-  int out0 = g->next;
-  g->next += rows * cols;
-  for (int r = 0; r < rows; ++r) {
-    int p = fresh(g), pb = fresh(g);
-    P("%%v%d = memref.load %%s[%%c%d, %%j] : !s\n", p, row0 + r);
-    P("%%v%d = vector.broadcast %%v%d : f32 to %s\n", pb, p, vv);
-    for (int c = 0; c < cols; ++c)
-      P("%%v%d = vector.fma %%v%d, %%v%d, %%v%d : %s\n", out0 + r * cols + c, pb, vvv[c],
-        acc0 + r * cols + c, vv);
-  }
-  P("scf.yield ");
-  for (int i = 0; i < rows * cols; ++i)
-    P("%s%%v%d", i ? ", " : "", out0 + i);
-  P(" : ");
-  for (int i = 0; i < rows * cols; ++i)
-    P("%s%s", i ? ", " : "", vv);
-  P("\n}\n");
+  TileLoop t = {"%j", "%cN", "%zv", vv, "%v", "!v", "%s", "!s", false};
+  int res = emitTileLoop(g, &t, row0, rows, cols, cidx);
   for (int r = 0; r < rows; ++r) {
     int ib = fresh(g);
     P("%%v%d = vector.broadcast %%inv%d : f32 to %s\n", ib, row0 + r, vv);

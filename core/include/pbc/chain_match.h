@@ -1,0 +1,51 @@
+/*===- pbc/chain_match.h - Matching chains of nests, nest by nest ----------===*\
+|* The pieces the fused-kernel matchers share (the cpu target's attention   *|
+|* fusion, analysis/attention_chain.c; the GPU targets' matrix-unit          *|
+|* attention, targets/gpu/match_attention.c): each checks one nest of a    *|
+|* chain for exactly the computation a fused kernel performs.               *|
+\*===----------------------------------------------------------------------===*/
+#ifndef PBC_CHAIN_MATCH_H
+#define PBC_CHAIN_MATCH_H
+
+#include <stdbool.h>
+
+#include "mlir-c/IR.h"
+
+/* The body of a perfect band of `depth` loops from 0, step 1, over the
+ * first `depth` dims of the static memref `over`: its band into band[],
+ * the innermost body's ops but the terminator into ops[] (at most max);
+ * returns their number, or -1. */
+int pbcChainBandBody(MlirOperation nest, int depth, MlirValue over, MlirOperation band[],
+                     MlirOperation ops[], int max);
+/* Whether op is a scalar access (a load, or a store if `write`) of
+ * `memref` whose subscripts are band[0..rank)'s indices, in order. */
+bool pbcChainAccessByBand(MlirOperation op, MlirValue memref, bool write,
+                          const MlirOperation band[]);
+/* Whether op's two operands are a's and b's results (either order if
+ * `commutes`). */
+bool pbcChainOperandsAre(MlirOperation op, MlirOperation a, MlirOperation b, bool commutes);
+/* The float constant v holds; NaN with *ok false where it is none. */
+double pbcChainFloatConstant(MlirValue v, bool *ok);
+/* Whether a and b are static memrefs of one shape (b's first `rank` dims
+ * when rank is less than b's rank). */
+bool pbcChainSameShape(MlirValue a, MlirValue b, int rank);
+/* Whether v is the result of a memref.alloc (a buffer of the function's
+ * own). */
+bool pbcChainIsAlloc(MlirValue v);
+
+/* What a row reduction combines with. */
+typedef enum { kPbcCombSum, kPbcCombMaxNum, kPbcCombMaximum, kPbcCombOther } PbcRowCombiner;
+/* R[rows] = comb(X[rows, j], R[rows]) over all of X, j innermost: the
+ * combiner into *comb (a sum where !max, else maxnumf or maximumf). */
+bool pbcChainRowReduce(MlirOperation nest, MlirValue x, MlirValue r, bool max,
+                       PbcRowCombiner *comb);
+/* Y = unary?(binary(X, R[rows])) over all of X into a buffer *y of the
+ * function's own, of X's element type and shape. */
+bool pbcChainRowBroadcast(MlirOperation nest, MlirValue x, MlirValue r, const char *binary,
+                          const char *unary, MlirValue *y);
+/* A copy nest kt[b, d, j] = K[b, j, d] (the last two subscripts swapped)
+ * into an allocation kt, from a static identity-layout K. Returns K, or
+ * null. */
+MlirValue pbcChainTransposedFrom(MlirOperation nest, MlirValue kt);
+
+#endif
