@@ -158,6 +158,28 @@ def test_openmp_runtime_warning():
         assert ("LD_PRELOAD=" + pbc.openmp.LIBOMP in err) == warned, (preload, err)
 
 
+def test_attention():
+    """Scaled dot-product attention (PyTorch 2's public op, or 1.13's private
+    one) with no mask, a causal mask, an additive mask over (L, S) and one
+    per batch and head: compiled whole (the cpu target fuses it), against
+    eager."""
+    sdpa = getattr(F, "scaled_dot_product_attention", None)
+    if sdpa is None:  # PyTorch 1.13: (output, weights), weights not asked for
+        def sdpa(q, k, v, attn_mask=None, is_causal=False):
+            return F._scaled_dot_product_attention(q, k, v, attn_mask, 0.0, False, is_causal)[0]
+    cases = [((1, 4, 17, 17, 16), None, False), ((2, 3, 33, 20, 8), None, True),
+             ((1, 2, 9, 40, 32), "rows", False), ((2, 3, 5, 7, 16), "full", False)]
+    for (b, h, l, s, e), mask, causal in cases:
+        q, k, v = torch.randn(b, h, l, e), torch.randn(b, h, s, e), torch.randn(b, h, s, e)
+        m = None if mask is None else torch.randn(l, s) if mask == "rows" else torch.randn(b, h, l, s)
+
+        def f(q, k, v, m=m, causal=causal):
+            return sdpa(q, k, v, attn_mask=m, is_causal=causal) * 2.0
+
+        _, got = compiled_whole(f, q, k, v)
+        close(got, f(q, k, v), "attention %s mask %s causal %s" % ((b, h, l, s, e), mask, causal))
+
+
 def test_torch_compile_backend():
     if not pbc.HAS_TORCH_COMPILE:
         print("SKIP torch.compile backend: PyTorch %s has no torch.compile "

@@ -486,12 +486,36 @@ def _embedding(ctx, weight, indices, *rest):
     return ctx.f.gather_rows(ctx.tensor(weight), idx)
 
 
-@lowers("scaled_dot_product_attention", "_scaled_dot_product_attention")
-def _sdpa(ctx, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kw):
-    if attn_mask is not None or is_causal or dropout_p:
-        raise Unsupported("attention with a mask, causality or dropout")
+@lowers("scaled_dot_product_attention", "_scaled_dot_product_attention",
+        "_scaled_dot_product_attention_forward",
+        "_scaled_dot_product_flash_attention_for_cpu")
+def _sdpa(ctx, q, k, v, *args, **kw):
+    """softmax(Q Kᵀ scale + mask) V on (..., L, E) tensors, in the form the
+    cpu target's attention fusion (and the GPU targets' kernel) take: the
+    leading dims flattened into one batch, the mask (additive, or boolean:
+    False drops a key) over (L, S) or over all leading dims, causality as
+    an index comparison. The flash variant's second result (logsumexp) is
+    not computed."""
+    # Positional arguments after q, k, v: torch 2's public op; its flash
+    # variant (a second result); PyTorch 1.13's private op (the attention
+    # weights as a second result, when asked for).
+    flash = "flash" in ctx.op
+    legacy = ctx.op.startswith("_scaled_dot_product_attention")
+    names = (("dropout_p", "is_causal", "attn_mask", "scale") if flash
+             else ("attn_mask", "dropout_p", "need_attn_weights", "is_causal") if legacy
+             else ("attn_mask", "dropout_p", "is_causal", "scale"))
+    opts = dict(zip(names, args))
+    opts.update(kw)
+    attn_mask, dropout_p = opts.get("attn_mask"), opts.get("dropout_p", 0.0)
+    is_causal, scale = opts.get("is_causal", False), opts.get("scale")
+    if dropout_p:
+        raise Unsupported("attention with dropout")
+    if opts.get("need_attn_weights"):
+        raise Unsupported("attention returning its weights")
     q, k, v = ctx.tensor(q), ctx.tensor(k), ctx.tensor(v)
     lead = q.shape[:-2]
+    if k.shape[:-2] != lead or v.shape[:-2] != lead:
+        raise Unsupported("attention with broadcast batch dims")
     b = math.prod(lead)
     f = ctx.f
     q3 = f.reshape(q, (b,) + q.shape[-2:])
@@ -499,6 +523,41 @@ def _sdpa(ctx, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=No
     v3 = f.reshape(v, (b,) + v.shape[-2:])
     kt = _transpose(ctx, k3, 1, 2)
     s = scale if scale is not None else 1 / math.sqrt(q.shape[-1])
-    scores = f.elementwise([f.matmul(q3, kt, batch=True)], lambda e, a: e.mul(a, s))
+    sl, sk = q.shape[-2], k.shape[-2]
+    mask = None
+    if attn_mask is not None:
+        mask = ctx.tensor(attn_mask)
+        if mask.elem not in ("f32", "i1"):
+            raise Unsupported("attention mask of type %s" % mask.elem)
+        ms = mask.shape
+        if ms[-2:] != (sl, sk) and not (len(ms) >= 2 and ms[-2] in (1, sl) and ms[-1] in (1, sk)):
+            raise Unsupported("attention mask of shape %s" % (ms,))
+        if all(d == 1 for d in ms[:-2]):
+            mask = f.reshape(mask, ms[-2:])          # one mask for every batch
+        elif tuple(ms[:-2]) == tuple(lead):
+            mask = f.reshape(mask, (b,) + ms[-2:])  # a mask per batch and head
+        else:
+            raise Unsupported("attention mask of shape %s over batch dims %s" % (ms, lead))
+
+    def masked(e, x, *m):
+        y = e.mul(x, s)
+        if m:
+            if mask.elem == "i1":
+                ninf = e.const(-math.inf)
+                y = e.op("arith.select %s, %s, %s" % (m[0], y, ninf))
+            else:
+                y = e.add(y, m[0])
+        if is_causal:  # keys after the query's position dropped (top-left aligned)
+            i, j = f.fresh(), f.fresh()
+            e.lines.append("%s = linalg.index 1 : index" % i)
+            e.lines.append("%s = linalg.index 2 : index" % j)
+            keep = f.fresh()
+            e.lines.append("%s = arith.cmpi ule, %s, %s : index" % (keep, j, i))
+            y = e.op("arith.select %s, %s, %s" % (keep, y, e.const(-math.inf)))
+        return y
+
+    scores = f.elementwise([f.matmul(q3, kt, batch=True)] + ([mask] if mask is not None else []),
+                           masked)
     out = f.matmul(f.softmax(scores, 2), v3, batch=True)
-    return f.reshape(out, lead + out.shape[-2:])
+    out = f.reshape(out, lead + out.shape[-2:])
+    return (out, None) if flash or legacy else out
