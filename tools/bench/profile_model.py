@@ -180,8 +180,12 @@ def main():
     os.makedirs(work, exist_ok=True)
     if not os.path.exists(os.path.join(work, name + ".onnx")):
         bench_ort.export(name, work)
+    # No kernel cache: cached kernels are named by their key (pbc_k<key>_i),
+    # the others keep the names pbc-outline-nests gave them, which
+    # nest_info describes.
     env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="1", LD_PRELOAD=LIBOMP,
-               PBC_CACHE_DIR=os.environ.get("PBC_CACHE_DIR", os.path.join(work, "cache")))
+               PBC_CACHE_DIR=os.environ.get("PBC_CACHE_DIR", os.path.join(work, "cache")),
+               PBC_KERNEL_CACHE_DIR="off")
     pbc_bin = os.environ.get("PBC", os.path.join(ROOT, "build", "bin", "pbc"))
     rows = perf_profile(name, work, a.seconds, env)
     call_ms = float(open(os.path.join(work, name + ".ms")).read())
