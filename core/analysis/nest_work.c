@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
@@ -90,4 +91,33 @@ long long pbcNestWork(MlirOperation loop, int vectorBits) {
       trip = (trip + lanes - 1) / lanes;
   }
   return inner > LLONG_MAX / (trip + 1) ? LLONG_MAX : trip * inner;
+}
+
+/* The bytes one store writes: its element's, times its vector's lanes. */
+static long long storeBytes(MlirOperation op) {
+  MlirType t = mlirValueGetType(mlirOperationGetOperand(op, 0));
+  long long lanes = 1;
+  if (mlirTypeIsAVector(t)) {
+    for (intptr_t d = 0; d < mlirShapedTypeGetRank(t); ++d)
+      lanes *= mlirShapedTypeGetDimSize(t, d);
+    t = mlirShapedTypeGetElementType(t);
+  }
+  long long bits = mlirTypeIsAFloat(t)     ? mlirFloatTypeGetWidth(t)
+                   : mlirTypeIsAInteger(t) ? mlirIntegerTypeGetWidth(t)
+                                           : 64;
+  return lanes * ((bits + 7) / 8);
+}
+
+long long pbcNestStoredBytes(MlirOperation loop) {
+  long long trip = pbcExtAffineConstantTripCount(loop), inner = 0;
+  if (trip < 0)
+    return LLONG_MAX;
+  for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(loop)); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    long long b = pbcOpIsA(op, "affine.for")                                         ? pbcNestStoredBytes(op)
+                  : pbcOpIsA(op, "affine.store") || pbcOpIsA(op, "affine.vector_store") ? storeBytes(op)
+                                                                                     : 0;
+    inner = addWork(inner, b);
+  }
+  return inner == LLONG_MAX || (trip > 0 && inner > LLONG_MAX / trip) ? LLONG_MAX : trip * inner;
 }

@@ -20,5 +20,10 @@ long long pbcOpWork(MlirOperation op);
  * trip is at least that (pbc-vectorize splits off the tail), else the lanes
  * dividing it (pbcVectorLanes). */
 long long pbcNestWork(MlirOperation loop, int vectorBits);
+/* Bytes the nest `loop` stores (each store's element or vector bytes, once
+ * per iteration of the affine loops around it); LLONG_MAX if a trip count
+ * is unknown. What a fill or a copy costs is its traffic, not its ops: one
+ * vector store of 64 bytes counts as one op in pbcNestWork. */
+long long pbcNestStoredBytes(MlirOperation loop);
 
 #endif

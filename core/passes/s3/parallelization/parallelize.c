@@ -32,10 +32,21 @@
 typedef struct {
   long long minTrip;
   long long minWork; /* nests doing less work stay serial (0: off) */
+  /* ... unless they store at least this many bytes (0: off): a fill or a
+   * copy of a feature map is few ops per byte, and one core's stores take
+   * longer than a fork and join from about a quarter MiB. */
+  long long minBytes;
   long long band;    /* parallel loops per nest: 1 on CPUs, up to 3 on GPUs */
   long long hoist;   /* 1: parallel loops first in their band where legal */
 } State;
 
+
+/* Whether a fork and join pays for the nest `loop`: it does min-work, or
+ * stores min-bytes. */
+static bool worthAFork(MlirOperation loop, const State *st) {
+  return st->minWork <= 0 || pbcNestWork(loop, 0) >= st->minWork ||
+         (st->minBytes > 0 && pbcNestStoredBytes(loop) >= st->minBytes);
+}
 
 static bool isWorkLoop(MlirOperation op) {
   return pbcOpIsA(op, "affine.for") && !pbcOpHasAttr(op, PBC_MARK_COPY);
@@ -147,7 +158,7 @@ static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
         /* Several: each its own fork, per iteration, if it pays (min-work).
          * (The next is found first: parallelizing replaces the loop.) */
         while (!mlirOperationIsNull(inner)) {
-          if (st->minWork == 0 || pbcNestWork(inner, 0) >= st->minWork)
+          if (worthAFork(inner, st))
             parallelizeFrom(inner, false, st);
           inner = next;
           next = nextWorkLoop(inner);
@@ -160,7 +171,7 @@ static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
     }
     /* Below serial loops the region forks once per their iteration: only
      * if each fork has the work to pay for it. */
-    if (!done && !isRoot && st->minWork > 0 && pbcNestWork(loop, 0) < st->minWork)
+    if (!done && !isRoot && !worthAFork(loop, st))
       return;
     MlirOperation par = pbcExtAffineParallelize(loop);
     if (mlirOperationIsNull(par))
@@ -188,7 +199,7 @@ static bool forksPerIterationTooSmall(MlirOperation root, const State *st) {
     bool parallel = pbcOpHasAttr(loop, PBC_MARK_PARALLEL) || pbcLoopIsParallel(loop);
     long long trip = pbcExtAffineConstantTripCount(loop);
     if (parallel && (trip < 0 || trip >= st->minTrip))
-      return depth > 0 && pbcNestWork(loop, 0) < st->minWork;
+      return depth > 0 && !worthAFork(loop, st);
     loop = workLoopIn(loop);
   }
   return false;
@@ -198,7 +209,7 @@ static void parallelizeNest(MlirOperation root, const State *st) {
   /* A nest of a few microseconds gains less from the cores than a fork and
    * join cost, and its join waits for every core to come round. */
   long long copied = pbcOpHasAttr(root, PBC_MARK_COPY) ? copyElements(root) : -1;
-  if (copied < 0 && st->minWork > 0 && pbcNestWork(root, 0) < st->minWork)
+  if (copied < 0 && !worthAFork(root, st))
     return; /* (copy nests have their own bound, kMinCopyElements) */
   if (copied >= 0 && copied < kMinCopyElements && st->band == 1)
     return; /* a small copy of its own (pbc-interleave's replicated filter) */
@@ -324,17 +335,17 @@ const PbcCPassSpec pbcParallelizePass = {
     sizeof(State),     createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  enum { MIN_TRIP, MIN_WORK, BAND, HOIST, NUM_OPTIONS };
+  enum { MIN_TRIP, MIN_WORK, MIN_BYTES, BAND, HOIST, NUM_OPTIONS };
   static const PbcCountOption kOptions[] = {
       [MIN_TRIP] = {"min-trip", 2},
       [MIN_WORK] = {"min-work", 0},
+      [MIN_BYTES] = {"min-bytes", 0},
       [BAND] = {"band", 1},
       [HOIST] = {"hoist", 0},
       [NUM_OPTIONS] = {NULL, 0}};
   long long v[NUM_OPTIONS];
   if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {v[MIN_TRIP], v[MIN_WORK],
-              v[BAND], v[HOIST]};
+  State st = {v[MIN_TRIP], v[MIN_WORK], v[MIN_BYTES], v[BAND], v[HOIST]};
   return pbcCPassCreate(&pbcParallelizePass, &st);
 }
