@@ -4,6 +4,7 @@ per stage, with the scaling exponent of time against op count.
 
 usage: /usr/bin/python3 tools/bench/compile_time.py [--models a,b,...|none]
            [--sizes 500,1000,2000,5000|none] [--runs N] [--pbc PATH]
+           [--inductor-python PY]
 
 Models (default: resnet18, resnet50, mobilenet_v2, efficientnet_b0,
 densenet121, inception_v3, vit_b_16, swin_t, maxvit_t): each is traced
@@ -26,9 +27,11 @@ relu, row reduction and centring, tanh), as canonicalize leaves them (one
 shared tensor.empty per shape); `pbc --emit=lib` wall time, median of
 --runs, and the exponent k of t ~ n^k between the smallest and largest n.
 
-Peer: torch.compile (Inductor) cold compile of the same model, where this
-Python's torch has it (torch >= 2.0; Debian's 1.13 does not: the column
-then says n/a). Needs build/bin/pbc and libpbc.so (tools/build.sh).
+Peer: torch.compile (Inductor) cold compile of the same model (first call,
+Inductor's cache in a fresh folder), in `--inductor-python PY` (a Python
+with torch >= 2.0 and torchvision, e.g. a venv from PyPI), else in this
+Python where its torch has torch.compile (Debian's 1.13 does not: the
+column then says n/a). Needs build/bin/pbc and libpbc.so (tools/build.sh).
 """
 
 import argparse
@@ -95,6 +98,34 @@ print(json.dumps(out))
 """
 
 
+INDUCTOR_CHILD = r"""
+import json, os, sys, time, torch, torchvision
+torch.manual_seed(0)
+torch.set_num_threads(2)
+name = sys.argv[1]
+kw = {"aux_logits": False, "init_weights": True} if name == "inception_v3" else {}
+m = getattr(torchvision.models, name)(**kw).eval()
+side = 299 if name == "inception_v3" else 224
+x = torch.randn(1, 3, side, side)
+with torch.no_grad():
+    t = time.perf_counter()
+    torch.compile(m)(x)
+    print(json.dumps({"inductor": time.perf_counter() - t}))
+"""
+
+
+def inductor_cold(name, python):
+    """Seconds of torch.compile's first call on the model in `python`, with
+    an empty Inductor cache; None if it failed."""
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=d, OMP_NUM_THREADS="2",
+                   TRITON_CACHE_DIR=os.path.join(d, "triton"))
+        r = subprocess.run([python, "-c", INDUCTOR_CHILD, name], capture_output=True, text=True,
+                           env=env)
+    last = r.stdout.strip().splitlines()[-1:] if r.stdout.strip() else []
+    return json.loads(last[0])["inductor"] if r.returncode == 0 and last else None
+
+
 def run_child(name, cache, dump):
     env = dict(os.environ, PBC_CACHE_DIR=cache, PBC_LIBPBC=os.path.join(BIN, "libpbc.so"),
                OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="1")
@@ -137,7 +168,7 @@ def nest_counts(pbc, src):
     return (calls, funcs)
 
 
-def model_row(name, pbc):
+def model_row(name, pbc, inductor_python=None):
     with tempfile.TemporaryDirectory() as d:
         cache, dump = os.path.join(d, "cache"), os.path.join(d, "mlir")
         os.mkdir(cache)
@@ -156,7 +187,8 @@ def model_row(name, pbc):
     return {"model": name, "cold": cold["first"], "warm": warm["first"], "warm_pbc": warm["pbc"],
             "segments": cold["segments"], "stages": stages, "nests": (calls, funcs),
             "pbc_wall": stages["wall"], "kernels_warm": kernels_warm,
-            "inductor": cold.get("inductor")}
+            "inductor": inductor_cold(name, inductor_python) if inductor_python
+            else cold.get("inductor")}
 
 
 def chain(n):
@@ -230,6 +262,8 @@ def main():
     ap.add_argument("--sizes", default="500,1000,2000,5000")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--pbc", default=os.path.join(BIN, "pbc"))
+    ap.add_argument("--inductor-python", default=None,
+                    help="a Python with torch >= 2.0 and torchvision for the Inductor column")
     a = ap.parse_args()
     cpu = ""
     if os.path.exists("/proc/cpuinfo"):
@@ -241,7 +275,7 @@ def main():
               " |  pbc s  kern s | nests -> fns | inductor s")
         for name in a.models.split(","):
             try:
-                row = model_row(name, a.pbc)
+                row = model_row(name, a.pbc, a.inductor_python)
             except RuntimeError as e:
                 print("%-15s failed: %s" % (name, str(e).splitlines()[0]))
                 continue
