@@ -486,6 +486,26 @@ def _embedding(ctx, weight, indices, *rest):
     return ctx.f.gather_rows(ctx.tensor(weight), idx)
 
 
+@lowers("scalar_tensor")
+def _scalar_tensor(ctx, value, dtype=None, **kw):
+    if dtype not in (None, torch.float32):
+        raise Unsupported("scalar_tensor of type %s" % dtype)
+    return Val(ctx.f.filled((), float(value)), ())
+
+
+@lowers("where.self")
+def _where(ctx, cond, a, b):
+    """select(cond, a, b) with numpy broadcasting; a and b f32 tensors or
+    numbers (a boolean attention mask becomes an additive one this way)."""
+    c = ctx.tensor(cond)
+    a, b = ctx.operand(a), ctx.operand(b)
+    if c.elem != "i1" or any(isinstance(x, Val) and x.elem != "f32" for x in (a, b)):
+        raise Unsupported("where on %s" % ", ".join(
+            x.elem if isinstance(x, Val) else "a number" for x in (c, a, b)))
+    return ctx.f.elementwise(
+        [c, a, b], lambda e, k, x, y: e.op("arith.select %s, %s, %s" % (k, e.arg(x), e.arg(y))))
+
+
 @lowers("scaled_dot_product_attention", "_scaled_dot_product_attention",
         "_scaled_dot_product_attention_forward",
         "_scaled_dot_product_flash_attention_for_cpu")

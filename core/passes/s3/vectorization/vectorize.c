@@ -137,6 +137,10 @@ static void analyzeOp(Plan *p, MlirOperation op) {
     if (acc.isWrite && !valueVaries(p, mlirOperationGetOperand(op, 0)) &&
         s != PBC_STRIDE_CONTIGUOUS)
       p->ok = false;
+    /* Buffers of i1 hold a byte per element; a vector of i1 is bit-packed
+     * (a vector<16xi1> load reads 2 bytes): such elements stay scalar. */
+    if (bits < 8 && s == PBC_STRIDE_CONTIGUOUS)
+      p->ok = false;
     if (s == PBC_STRIDE_CONTIGUOUS || acc.isWrite) {
       if (p->nOps == MAX_OPS)
         p->ok = false;
