@@ -204,21 +204,6 @@ static bool matchScoreNest(MlirOperation nest, MlirValue x, MlirValue *y) {
          rankOf(*y) == rank;
 }
 
-/* Constants and allocations: no operands, no memory touched. */
-static bool movable(MlirOperation op) {
-  return pbcOpIsA(op, "arith.constant") || pbcOpIsA(op, "memref.alloc");
-}
-
-static MlirOperation previous(MlirOperation op) {
-  MlirBlock b = mlirOperationGetBlock(op);
-  MlirOperation prev = {NULL};
-  for (MlirOperation o = mlirBlockGetFirstOperation(b); o.ptr != op.ptr;
-       o = mlirOperationGetNextInBlock(o))
-    if (!movable(o))
-      prev = o;
-  return prev;
-}
-
 static bool addBuffer(PbcAttentionChain *at, MlirValue b) {
   for (int i = 0; i < at->nBuffers; ++i)
     if (at->buffers[i].ptr == b.ptr)
@@ -243,38 +228,11 @@ static bool addNest(PbcAttentionChain *at, MlirOperation nest) {
   return true;
 }
 
-/* Every use of each intermediate buffer lies in the chain or deallocates. */
-static bool buffersPrivate(const PbcAttentionChain *at) {
-  for (int i = 0; i < at->nBuffers; ++i)
-    for (MlirOpOperand u = mlirValueGetFirstUse(at->buffers[i]); !mlirOpOperandIsNull(u);
-         u = mlirOpOperandGetNextUse(u)) {
-      MlirOperation user = mlirOpOperandGetOwner(u);
-      bool inside = pbcOpIsA(user, "memref.dealloc") || pbcOpIsInside(user, at->pv) ||
-                    pbcOpIsInside(user, at->qk);
-      for (int k = 0; k < at->nNests && !inside; ++k)
-        inside = pbcOpIsInside(user, at->nests[k]);
-      if (!inside)
-        return false;
-    }
-  return true;
-}
-
-/* Row max and sum buffers: the scores' shape without the key dim. */
-static bool rowBuffer(MlirValue r, MlirValue x) {
-  if (!pbcChainIsAlloc(r) || rankOf(r) != rankOf(x) - 1)
-    return false;
-  for (int d = 0; d < rankOf(r); ++d)
-    if (dimOf(r, d) != dimOf(x, d))
-      return false;
-  return true;
-}
-
 bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
   memset(at, 0, sizeof *at);
   Gemm qk, pv;
   if (!matchGemm(qkRoot, &qk) || !pbcChainIsAlloc(qk.c) || !addBuffer(at, qk.c))
     return false;
-  at->qk = qkRoot;
   at->batched = qk.depth == 4;
   int bd = at->batched ? 1 : 0;
   at->batch = bd ? dimOf(qk.c, 0) : 1;
@@ -284,16 +242,16 @@ bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
   at->kRows = qk.bRows;
   /* S starts at 0; a transposing copy of K (before or after that fill)
    * is read through. */
-  MlirOperation fill = previous(qkRoot);
+  MlirOperation fill = pbcChainNeighbour(qkRoot, false);
   MlirValue filled, init;
   bool ok;
   if (!qk.bRows && !mlirOperationIsNull(fill) && pbcChainIsAlloc(qk.b)) {
     MlirOperation copy = fill;
     MlirValue k = pbcChainTransposedFrom(copy, qk.b);
-    if (mlirValueIsNull(k) && !mlirOperationIsNull(previous(fill)))
-      k = pbcChainTransposedFrom(copy = previous(fill), qk.b);
+    if (mlirValueIsNull(k) && !mlirOperationIsNull(pbcChainNeighbour(fill, false)))
+      k = pbcChainTransposedFrom(copy = pbcChainNeighbour(fill, false), qk.b);
     else if (!mlirValueIsNull(k))
-      fill = previous(copy);
+      fill = pbcChainNeighbour(copy, false);
     if (!mlirValueIsNull(k)) {
       if (!addBuffer(at, qk.b) || !addNest(at, copy))
         return false;
@@ -302,25 +260,16 @@ bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
     }
   }
   if (mlirOperationIsNull(fill) || !matchFill(fill, &filled, &init) || filled.ptr != qk.c.ptr ||
-      pbcChainFloatConstant(init, &ok) != 0.0 || !ok || !addNest(at, fill))
+      pbcChainFloatConstant(init, &ok) != 0.0 || !ok || !addNest(at, fill) || !addNest(at, qkRoot))
     return false;
 
   enum { kScores, kExp, kSum, kDiv, kGemm } state = kScores;
   MlirValue x = qk.c, m = {NULL}, e = {NULL}, l = {NULL}, p = {NULL}, mFill = {NULL},
             lFill = {NULL};
   double mInit = 0;
-  for (MlirOperation op = mlirOperationGetNextInBlock(qkRoot);;
-       op = mlirOperationGetNextInBlock(op)) {
+  for (MlirOperation op = pbcChainNextNest(qkRoot, at->buffers, at->nBuffers);;
+       op = pbcChainNextNest(op, at->buffers, at->nBuffers)) {
     if (mlirOperationIsNull(op))
-      return false;
-    if (movable(op))
-      continue;
-    if (pbcOpIsA(op, "memref.dealloc")) {
-      if (!isChainBuffer(at, mlirOperationGetOperand(op, 0)))
-        return false;
-      continue;
-    }
-    if (!pbcOpIsA(op, "affine.for"))
       return false;
     MlirValue out;
     if (state == kGemm) {
@@ -339,7 +288,8 @@ bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
       at->pv = op;
       break;
     }
-    if (matchFill(op, &filled, &init) && rowBuffer(filled, x) && !isChainBuffer(at, filled)) {
+    if (matchFill(op, &filled, &init) && pbcChainIsAlloc(filled) &&
+        pbcChainSameShape(filled, x, rankOf(x) - 1) && !isChainBuffer(at, filled)) {
       double v = pbcChainFloatConstant(init, &ok);
       if (!ok || !addBuffer(at, filled) || !addNest(at, op))
         return false;
@@ -388,5 +338,6 @@ bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
   at->v = pv.b;
   at->dv = dimOf(pv.c, bd + 1);
   return dimOf(pv.a, bd + 1) == at->n && dimOf(pv.c, bd) == at->m &&
-         (!bd || dimOf(pv.c, 0) == at->batch) && buffersPrivate(at);
+         (!bd || dimOf(pv.c, 0) == at->batch) &&
+         pbcChainBuffersPrivate(at->buffers, at->nBuffers, at->nests, at->nNests, at->pv);
 }

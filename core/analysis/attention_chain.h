@@ -25,9 +25,9 @@
 enum { kPbcAttentionMaxScoreNests = 4, kPbcAttentionMaxChain = 24 };
 
 typedef struct {
-  /* The gemms' roots; the chain's other nests (fills, the copy, the score
-   * nests, the softmax), which the kernel replaces with the P V gemm. */
-  MlirOperation qk, pv;
+  /* The chain's nests but the last (the Q Kᵀ gemm, fills, the copy, the
+   * score nests, the softmax) and the P V gemm: the kernel replaces all. */
+  MlirOperation pv;
   MlirOperation nests[kPbcAttentionMaxChain];
   int nNests;
   /* Intermediate buffers (allocations), dead once the chain is gone. */

@@ -32,6 +32,55 @@ static MlirType elemOf(MlirValue memref) {
   return mlirShapedTypeGetElementType(mlirValueGetType(memref));
 }
 
+bool pbcChainMovable(MlirOperation op) {
+  return mlirOperationGetNumOperands(op) == 0 && pbcOpIsConstantOrAlloc(op);
+}
+
+MlirOperation pbcChainNeighbour(MlirOperation op, bool after) {
+  if (after) {
+    MlirOperation next = mlirOperationGetNextInBlock(op);
+    while (!mlirOperationIsNull(next) && pbcChainMovable(next))
+      next = mlirOperationGetNextInBlock(next);
+    return next;
+  }
+  /* (The C API walks blocks forward only.) */
+  MlirOperation last = {NULL};
+  for (MlirOperation o = mlirBlockGetFirstOperation(mlirOperationGetBlock(op)); o.ptr != op.ptr;
+       o = mlirOperationGetNextInBlock(o))
+    if (!pbcChainMovable(o))
+      last = o;
+  return last;
+}
+
+MlirOperation pbcChainNextNest(MlirOperation op, const MlirValue *buffers, int n) {
+  for (op = pbcChainNeighbour(op, true); !mlirOperationIsNull(op);
+       op = pbcChainNeighbour(op, true)) {
+    if (!pbcOpIsA(op, "memref.dealloc"))
+      return pbcOpIsA(op, "affine.for") ? op : (MlirOperation){NULL};
+    bool own = false;
+    for (int i = 0; i < n && !own; ++i)
+      own = mlirOperationGetOperand(op, 0).ptr == buffers[i].ptr;
+    if (!own)
+      return (MlirOperation){NULL};
+  }
+  return op;
+}
+
+bool pbcChainBuffersPrivate(const MlirValue *buffers, int n, const MlirOperation *nests,
+                            int nNests, MlirOperation last) {
+  for (int i = 0; i < n; ++i)
+    for (MlirOpOperand u = mlirValueGetFirstUse(buffers[i]); !mlirOpOperandIsNull(u);
+         u = mlirOpOperandGetNextUse(u)) {
+      MlirOperation user = mlirOpOperandGetOwner(u);
+      bool inside = pbcOpIsA(user, "memref.dealloc") || pbcOpIsInside(user, last);
+      for (int k = 0; k < nNests && !inside; ++k)
+        inside = pbcOpIsInside(user, nests[k]);
+      if (!inside)
+        return false;
+    }
+  return true;
+}
+
 bool pbcChainIsAlloc(MlirValue v) {
   return mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "memref.alloc");
 }

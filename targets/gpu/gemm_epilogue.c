@@ -16,6 +16,7 @@
 #include "matrix_units.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/c_pass.h"
+#include "pbc/chain_match.h"
 #include "pbc/ir_build.h"
 
 enum { kMaxValues = 96 };
@@ -41,29 +42,6 @@ static int bandOver(MlirOperation nest, const PbcAccess *acc, MlirOperation band
     used[loopOf[d]] = true;
   }
   return depth;
-}
-
-/* The only ops that may sit between the gemm and a neighbour: they touch
- * no memory and take no operands, so they can move above the gemm. */
-bool pbcGpuMovable(MlirOperation op) {
-  return mlirOperationGetNumOperands(op) == 0 && pbcOpIsConstantOrAlloc(op);
-}
-
-/* The op after (or before) root, past movable ones; null at the block's
- * end (start). (The C API walks blocks forward only.) */
-MlirOperation pbcGpuNeighbour(MlirOperation root, bool after) {
-  if (after) {
-    MlirOperation op = mlirOperationGetNextInBlock(root);
-    while (!mlirOperationIsNull(op) && pbcGpuMovable(op))
-      op = mlirOperationGetNextInBlock(op);
-    return op;
-  }
-  MlirOperation last = {NULL};
-  for (MlirOperation op = mlirBlockGetFirstOperation(mlirOperationGetBlock(root));
-       op.ptr != root.ptr; op = mlirOperationGetNextInBlock(op))
-    if (!pbcGpuMovable(op))
-      last = op;
-  return last;
 }
 
 bool pbcGpuMatchFill(MlirOperation nest, MlirValue memref, MlirValue *value) {
@@ -199,10 +177,10 @@ void pbcGpuMatchNeighbours(PbcGemm *g) {
   MlirOperation before = {NULL};
   for (MlirOperation op = mlirBlockGetFirstOperation(mlirOperationGetBlock(g->root));
        op.ptr != g->root.ptr; op = mlirOperationGetNextInBlock(op))
-    if (!pbcGpuMovable(op) && !(pbcOpIsA(op, "memref.dealloc") &&
+    if (!pbcChainMovable(op) && !(pbcOpIsA(op, "memref.dealloc") &&
                                 mlirOperationGetOperand(op, 0).ptr != g->c.memref.ptr))
       before = op;
-  MlirOperation after = pbcGpuNeighbour(g->root, true);
+  MlirOperation after = pbcChainNeighbour(g->root, true);
   if (!mlirOperationIsNull(before))
     matchFill(g, before);
   /* Deallocations of buffers that are not C may sit between the gemm and
@@ -213,7 +191,7 @@ void pbcGpuMatchNeighbours(PbcGemm *g) {
   while (!mlirOperationIsNull(after) && pbcOpIsA(after, "memref.dealloc") && nFreed < 8 &&
          mlirOperationGetOperand(after, 0).ptr != g->c.memref.ptr) {
     freed[nFreed++] = after;
-    after = pbcGpuNeighbour(after, true);
+    after = pbcChainNeighbour(after, true);
   }
   for (int i = 0; i < nFreed && !mlirOperationIsNull(after); ++i)
     for (MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetOperand(freed[i], 0));

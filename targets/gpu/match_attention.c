@@ -111,22 +111,6 @@ static bool filledFor(const Fill *fills, int n, MlirValue r, PbcRowCombiner comb
   return false;
 }
 
-/* Whether every use of each chain buffer lies in the chain's nests, the
- * P V gemm or a deallocation. */
-static bool buffersPrivate(const PbcAttention *at) {
-  for (int i = 0; i < at->nBuffers; ++i)
-    for (MlirOpOperand u = mlirValueGetFirstUse(at->buffers[i]); !mlirOpOperandIsNull(u);
-         u = mlirOpOperandGetNextUse(u)) {
-      MlirOperation user = mlirOpOperandGetOwner(u);
-      bool inside = pbcOpIsA(user, "memref.dealloc") || pbcOpIsInside(user, at->pv.root);
-      for (int k = 0; k < at->nNests && !inside; ++k)
-        inside = pbcOpIsInside(user, at->nests[k]);
-      if (!inside)
-        return false;
-    }
-  return true;
-}
-
 static bool headDimOk(long long d) { return d % kPbcFrag == 0 && d <= kMaxHeadDim; }
 
 bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
@@ -138,14 +122,14 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
   /* S starts from 0 (the kernel's scores are the products alone); Kᵀ,
    * when the gemm reads it, is copied just before or just before the fill
    * (past constants and allocations). */
-  MlirOperation fill = pbcGpuNeighbour(qkRoot, false), copy = {NULL};
+  MlirOperation fill = pbcChainNeighbour(qkRoot, false), copy = {NULL};
   at->k = qk->b.memref;
   if (!qk->bT) {
     copy = fill;
     if (mlirOperationIsNull(copy) || mlirValueIsNull(pbcChainTransposedFrom(copy, qk->b.memref)))
-      copy = pbcGpuNeighbour(fill, false);
+      copy = pbcChainNeighbour(fill, false);
     else
-      fill = pbcGpuNeighbour(copy, false);
+      fill = pbcChainNeighbour(copy, false);
     if (mlirOperationIsNull(copy) ||
         mlirValueIsNull(at->k = pbcChainTransposedFrom(copy, qk->b.memref)) ||
         !addBuffer(at, qk->b.memref))
@@ -164,18 +148,10 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
   MlirValue x = qk->c.memref, m = {NULL}, e = {NULL}, l = {NULL}, p = {NULL};
   Fill fills[kMaxFills];
   int nFills = 0;
-  for (MlirOperation op = mlirOperationGetNextInBlock(qkRoot);; op = mlirOperationGetNextInBlock(op)) {
+  for (MlirOperation op = pbcChainNextNest(qkRoot, at->buffers, at->nBuffers);;
+       op = pbcChainNextNest(op, at->buffers, at->nBuffers)) {
     if (mlirOperationIsNull(op) || at->nNests + 2 > kPbcMaxChain ||
         at->nBuffers + 1 > kPbcMaxChain)
-      return false;
-    if (pbcGpuMovable(op))
-      continue;
-    if (pbcOpIsA(op, "memref.dealloc")) {
-      if (!isChainBuffer(at, mlirOperationGetOperand(op, 0)))
-        return false;
-      continue;
-    }
-    if (!pbcOpIsA(op, "affine.for"))
       return false;
     MlirValue out, v, filled = storedBuffer(op);
     PbcAccess st;
@@ -184,8 +160,8 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
       if (pbcGpuMatchGemm(op, pv) && pv->a.memref.ptr == p.ptr)
         break;
       if (!mlirValueIsNull(filled) && !isChainBuffer(at, filled) &&
-          pbcGpuMatchFill(op, filled, &v) && pbcGpuNeighbour(op, true).ptr != NULL &&
-          pbcGpuMatchGemm(pbcGpuNeighbour(op, true), pv) && pv->a.memref.ptr == p.ptr &&
+          pbcGpuMatchFill(op, filled, &v) && pbcChainNeighbour(op, true).ptr != NULL &&
+          pbcGpuMatchGemm(pbcChainNeighbour(op, true), pv) && pv->a.memref.ptr == p.ptr &&
           pv->c.memref.ptr == filled.ptr)
         continue;
       return false;
@@ -244,7 +220,8 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
   /* The products: P (M x N of scores) times V (N x Dv), same batch. */
   if (!pv->plain || pv->aT || pv->bT || pv->bf16 != qk->bf16 || pv->depth != qk->depth ||
       pv->batch != qk->batch ||
-      pv->m != qk->m || pv->k != qk->n || !headDimOk(pv->n) || !buffersPrivate(at))
+      pv->m != qk->m || pv->k != qk->n || !headDimOk(pv->n) ||
+      !pbcChainBuffersPrivate(at->buffers, at->nBuffers, at->nests, at->nNests, pv->root))
     return false;
   pbcGpuMatchNeighbours(pv);
   return true;

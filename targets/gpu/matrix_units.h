@@ -75,12 +75,8 @@ bool pbcGpuMatchGemm(MlirOperation root, PbcGemm *g);
  * nothing else reads it). Constants and allocations between the nests move
  * above the gemm. */
 void pbcGpuMatchNeighbours(PbcGemm *g);
-/* Ops that may sit between nests a kernel fuses: constants and
- * allocations, which take no operands and touch no memory. The op after
- * (or before) root in its block, past those; null at the block's end
- * (start). */
-bool pbcGpuMovable(MlirOperation op);
-MlirOperation pbcGpuNeighbour(MlirOperation root, bool after);
+/* (The nests next to one past constants and allocations, which may sit
+ * between nests a kernel fuses: pbcChainNeighbour, pbc/chain_match.h.) */
 /* Whether `nest` stores one value from outside it into every element of
  * `memref` (its value into *value). */
 bool pbcGpuMatchFill(MlirOperation nest, MlirValue memref, MlirValue *value);

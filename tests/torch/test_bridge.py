@@ -161,17 +161,16 @@ def test_openmp_runtime_warning():
 def test_attention():
     """Scaled dot-product attention (PyTorch 2's public op, or 1.13's private
     one) with no mask, a causal mask, an additive mask over (L, S) and one
-    per batch and head, and (PyTorch 2) a boolean mask, which its tracing
-    turns into an additive one with where: compiled whole (the cpu target
-    fuses it), against eager."""
+    per batch and head, and a boolean one (True keeps a key in both; torch
+    2's tracing makes it additive with where): compiled whole (the cpu
+    target fuses it), against eager."""
     sdpa = getattr(F, "scaled_dot_product_attention", None)
     if sdpa is None:  # PyTorch 1.13: (output, weights), weights not asked for
         def sdpa(q, k, v, attn_mask=None, is_causal=False):
             return F._scaled_dot_product_attention(q, k, v, attn_mask, 0.0, False, is_causal)[0]
     cases = [((1, 4, 17, 17, 16), None, False), ((2, 3, 33, 20, 8), None, True),
-             ((1, 2, 9, 40, 32), "rows", False), ((2, 3, 5, 7, 16), "full", False)]
-    if hasattr(F, "scaled_dot_product_attention"):  # torch 2: a boolean mask too
-        cases.append(((2, 2, 12, 37, 16), "bool", False))
+             ((1, 2, 9, 40, 32), "rows", False), ((2, 3, 5, 7, 16), "full", False),
+             ((2, 2, 12, 37, 16), "bool", False)]
     for (b, h, l, s, e), mask, causal in cases:
         q, k, v = torch.randn(b, h, l, e), torch.randn(b, h, s, e), torch.randn(b, h, s, e)
         m = None if mask is None else torch.randn(l, s) if mask == "rows" else torch.randn(b, h, l, s)

@@ -53,6 +53,13 @@ LIBOMP = "/usr/lib/llvm-22/lib/libomp.so.5"
 MODELS = ("resnet18,resnet50,mobilenet_v2,efficientnet_b0,densenet121,inception_v3,"
           "vit_b_16,swin_t,maxvit_t")
 
+# Both children build model `name` (argv[1]) and its input x the same way.
+MODEL = r"""kw = {"aux_logits": False, "init_weights": True} if name == "inception_v3" else {}
+m = getattr(torchvision.models, name)(**kw).eval()
+side = 299 if name == "inception_v3" else 224
+x = torch.randn(1, 3, side, side)
+"""
+
 # The child: traces one model through the bridge, records the MLIR of each
 # segment, prints the timings as JSON on its last line.
 CHILD = r"""
@@ -71,11 +78,7 @@ class Recording(rt.Program):
         super().__init__(text, *a, **k)
         in_pbc[0] += time.perf_counter() - t
 rt.Program = Recording
-kw = {"aux_logits": False, "init_weights": True} if name == "inception_v3" else {}
-m = getattr(torchvision.models, name)(**kw).eval()
-side = 299 if name == "inception_v3" else 224
-x = torch.randn(1, 3, side, side)
-out = {}
+%(model)sout = {}
 with torch.no_grad():
     t = time.perf_counter()
     f = pbc.jit(m)
@@ -103,11 +106,7 @@ import json, os, sys, time, torch, torchvision
 torch.manual_seed(0)
 torch.set_num_threads(2)
 name = sys.argv[1]
-kw = {"aux_logits": False, "init_weights": True} if name == "inception_v3" else {}
-m = getattr(torchvision.models, name)(**kw).eval()
-side = 299 if name == "inception_v3" else 224
-x = torch.randn(1, 3, side, side)
-with torch.no_grad():
+""" + MODEL + r"""with torch.no_grad():
     t = time.perf_counter()
     torch.compile(m)(x)
     print(json.dumps({"inductor": time.perf_counter() - t}))
@@ -131,7 +130,7 @@ def run_child(name, cache, dump):
                OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="1")
     if os.path.exists(LIBOMP):  # one OpenMP runtime for torch and pbc
         env["LD_PRELOAD"] = LIBOMP
-    r = subprocess.run(["/usr/bin/python3", "-c", CHILD % {"root": ROOT}, name, dump],
+    r = subprocess.run(["/usr/bin/python3", "-c", CHILD % {"root": ROOT, "model": MODEL}, name, dump],
                        capture_output=True, text=True, env=env)
     last = r.stdout.strip().splitlines()[-1:] if r.stdout.strip() else []
     if r.returncode != 0 or not last:

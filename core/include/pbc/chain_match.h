@@ -29,6 +29,21 @@ double pbcChainFloatConstant(MlirValue v, bool *ok);
 /* Whether a and b are static memrefs of one shape (b's first `rank` dims
  * when rank is less than b's rank). */
 bool pbcChainSameShape(MlirValue a, MlirValue b, int rank);
+/* Ops that may sit between the nests of a chain a kernel fuses: constants
+ * and allocations, which take no operands and touch no memory (they can
+ * move above the kernel). The op after (or before) `op` in its block, past
+ * those; null at the block's end (start). */
+bool pbcChainMovable(MlirOperation op);
+MlirOperation pbcChainNeighbour(MlirOperation op, bool after);
+/* The chain's next nest: the affine.for after `op`, past movable ops and
+ * deallocations of the chain's own buffers[0..n); null if anything else
+ * (or the block's end) comes first. */
+MlirOperation pbcChainNextNest(MlirOperation op, const MlirValue *buffers, int n);
+/* Whether every use of each buffers[i] (the chain's intermediates) lies in
+ * one of nests[0..nNests), in `last`, or deallocates it: the kernel that
+ * replaces those nests may drop them. */
+bool pbcChainBuffersPrivate(const MlirValue *buffers, int n, const MlirOperation *nests,
+                            int nNests, MlirOperation last);
 /* Whether v is the result of a memref.alloc (a buffer of the function's
  * own). */
 bool pbcChainIsAlloc(MlirValue v);

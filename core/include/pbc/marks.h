@@ -10,7 +10,8 @@
 
 /* String: a loop nest's kind (matmul, conv, pointwise, reduction, copy...),
  * on the nest's root loop.
- * Set: pbc-classify-nests (S2), pbcNestSetKind (passes that build nests).
+ * Set: pbc-classify-nests (S2), pbcNestSetKind (passes that build nests),
+ * pbc-fuse-attention (in the text of the nests it parses: `attention`).
  * Moved to a nest's new root by pbc-tile, pbc-register-tile,
  * pbc-parallelize, pbc-vectorize-reductions; dropped by pbc-fuse-epilogue
  * on a fused slice. Read: pbcNestKindIs (most S3 passes), pbc-tile,
@@ -19,7 +20,8 @@
 
 /* Unit: this loop's iterations are independent (proved by the pass that
  * marks it, so later passes need not prove it again).
- * Set: pbc-tile, pbc-register-tile, pbc-fuse-slices, pbc-fuse-rows.
+ * Set: pbc-tile, pbc-register-tile, pbc-fuse-slices, pbc-fuse-rows,
+ * pbc-fuse-attention.
  * Read: pbc-parallelize (removes it), pbc-absorb-fill. */
 #define PBC_MARK_PARALLEL "pbc.parallel"
 

@@ -550,7 +550,7 @@ def _sdpa(ctx, q, k, v, *args, **kw):
         if mask.elem not in ("f32", "i1"):
             raise Unsupported("attention mask of type %s" % mask.elem)
         ms = mask.shape
-        if ms[-2:] != (sl, sk) and not (len(ms) >= 2 and ms[-2] in (1, sl) and ms[-1] in (1, sk)):
+        if len(ms) < 2 or ms[-2] not in (1, sl) or ms[-1] not in (1, sk):
             raise Unsupported("attention mask of shape %s" % (ms,))
         if all(d == 1 for d in ms[:-2]):
             mask = f.reshape(mask, ms[-2:])          # one mask for every batch

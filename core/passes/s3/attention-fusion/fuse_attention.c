@@ -32,6 +32,7 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/chain_match.h"
 #include "pbc/ir_build.h"
 #include "pbc/marks.h"
 #include "pbc/strbuf.h"
@@ -60,10 +61,6 @@ typedef struct {
   int sub;          /* register tiles of rows per block */
   long long np;     /* keys padded to whole score vectors */
   bool pack;        /* K copied into Kᵀ padded */
-  /* Elements after each row of Kᵀ and of the row buffer: rows a multiple
-   * of 1 KiB apart would share a few L1 sets (the score tile reads D rows
-   * of Kᵀ, the P V tile R rows of the buffer, at once). */
-  long long skew;
   bool oZero;       /* O starts at 0.0 */
   bool ok;
   char vf[32], vb[32], vv[32], vi[32]; /* vector<W x f32|i1|index>, <Wv x f32> */
@@ -499,14 +496,6 @@ static int pvLanes(int w, long long dv) {
   return w;
 }
 
-static bool isConstantZero(MlirValue v) {
-  if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
-    return false;
-  MlirAttribute a = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v), pbcStr("value"));
-  return mlirAttributeIsAFloat(a) && mlirFloatAttrGetValueDouble(a) == 0.0 &&
-         !signbit(mlirFloatAttrGetValueDouble(a));
-}
-
 /* An f32 literal MLIR parses: NaN and infinities as bit patterns. */
 static void floatLiteral(double v, char *out, size_t len) {
   if (isnan(v))
@@ -549,7 +538,7 @@ static bool emitKernel(Gen *g, PbcStrBuf *s) {
         P("affine.for %%pb = 0 to %lld {\n", at->batch);
       P("affine.for %%pd = 0 to %lld {\naffine.for %%pj = 0 to %lld {\n", at->d, g->np - at->n);
       P("%%pk = affine.apply affine_map<(j) -> (j + %lld)>(%%pj)\n", at->n);
-      P("affine.store %%zs, %%kt[%s%%pd, %%pk] : !ktp\n}\n}%s {pbc.kind = \"pointwise\"}\n",
+      P("affine.store %%zs, %%kt[%s%%pd, %%pk] : !ktp\n}\n}%s {" PBC_MARK_KIND " = \"pointwise\"}\n",
         pb, at->batched ? "\n}" : "");
     }
     if (at->batched)
@@ -559,8 +548,8 @@ static bool emitKernel(Gen *g, PbcStrBuf *s) {
       P("%%x = affine.load %%k[%s%%pj, %%pd] : !k\n", pb);
     else
       P("%%x = affine.load %%k[%s%%pd, %%pj] : !k\n", pb);
-    P("affine.store %%x, %%kt[%s%%pd, %%pj] : !ktp\n}\n}%s {pbc.kind = \"pointwise\"}\n", pb,
-      at->batched ? "\n}" : "");
+    P("affine.store %%x, %%kt[%s%%pd, %%pj] : !ktp\n}\n}%s {" PBC_MARK_KIND " = \"pointwise\"}\n",
+      pb, at->batched ? "\n}" : "");
   } else {
     P("%%kt = memref.cast %%k : !k to !kt\n");
   }
@@ -580,7 +569,7 @@ static bool emitKernel(Gen *g, PbcStrBuf *s) {
     emitBlock(g, tailRows);
     P("}\n");
   }
-  P("memref.dealloc %%s : !s\n} {pbc.kind = \"attention\", pbc.parallel}\n");
+  P("memref.dealloc %%s : !s\n} {" PBC_MARK_KIND " = \"attention\", " PBC_MARK_PARALLEL "}\n");
   if (g->pack)
     P("memref.dealloc %%kt : !ktp\n");
   P("return\n");
@@ -601,13 +590,13 @@ static bool emitKernel(Gen *g, PbcStrBuf *s) {
   pbcStrBufDestroy(&t);
   if (g->pack) {
     if (at->batched)
-      P("!ktp = memref<%lldx%lldx%lldxf32>\n", at->batch, at->d, g->np + g->skew);
+      P("!ktp = memref<%lldx%lldx%lldxf32>\n", at->batch, at->d, g->np);
     else
-      P("!ktp = memref<%lldx%lldxf32>\n", at->d, g->np + g->skew);
+      P("!ktp = memref<%lldx%lldxf32>\n", at->d, g->np);
   } else {
     P("!kt = !k\n");
   }
-  P("!s = memref<%dx%lldxf32>\n", block, g->np + g->skew);
+  P("!s = memref<%dx%lldxf32>\n", block, g->np);
   P("func.func @kernel(%%q: !q, %%k: !k, %%v: !v, %%o: !o, %%oi: f32");
   for (int i = 0; i < g->ex.n; ++i) {
     P(", %%e%d: ", i);
@@ -654,19 +643,23 @@ static bool inlineKernel(MlirOperation at, const char *text, const MlirValue *ar
 static void eraseChain(const PbcAttentionChain *at) {
   for (int i = 0; i < at->nNests; ++i)
     mlirOperationDestroy(at->nests[i]);
-  mlirOperationDestroy(at->qk);
   mlirOperationDestroy(at->pv);
   for (int i = 0; i < at->nBuffers; ++i)
     pbcEraseWithUsers(mlirOpResultGetOwner(at->buffers[i]));
 }
 
-static bool fuse(const State *st, const PbcAttentionChain *at) {
+/* The outcome of one chain: fused; left as it was (the kernel cannot take
+ * it: too many outside values, a predicate it does not know); or an
+ * internal error (its text did not parse: a bug of this pass, reported at
+ * the P V gemm rather than hidden as a missed fusion). */
+typedef enum { kFused, kLeft, kBroken } Outcome;
+
+static Outcome fuse(const State *st, const PbcAttentionChain *at) {
   Gen g = {.at = at, .ok = true};
   g.w = st->vectorBits / 32;
   g.w = g.w > 16 ? 16 : g.w < 1 ? 1 : g.w;
   g.wv = pvLanes(g.w, at->dv);
   g.np = (at->n + g.w - 1) / g.w * g.w;
-  g.skew = g.np * 4 % 1024 == 0 ? g.w : 0;
   snprintf(g.vf, sizeof g.vf, "vector<%dxf32>", g.w);
   snprintf(g.vb, sizeof g.vb, "vector<%dxi1>", g.w);
   snprintf(g.vv, sizeof g.vv, "vector<%dxf32>", g.wv);
@@ -688,21 +681,29 @@ static bool fuse(const State *st, const PbcAttentionChain *at) {
    * both; 4 measured no better), their row buffer within 128 KiB (L2),
    * and no more rows than the queries. */
   g.sub = 2;
-  while (g.sub > 1 && ((long long)g.sub * g.rows * (g.np + g.skew) * 4 > (128 << 10) ||
+  while (g.sub > 1 && ((long long)g.sub * g.rows * g.np * 4 > (128 << 10) ||
                        (long long)(g.sub - 1) * g.rows >= at->m))
     --g.sub;
   g.pack = at->kRows || at->n % g.w != 0;
-  g.oZero = isConstantZero(at->oInit);
+  bool constant;
+  double init = pbcChainFloatConstant(at->oInit, &constant);
+  g.oZero = constant && init == 0.0 && !signbit(init);
   PbcStrBuf text = {0};
-  bool ok = emitKernel(&g, &text);
+  if (!emitKernel(&g, &text)) {
+    pbcStrBufDestroy(&text);
+    return kLeft;
+  }
   MlirValue args[5 + kMaxExtras] = {at->q, at->k, at->v, at->o, at->oInit};
   for (int i = 0; i < g.ex.n; ++i)
     args[5 + i] = g.ex.values[i];
-  ok = ok && inlineKernel(at->pv, pbcStrBufGet(&text), args, 5 + g.ex.n);
+  bool parsed = inlineKernel(at->pv, pbcStrBufGet(&text), args, 5 + g.ex.n);
   pbcStrBufDestroy(&text);
-  if (ok)
-    eraseChain(at);
-  return ok;
+  if (!parsed) {
+    pbcEmitOpError(at->pv, "pbc-fuse-attention: internal error: its kernel did not parse");
+    return kBroken;
+  }
+  eraseChain(at);
+  return kFused;
 }
 
 static bool run(MlirOperation func, void *state) {
@@ -711,14 +712,17 @@ static bool run(MlirOperation func, void *state) {
   if (mlirBlockIsNull(body))
     return true;
   PbcAttentionChain *at = calloc(1, sizeof *at);
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);) {
+  Outcome outcome = kLeft;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body);
+       !mlirOperationIsNull(op) && outcome != kBroken;) {
     MlirOperation next = mlirOperationGetNextInBlock(op);
-    if (pbcOpIsA(op, "affine.for") && pbcMatchAttentionChain(op, at) && fuse(st, at))
+    outcome = pbcOpIsA(op, "affine.for") && pbcMatchAttentionChain(op, at) ? fuse(st, at) : kLeft;
+    if (outcome == kFused)
       next = mlirBlockGetFirstOperation(body); /* the chain's nests are gone */
     op = next;
   }
   free(at);
-  return true;
+  return outcome != kBroken;
 }
 
 static MlirPass createPass(const char *options, char *err, size_t errLen);
