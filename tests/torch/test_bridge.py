@@ -185,6 +185,122 @@ def test_attention():
         close(got, f(q, k, v), "attention %s mask %s causal %s" % ((b, h, l, s, e), mask, causal))
 
 
+def test_writes_through_views():
+    """Writes into a slice, a selected row or a view of an intermediate
+    (Swin's shifted-window mask is built this way) are part of the value
+    the compiled code computes; each of these lost its write before the
+    bridge traced the functionalized graph. All compiled whole."""
+    def slice_assign(x, v):
+        y = x * 2.0
+        y[:, 1:5:2] = v
+        return y + 1.0
+
+    def slice_copy(x, v):
+        y = torch.tanh(x)
+        y[:, 2:4].copy_(v.unsqueeze(1))  # broadcast into the view
+        return y * 3.0
+
+    def row_assign(x, v):
+        y = x + 0.5
+        y[1] = v
+        y[-1, 3] = 2.0
+        return y
+
+    def slice_iadd(x):
+        y = x.clone()
+        y[:, :2] += 1.0
+        y[..., -3:] *= x[..., :3]
+        return y
+
+    def shifted_window_mask(x):
+        img = torch.zeros((1, 8, 8, 1))
+        cnt = 0
+        for h in (slice(0, -4), slice(-4, -2), slice(-2, None)):
+            for w in (slice(0, -4), slice(-4, -2), slice(-2, None)):
+                img[:, h, w, :] = cnt
+                cnt += 1
+        m = img.view(1, 64)
+        am = m.unsqueeze(1) - m.unsqueeze(2)
+        am = am.masked_fill(am != 0, -100.0).masked_fill(am == 0, 0.0)
+        return x + am
+
+    for f, args in [(slice_assign, (torch.randn(4, 7), torch.randn(4, 2))),
+                    (slice_copy, (torch.randn(4, 6), torch.randn(4))),
+                    (row_assign, (torch.randn(4, 6), torch.randn(6))),
+                    (slice_iadd, (torch.randn(3, 4, 7),)),
+                    (shifted_window_mask, (torch.randn(2, 64, 64),))]:
+        _, got = compiled_whole(f, *[a.clone() for a in args])
+        close(got, f(*[a.clone() for a in args]), f.__name__)
+
+
+def test_input_mutation():
+    """A write into the caller's tensor happens once per call (after the
+    compiled code), not also while tracing."""
+    def f(x, y):
+        x.mul_(2.0)
+        return torch.relu(x) + y
+
+    x, y = torch.randn(5, 6), torch.randn(6)
+    fast, x0 = pbc.jit(f), x.clone()
+    for k in (1, 2):
+        got = fast(x, y)
+        close(x, x0 * 2.0 ** k, "input after %d calls" % k)
+        close(got, torch.relu(x0 * 2.0 ** k) + y, "result of call %d" % k)
+
+
+def test_conversions_and_comparisons():
+    """Element type conversions with PyTorch's rules (truncation, != 0 for
+    bool, NaN is true) and comparisons, compiled whole."""
+    x = torch.randn(6, 9) * 4.0
+    x[0, :4] = torch.tensor([0.0, -0.0, float("nan"), 2.5])
+    i = torch.randint(-2**40, 2**40, (6, 9))
+    xf = torch.randn(6, 9) * 4.0  # finite
+    cases = [
+        ("bool to f32", lambda x, xf, i: (x > 0.25).float() * 2.0),
+        ("f32 to i32", lambda x, xf, i: xf.to(torch.int32)),
+        ("f32 to bool", lambda x, xf, i: x.to(torch.bool)),
+        ("i64 to i32", lambda x, xf, i: i.to(torch.int32)),
+        ("i64 to f32", lambda x, xf, i: i.float() * 0.5),
+        ("i64 compare", lambda x, xf, i: (i >= 3).long()),
+        ("masked_fill", lambda x, xf, i: xf.masked_fill(i < 0, -1e9)),
+    ]
+    for what, f in cases:
+        _, got = compiled_whole(f, x, xf, i)
+        want = f(x, xf, i)
+        assert got.dtype == want.dtype, (what, got.dtype, want.dtype)
+        assert torch.equal(got, want), "%s: %s, want %s" % (what, got, want)
+        print("%s: equal" % what)
+
+
+def test_untraceable_runs_eagerly():
+    """Data-dependent control flow cannot be traced: the function runs
+    eagerly, with a warning that says so."""
+    def f(x):
+        return x * 2.0 if x.sum() > 0 else x - 1.0
+
+    fast = pbc.jit(f)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for x in (torch.rand(4) + 0.1, -torch.rand(4) - 0.1):
+            close(fast(x), f(x), "untraceable f")
+    assert any("f runs eagerly: it cannot be traced" in str(m.message) for m in w), \
+        [str(m.message) for m in w]
+
+
+def test_pad_roll_new():
+    """constant_pad_nd (with crops), roll and new_zeros/new_full (Swin's
+    window padding, shifted windows and mask), compiled whole."""
+    def f(x):
+        y = F.pad(torch.relu(x), (1, 2, -1, 3), value=0.5)
+        z = torch.roll(y, shifts=(2, -3), dims=(1, 2))
+        m = x.new_zeros((z.shape[2],)) + x.new_full((z.shape[2],), 2.0)
+        return z * m
+
+    x = torch.randn(2, 5, 6)
+    _, got = compiled_whole(f, x)
+    close(got, f(x), "pad, roll, new_full")
+
+
 def test_torch_compile_backend():
     if not pbc.HAS_TORCH_COMPILE:
         print("SKIP torch.compile backend: PyTorch %s has no torch.compile "

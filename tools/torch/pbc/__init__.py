@@ -8,16 +8,20 @@ library (libpbc), this package only captures graphs and writes MLIR.
     torch.compile(model, backend="pbc")   # PyTorch 2.x
 
 Inference only: parameters are read when a signature is first compiled, and
-in-place ops are assumed not to mutate the caller's tensors. An ATen op pbc
-cannot compile runs eagerly between compiled segments, with a warning.
+writes into the caller's tensors (x.add_(1) on an input) happen after the
+compiled code, eagerly. An ATen op pbc cannot compile runs eagerly between
+compiled segments, and a function that cannot be traced (data-dependent
+control flow) runs eagerly as a whole, each with a warning that says why.
 """
+
+import warnings
 
 import torch
 
 from .aten import Unsupported
 from .libpbc import CompileError
 from .openmp import warn_if_two_runtimes
-from .runtime import Plan
+from .runtime import Plan, TraceError
 
 warn_if_two_runtimes()
 
@@ -45,8 +49,13 @@ class Compiled:
         p = self.plans.get(key)
         if p is None:
             fn = self.fn
-            p = Plan(lambda *a: fn(*a), args, self.target, self.chip, self.opt_level,
-                     self.disable)
+            try:
+                p = Plan(lambda *a: fn(*a), args, self.target, self.chip, self.opt_level,
+                         self.disable)
+            except TraceError as e:
+                warnings.warn("pbc: %s runs eagerly: it cannot be traced into one graph (%s)"
+                              % (getattr(fn, "__name__", type(fn).__name__), e), stacklevel=3)
+                p = fn
             self.plans[key] = p
         return p
 
@@ -62,8 +71,13 @@ def jit(fn=None, *, target="cpu", chip=None, opt_level=3, disable=None):
 
 
 def backend(gm, example_inputs, target="cpu"):
-    """A torch.compile backend: compiles the graph Dynamo hands over."""
-    return Plan(gm, list(example_inputs), target)
+    """A torch.compile backend: compiles the graph Dynamo hands over (or
+    leaves it to run eagerly, warned, if it cannot be traced again)."""
+    try:
+        return Plan(gm, list(example_inputs), target)
+    except TraceError as e:
+        warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=2)
+        return gm.forward
 
 
 def _register_dynamo_backend():

@@ -6,6 +6,7 @@ import math
 
 import torch
 
+from . import emit
 from .emit import NHWC, Val
 
 # A grouped transposed convolution becomes one per group (see _per_group);
@@ -45,7 +46,13 @@ def find_lowering(target):
     name = op_name(target)
     if name is None:
         return None
-    return LOWERINGS.get(name) or LOWERINGS.get(name.split(".")[0])
+    low = LOWERINGS.get(name) or LOWERINGS.get(name.split(".")[0])
+    if low is None and name.split(".")[0].endswith("_copy"):
+        # expand_copy, slice_copy, ...: functionalization's copying forms
+        # of views; on values the view and its copy are the same.
+        view = name.replace("_copy", "", 1)
+        low = LOWERINGS.get(view) or LOWERINGS.get(view.split(".")[0])
+    return low
 
 
 def ints(v, n=2):
@@ -55,11 +62,57 @@ def ints(v, n=2):
 
 # ---------------------------------------------------------------- elementwise
 
+def _floats(*vals):
+    """The arithmetic lowerings emit f32 operations: other element types
+    run eagerly (named) instead of failing their segment's compile."""
+    for v in vals:
+        if isinstance(v, Val) and v.elem != "f32":
+            raise Unsupported("arithmetic on %s" % v.elem)
+
+
 def _binary(ctx, a, b, fn):
     a, b = ctx.operand(a), ctx.operand(b)
     if not isinstance(a, Val) and not isinstance(b, Val):
         raise Unsupported("scalar-only arithmetic")
+    _floats(a, b)
     return ctx.f.elementwise([a, b], fn)
+
+
+_COMPARE = {"gt": ("ogt", "sgt"), "lt": ("olt", "slt"), "ge": ("oge", "sge"),
+            "le": ("ole", "sle"), "eq": ("oeq", "eq"), "ne": ("une", "ne")}
+
+
+def _compare(pred):
+    def lower(ctx, a, b):
+        a, b = ctx.operand(a), ctx.operand(b)
+        vals = [x for x in (a, b) if isinstance(x, Val)]
+        elem = vals[0].elem
+        if any(v.elem != elem for v in vals) or elem == "i1":
+            raise Unsupported("comparison of %s" % ", ".join(v.elem for v in vals))
+        fp = elem.startswith("f")
+
+        def body(e, x, y):
+            x = x if isinstance(x, str) else e.const(x if fp else int(x), elem)
+            y = y if isinstance(y, str) else e.const(y if fp else int(y), elem)
+            return e.op("%s %s, %s, %s" % ("arith.cmpf" if fp else "arith.cmpi",
+                                           _COMPARE[pred][0 if fp else 1], x, y), elem)
+        if not fp and any(not isinstance(x, Val) and x != int(x) for x in (a, b)):
+            raise Unsupported("comparison of an integer tensor with a fraction")
+        return ctx.f.elementwise([a, b], body, out_elem="i1")
+    return lower
+
+
+for _p in _COMPARE:
+    lowers("%s.Tensor" % _p, "%s.Scalar" % _p)(_compare(_p))
+
+
+@lowers("masked_fill.Scalar")
+def _masked_fill(ctx, x, mask, value):
+    v, m = ctx.tensor(x), ctx.tensor(mask)
+    if v.elem != "f32" or m.elem != "i1":
+        raise Unsupported("masked_fill of %s by %s" % (v.elem, m.elem))
+    return ctx.f.elementwise([v, m], lambda e, a, k: e.op(
+        "arith.select %s, %s, %s" % (k, e.const(float(value)), a)), shape=v.shape)
 
 
 @lowers("add.Tensor", "add_.Tensor", "add.Scalar")
@@ -89,6 +142,7 @@ def _div(ctx, a, b):
 
 def _unary(fn):
     def lower(ctx, x, *args, **kw):
+        _floats(ctx.tensor(x))
         return ctx.f.elementwise([ctx.tensor(x)], lambda e, v: fn(e, v, *args, **kw))
     return lower
 
@@ -138,9 +192,12 @@ def _identity(ctx, x, *args, **kw):
 @lowers("_to_copy")
 def _to_copy(ctx, x, dtype=None, **kw):
     v = ctx.tensor(x)
-    if dtype not in (None, torch.float32):
+    if dtype is None:
+        return v
+    elem = emit.elem_of(dtype)
+    if elem is None:
         raise Unsupported("conversion to %s" % dtype)
-    return v
+    return ctx.f.convert(v, elem)
 
 
 @lowers("dropout", "native_dropout")
@@ -226,13 +283,12 @@ def _expand(ctx, x, size, implicit=False):
 @lowers("slice.Tensor")
 def _slice(ctx, x, dim=0, start=None, end=None, step=1):
     v = ctx.tensor(x)
+    dim %= len(v.shape)
     n = v.shape[dim]
-    start = 0 if start is None else (start + n if start < 0 else min(start, n))
-    end = n if end is None else (end + n if end < 0 else min(end, n))
-    size = max(0, (end - start + step - 1) // step)
+    start, size = _slice_range(n, start, end, step)
     if start == 0 and size == n and step == 1:
         return v
-    return ctx.f.slice(v, dim % len(v.shape), start, size, step)
+    return ctx.f.slice(v, dim, start, size, step)
 
 
 @lowers("select.int")
@@ -241,6 +297,107 @@ def _select(ctx, x, dim, index):
     dim %= len(v.shape)
     s = ctx.f.slice(v, dim, index % v.shape[dim], 1)
     return ctx.f.reshape(s, v.shape[:dim] + v.shape[dim + 1:])
+
+
+def _slice_range(n, start, end, step):
+    start = 0 if start is None else (start + n if start < 0 else min(start, n))
+    end = n if end is None else (end + n if end < 0 else min(end, n))
+    return start, max(0, (end - start + step - 1) // step)
+
+
+# Writes through views: functionalization (runtime.capture) turns
+# `y[:, a:b] = v` into slice_scatter, `y[i] = v` into select_scatter, and
+# the write itself into copy/fill on the view's value.
+
+@lowers("slice_scatter")
+def _slice_scatter(ctx, x, src, dim=0, start=None, end=None, step=1):
+    v, u = ctx.tensor(x), ctx.tensor(src)
+    dim %= len(v.shape)
+    start, size = _slice_range(v.shape[dim], start, end, step)
+    if u.shape[dim] != size or u.elem != v.elem:
+        raise Unsupported("slice_scatter of %s%s into %s" % (u.elem, list(u.shape), v.elem))
+    if size == v.shape[dim]:
+        return u
+    return ctx.f.insert_slice(v, u, dim, start, step)
+
+
+@lowers("select_scatter")
+def _select_scatter(ctx, x, src, dim, index):
+    v, u = ctx.tensor(x), ctx.tensor(src)
+    dim %= len(v.shape)
+    if u.elem != v.elem:
+        raise Unsupported("select_scatter of %s into %s" % (u.elem, v.elem))
+    u = ctx.f.reshape(u, v.shape[:dim] + (1,) + v.shape[dim + 1:])
+    return ctx.f.insert_slice(v, u, dim, index % v.shape[dim])
+
+
+@lowers("copy.default")
+def _copy(ctx, x, src, non_blocking=False):
+    """The functional copy: src broadcast to x's shape, in x's element type."""
+    v, u = ctx.tensor(x), ctx.tensor(src)
+    u = ctx.f.convert(u, v.elem)
+    if u.shape == v.shape:
+        return u
+    return ctx.f.elementwise([u], lambda e, a: a, out_elem=v.elem, shape=v.shape)
+
+
+@lowers("fill.Scalar", "fill.Tensor")
+def _fill(ctx, x, value):
+    v = ctx.tensor(x)
+    if isinstance(value, (int, float)):
+        if not v.elem.startswith("f"):
+            raise Unsupported("fill of %s" % v.elem)
+        return Val(ctx.f.filled(v.phys, float(value)), v.shape, v.elem, v.perm)
+    u = ctx.f.convert(ctx.tensor(value), v.elem)
+    return ctx.f.elementwise([u], lambda e, a: a, out_elem=v.elem, shape=v.shape)
+
+
+@lowers("constant_pad_nd")
+def _constant_pad(ctx, x, pad, value=0.0):
+    """pad: (low, high) pairs from the last dim backwards; negative crops."""
+    v = ctx.tensor(x)
+    _floats(v)
+    rank = len(v.shape)
+    low, high = [0] * rank, [0] * rank
+    for k in range(len(pad) // 2):
+        d = rank - 1 - k
+        low[d], high[d] = pad[2 * k], pad[2 * k + 1]
+    for d in range(rank):  # crops first, as slices
+        if low[d] < 0 or high[d] < 0:
+            lo, hi = max(0, -low[d]), max(0, -high[d])
+            v = ctx.f.slice(v, d, lo, v.shape[d] - lo - hi)
+            low[d], high[d] = max(0, low[d]), max(0, high[d])
+    phys_low = [low[p] for p in v.perm]
+    phys_high = [high[p] for p in v.perm]
+    return ctx.f.pad(v, phys_low, phys_high, float(value))
+
+
+@lowers("roll")
+def _roll(ctx, x, shifts, dims=()):
+    v = ctx.tensor(x)
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if len(dims) != len(shifts):
+        raise Unsupported("roll of the flattened tensor")
+    for s, d in zip(shifts, dims):
+        d %= len(v.shape)
+        n = v.shape[d]
+        s %= n
+        if s:
+            v = ctx.f.concat([ctx.f.slice(v, d, n - s, s), ctx.f.slice(v, d, 0, n - s)], d)
+    return v
+
+
+@lowers("new_zeros", "new_ones", "new_full", "new_empty")
+def _new_filled(ctx, x, size, *args, dtype=None, **kw):
+    if ctx.op.startswith("new_full"):
+        value = args[0]
+    else:
+        value = 1.0 if ctx.op.startswith("new_ones") else 0.0
+    elem = emit.elem_of(dtype) if dtype is not None else ctx.tensor(x).elem
+    if elem != "f32":
+        raise Unsupported("%s of type %s" % (ctx.op, dtype))
+    return Val(ctx.f.filled(tuple(size), float(value)), tuple(size))
 
 
 @lowers("split.Tensor", "split_with_sizes")

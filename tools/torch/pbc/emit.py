@@ -436,6 +436,45 @@ class Function:
             ", ".join(map(str, steps)), v.type, ttype(sizes, v.elem)))
         return Val(r, shape, v.elem, v.perm)
 
+    def insert_slice(self, dst, src, dim, start, step=1):
+        """dst with logical dim `dim` at start, start + step, ... replaced by
+        src (whose shape is dst's with that dim shortened), in dst's layout."""
+        src = self.transpose_to(src, dst.perm)
+        pd = dst.perm.index(dim)
+        offs = [0] * len(dst.shape)
+        steps = [1] * len(dst.shape)
+        offs[pd], steps[pd] = start, step
+        r = self.fresh()
+        self.emit("%s = tensor.insert_slice %s into %s[%s] [%s] [%s] : %s into %s" % (
+            r, src.ssa, dst.ssa, ", ".join(map(str, offs)), ", ".join(map(str, src.phys)),
+            ", ".join(map(str, steps)), src.type, dst.type))
+        return Val(r, dst.shape, dst.elem, dst.perm)
+
+    def convert(self, v, elem):
+        """v's elements as `elem` with PyTorch's conversion rules: floats to
+        integers truncate, anything to bool is `!= 0`, bool is 0 or 1."""
+        if v.elem == elem:
+            return v
+        src = v.elem
+
+        def body(b, x):
+            if elem == "i1":
+                if src.startswith("f"):
+                    return b.op("arith.cmpf une, %s, %s" % (x, b.const(0.0, src)), src)
+                return b.op("arith.cmpi ne, %s, %s" % (x, b.const(0, src)), src)
+            if elem.startswith("f"):
+                op = "arith.uitofp" if src == "i1" else "arith.sitofp"
+            elif src.startswith("f"):
+                op = "arith.fptosi"
+            else:
+                op = "arith.extui" if src == "i1" else \
+                    "arith.extsi" if int(src[1:]) < int(elem[1:]) else "arith.trunci"
+            r = self.fresh()
+            b.lines.append("%s = %s %s : %s to %s" % (r, op, x, src, elem))
+            return r
+
+        return self.elementwise([v], body, out_elem=elem)
+
     def concat(self, vals, dim):
         perm = vals[0].perm
         if any(v.perm != perm for v in vals):

@@ -1,7 +1,8 @@
 """From a PyTorch callable to a plan of compiled segments and eager ops.
 
-capture(): torch.fx's make_fx records the ATen graph on the example inputs;
-in-place ops become functional, ops on parameters only are folded once, and
+capture(): torch.fx's make_fx records the ATen graph of the functionalized
+callable on copies of the example inputs (writes through views become
+scatters into fresh values); ops on parameters only are folded once, and
 every node's example value is recorded (shapes, dtypes).
 Plan: the supported nodes, in order, form segments, each one function in a
 single MLIR module compiled by libpbc; an op without a lowering (or a case
@@ -33,34 +34,58 @@ class _Recorder(torch.fx.Interpreter):
         return v
 
 
-def _functionalize_inplace(graph):
-    """`y = relu_(x)`: later readers of x read y (the ops become functional)."""
-    order = {n: i for i, n in enumerate(graph.nodes)}
-    for n in graph.nodes:
-        name = aten.op_name(n.target) if n.op == "call_function" else None
-        base = name.split(".")[0] if name else ""
-        if not base.endswith("_") or base.startswith("_") or not n.args:
-            continue
-        x = n.args[0]
-        if not isinstance(x, torch.fx.Node):
-            continue
-        for u in list(x.users):
-            if u is not n and order[u] > order[n]:
-                u.replace_input_with(x, n)
+class TraceError(Exception):
+    """The callable cannot be traced into one ATen graph (data-dependent
+    control flow, a Python value read from a tensor, ...)."""
+
+
+try:  # PyTorch 2.x
+    from torch.func import functionalize as _functionalize
+except ImportError:  # 1.13 ships it in functorch
+    from functorch import functionalize as _functionalize
+
+
+def _is_inplace(n):
+    name = aten.op_name(n.target) if n.op == "call_function" else None
+    base = name.split(".")[0] if name else ""
+    return base.endswith("_") and not base.startswith("_")
+
+
+def _is_random(n):
+    name = aten.op_name(n.target) or ""
+    return name.startswith(("rand", "normal", "bernoulli", "uniform", "multinomial",
+                            "native_dropout", "dropout", "exponential", "poisson"))
+
+
+def _eliminate_dead_code(graph):
+    """Unused nodes go, except in-place ops: after functionalization those
+    are the writes back into the caller's tensors (x.add_(1) on an input)."""
+    for n in reversed(list(graph.nodes)):
+        if n.op == "call_function" and not n.users and not _is_inplace(n):
+            graph.erase_node(n)
 
 
 def capture(fn, example_inputs):
+    """The ATen graph of fn, functionalized: a write through a view
+    (`y[:, a:b] = v`, `y[i] = 0`, `y[:, :2] += 1`) becomes slice_scatter /
+    select_scatter on a fresh value, in-place ops become their functional
+    forms, and a mutation of an input becomes a copy_ into it at the end
+    (run eagerly). Traced and recorded on copies of the inputs, so tracing
+    does not apply the function's own mutations to the caller's tensors."""
     # With autograd on, modules take their composite paths (e.g. not
     # TransformerEncoderLayer's fused inference kernel), which lower to ATen
     # ops pbc knows.
-    with torch.enable_grad():
-        gm = make_fx(fn)(*example_inputs)
-    _functionalize_inplace(gm.graph)
-    gm.graph.eliminate_dead_code()
+    copies = lambda: [a.clone() if isinstance(a, torch.Tensor) else a for a in example_inputs]
+    try:
+        with torch.enable_grad():
+            gm = make_fx(_functionalize(fn, remove="mutations"))(*copies())
+    except Exception as e:  # tracing runs the user's code: anything can raise
+        raise TraceError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
+    _eliminate_dead_code(gm.graph)
     gm.recompile()
     rec = _Recorder(gm)
     with torch.no_grad():
-        rec.run(*example_inputs)
+        rec.run(*copies())
     return gm, rec.values
 
 
@@ -146,8 +171,10 @@ class Plan:
         for n in self.gm.graph.nodes:
             if n.op == "get_attr":
                 consts[n] = values[n]
-            elif n.op == "call_function" and n.all_input_nodes and all(
-                    a in consts for a in n.all_input_nodes) and isinstance(values[n], torch.Tensor):
+            elif n.op == "call_function" and all(a in consts for a in n.all_input_nodes) and \
+                    isinstance(values[n], torch.Tensor) and not _is_random(n):
+                # Ops on parameters only, and tensors made from nothing
+                # (zeros, arange, full): computed once, when traced.
                 consts[n] = values[n]
         return consts
 
@@ -190,7 +217,7 @@ class Plan:
                 u.replace_all_uses_with(conv)
                 graph.erase_node(u)
             graph.erase_node(bn)
-        graph.eliminate_dead_code()
+        _eliminate_dead_code(graph)
 
     def _resolve(self, x, vals):
         if isinstance(x, torch.fx.Node):
@@ -294,6 +321,12 @@ class Plan:
                 else:
                     steps.append(n)
                     seg = None
+                continue
+            if _is_inplace(n):
+                # After functionalization only the writes back into the
+                # caller's tensors are in place: they run eagerly, last.
+                steps.append(n)
+                seg = None
                 continue
             why = "an eager as_strided reads its storage" if n in layout_bound else self._supported(n)
             if why is None:
