@@ -1,0 +1,83 @@
+"""pbc for JAX: `pbc.jax.jit(f)` has jax.jit's call shape.
+
+    import pbc.jax
+    fast = pbc.jax.jit(f)        # or @pbc.jax.jit(static_argnums=(1,))
+    y = fast(x, w)               # jax.Array results (as_numpy=True: numpy)
+
+Per input signature (shapes, dtypes, pytree structure, static arguments):
+JAX lowers f to StableHLO (its own export, jax.jit(f).lower(...)); CHLO
+ops (chlo.erfc from jax.nn.gelu, ...) are legalized to StableHLO by
+iree-opt, StableHLO goes to linalg by torch-mlir-opt (both from PyPI, see
+tools.py), and pbc compiles the result. The compiled code runs on the
+arrays' host memory. A program the converters or pbc reject raises
+CompileError with their diagnostics: nothing falls back to XLA silently.
+"""
+
+import jax
+import numpy as np
+
+from . import tools
+from .arrays import ArrayEntry
+
+__all__ = ["jit", "to_linalg"]
+
+
+def to_linalg(stablehlo_text, what="the program"):
+    """StableHLO (with CHLO) text -> linalg-on-tensors text."""
+    text = tools.run("iree-opt", ["--chlo-legalize-to-stablehlo"], stablehlo_text, what)
+    return tools.run("torch-mlir-opt", ["--inline", "--stablehlo-legalize-to-linalg",
+                                        "--symbol-dce", "--canonicalize"], text, what)
+
+
+class Jitted:
+    def __init__(self, fn, static_argnums=(), target="cpu", chip=None, opt_level=3,
+                 disable=None, as_numpy=False):
+        self.fn = fn
+        self.static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        self.options = dict(target=target, chip=chip, opt_level=opt_level, disable=disable)
+        self.as_numpy = as_numpy
+        self.jitted = jax.jit(fn, static_argnums=self.static, keep_unused=True)
+        self.compiled = {}  # signature -> (ArrayEntry, out_tree)
+        self.mlir = {}      # signature -> the linalg text pbc compiled
+
+    def _split(self, args):
+        n = len(args)
+        static = tuple((i, args[i]) for i in sorted(s % n for s in self.static))
+        dynamic = [a for i, a in enumerate(args) if i not in dict(static)]
+        leaves, tree = jax.tree_util.tree_flatten(dynamic)
+        return static, leaves, tree
+
+    def _signature(self, static, leaves, tree):
+        sig = tuple((np.shape(x), str(getattr(x, "dtype", type(x).__name__))) for x in leaves)
+        return (static, sig, tree)
+
+    def lower(self, *args):
+        """The linalg text pbc compiles for these arguments."""
+        return to_linalg(self.jitted.lower(*args).as_text(), self._name())
+
+    def _name(self):
+        return "<jax %s>" % getattr(self.fn, "__name__", "function")
+
+    def __call__(self, *args):
+        static, leaves, tree = self._split(args)
+        key = self._signature(static, leaves, tree)
+        hit = self.compiled.get(key)
+        if hit is None:
+            lowered = self.jitted.lower(*args)
+            text = to_linalg(lowered.as_text(), self._name())
+            hit = (ArrayEntry(text, self._name(), "main", **self.options), lowered.out_tree)
+            self.compiled[key], self.mlir[key] = hit, text
+        entry, out_tree = hit
+        arrays = [np.asarray(x, dtype=dt) for x, (dt, _) in zip(leaves, entry.inputs)]
+        outs = entry(*arrays)
+        if not self.as_numpy:
+            outs = [jax.numpy.asarray(o) for o in outs]
+        return jax.tree_util.tree_unflatten(out_tree, outs)
+
+
+def jit(fn=None, *, static_argnums=(), target="cpu", chip=None, opt_level=3, disable=None,
+        as_numpy=False):
+    """`pbc.jax.jit(f)` or `@pbc.jax.jit(static_argnums=...)`."""
+    def wrap(f):
+        return Jitted(f, static_argnums, target, chip, opt_level, disable, as_numpy)
+    return wrap(fn) if fn is not None else wrap
