@@ -101,7 +101,9 @@ def test_command_line(tmp):
     subprocess.run([sys.executable, "-m", "pbc.onnx", path, "--shape", "x=3x3x16x16",
                     "-o", out], check=True)
     pbc_bin = os.environ.get("PBC_DRIVER", "pbc")
-    r = subprocess.run([pbc_bin, "--run=1", "--check", out], capture_output=True, text=True)
+    plugins = ["--plugin-dir=" + os.environ["PBC_PLUGIN_DIR"]] if "PBC_PLUGIN_DIR" in os.environ else []
+    r = subprocess.run([pbc_bin] + plugins + ["--run=1", "--check", out], capture_output=True,
+                       text=True)
     assert r.returncode == 0, r.stderr
     print("pbc --run --check on the command-line route: ok")
 

@@ -424,16 +424,19 @@ def _cat(ctx, tensors, dim=0):
 
 @lowers("mm")
 def _mm(ctx, a, b):
+    _floats(ctx.tensor(a), ctx.tensor(b))  # integer products run eagerly (exact)
     return ctx.f.matmul(ctx.tensor(a), ctx.tensor(b))
 
 
 @lowers("bmm")
 def _bmm(ctx, a, b):
+    _floats(ctx.tensor(a), ctx.tensor(b))
     return ctx.f.matmul(ctx.tensor(a), ctx.tensor(b), batch=True)
 
 
 @lowers("addmm")
 def _addmm(ctx, bias, a, b, beta=1, alpha=1):
+    _floats(ctx.tensor(a), ctx.tensor(b))
     bias_v = ctx.tensor(bias)
     if alpha == 1 and beta == 1 and len(bias_v.shape) == 1:
         return ctx.f.matmul(ctx.tensor(a), ctx.tensor(b), bias=bias_v)

@@ -36,11 +36,14 @@ _lib = None
 
 
 def library():
-    """Loads libpbc.so once (PBC_LIBPBC, else build/bin, else bazel-bin)."""
+    """Loads libpbc.so once (PBC_LIBPBC, the file or its folder; else
+    build/bin, else bazel-bin)."""
     global _lib
     if _lib is not None:
         return _lib
     for path in _CANDIDATES:
+        if path and os.path.isdir(path):  # PBC_LIBPBC may name the folder
+            path = os.path.join(path, "libpbc.so")
         if path and os.path.exists(path):
             break
     else:
