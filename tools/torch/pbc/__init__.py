@@ -72,12 +72,36 @@ def jit(fn=None, *, target="cpu", chip=None, opt_level=3, disable=None):
 
 def backend(gm, example_inputs, target="cpu"):
     """A torch.compile backend: compiles the graph Dynamo hands over (or
-    leaves it to run eagerly, warned, if it cannot be traced again)."""
+    leaves it to run eagerly, warned, if it cannot be traced again).
+    Dynamo passes parameters and buffers as graph inputs and tags them
+    static: they become the compiled graph's constants (read, not copied,
+    when it compiles; batch norms fold into convolutions), so only the
+    other inputs are passed at run time. Inference only, as for pbc.jit."""
+    example_inputs = list(example_inputs)
+    static = {i: t for i, t in enumerate(example_inputs)
+              if isinstance(t, torch.Tensor) and getattr(t, "_dynamo_static_input_type", None)}
+    dynamic = [i for i in range(len(example_inputs)) if i not in static]
+
+    def graph(*args):
+        full = [None] * len(example_inputs)
+        for i, a in zip(dynamic, args):
+            full[i] = a
+        for i, t in static.items():
+            full[i] = t
+        return gm(*full)
+
     try:
-        return Plan(gm, list(example_inputs), target)
+        plan = Plan(graph, [example_inputs[i] for i in dynamic], target)
     except TraceError as e:
         warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=2)
         return gm.forward
+    if not static:
+        return plan
+
+    def run(*args):
+        return plan(*[args[i] for i in dynamic])
+    run.plan = plan
+    return run
 
 
 def _register_dynamo_backend():
