@@ -301,6 +301,17 @@ def test_pad_roll_new():
     close(got, f(x), "pad, roll, new_full")
 
 
+def test_cat_skips_empty():
+    """torch.cat skips empty tensors (GPT-2's key/value cache starts as a
+    1-D empty one): the result has the other operands' shape, compiled."""
+    def f(x, y):
+        return torch.cat([torch.empty(0), x * 2.0, y[..., :0], y], dim=-1)
+
+    x, y = torch.randn(2, 3, 4), torch.randn(2, 3, 5)
+    _, got = compiled_whole(f, x, y)
+    close(got, f(x, y), "cat with empty operands")
+
+
 def test_torch_compile_backend():
     if not pbc.HAS_TORCH_COMPILE:
         print("SKIP torch.compile backend: PyTorch %s has no torch.compile "

@@ -416,7 +416,13 @@ def _split(ctx, x, sizes, dim=0):
 
 @lowers("cat")
 def _cat(ctx, tensors, dim=0):
-    vals = [ctx.tensor(t) for t in tensors]
+    # Empty tensors add nothing (torch.cat also skips 1-D empty ones of any
+    # other shape: an empty key/value cache before the first step).
+    vals = [v for v in (ctx.tensor(t) for t in tensors) if math.prod(v.shape) > 0]
+    if not vals:
+        raise Unsupported("cat of empty tensors")
+    if len(vals) == 1:
+        return vals[0]
     return ctx.f.concat(vals, dim % len(vals[0].shape))
 
 

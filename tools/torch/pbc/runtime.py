@@ -359,6 +359,7 @@ class Plan:
                 seg.inputs.append(("node", a))
             ctx.op = aten.op_name(n.target) or ""
             vals[n] = self._lower(ctx, n, vals)
+            self._check_lowered(n, vals[n])
         results = []
         for n in seg.nodes:
             if isinstance(vals[n], emit.Val) and any(u not in inside for u in n.users):
@@ -367,11 +368,27 @@ class Plan:
                 seg.out_types.append((tuple(results[-1].shape), self.values[n].dtype))
         return f.text(results)
 
+    def _check_lowered(self, n, val):
+        """A lowering's result must have the traced tensor's shape and
+        element type: else the code would compute something else, or write
+        past a buffer. Such a segment runs eagerly (and the lowering is a
+        bug to fix)."""
+        want = self.values.get(n)
+        if isinstance(val, emit.Val) and isinstance(want, torch.Tensor) and (
+                val.shape != tuple(want.shape) or val.elem != emit.elem_of(want.dtype)):
+            raise aten.Unsupported("pbc internal error: %s lowered to %s%s, traced %s%s" % (
+                aten.op_name(n.target), val.elem, list(val.shape), want.dtype, list(want.shape)))
+
     def _compile(self, target, chip, opt_level, disable):
         segs = [s for s in self.steps if isinstance(s, _Segment)]
         self.programs, self.mlir = [], []
-        texts = {s.name: self._emit_segment(s) for s in segs}
-        failed = []
+        texts, failed = {}, []
+        for s in segs:
+            try:
+                texts[s.name] = self._emit_segment(s)
+            except aten.Unsupported as e:
+                failed.append((s, str(e)))
+        segs = [s for s in segs if s.name in texts]
         # One module per 64 segments: pbc takes at most 64 entry points. A
         # module that does not compile is compiled a segment at a time; a
         # segment that still fails runs eagerly, with a warning.
