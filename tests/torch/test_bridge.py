@@ -24,13 +24,15 @@ def test_decorator_and_signatures():
 
 
 def test_fallback():
-    """cumsum has no lowering: it runs eagerly between two compiled segments."""
+    """cumsum has no lowering in the bridge: it runs eagerly between two
+    compiled segments (with lowering="auto" and torch-mlir installed, the
+    graph would go whole to torch-mlir instead: test_torch_mlir_route)."""
     def f(x):
         y = torch.tanh(x) + 1.0
         z = torch.cumsum(y, dim=1)
         return torch.sigmoid(z) * x
 
-    fast = pbc.jit(f)
+    fast = pbc.jit(f, lowering="bridge")
     x = torch.randn(4, 33)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
@@ -72,8 +74,8 @@ class Blocks(torch.nn.Module):
 
 
 def compiled_whole(m, *inputs):
-    """pbc.jit(m) called on inputs: no warning, no op left to eager."""
-    fast = pbc.jit(m)
+    """pbc.jit(m) with the bridge's lowering called on inputs: no warning, no op left to eager."""
+    fast = pbc.jit(m, lowering="bridge")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = fast(*inputs)
@@ -130,7 +132,7 @@ def test_grouped_convolutions():
 
     many = torch.nn.ConvTranspose2d(130, 130, 2, stride=2, groups=65).eval()
     x = torch.randn(1, 130, 4, 4)
-    fast = pbc.jit(many)
+    fast = pbc.jit(many, lowering="bridge")
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         got = fast(x)
@@ -312,6 +314,37 @@ def test_cat_skips_empty():
     close(got, f(x, y), "cat with empty operands")
 
 
+def test_torch_mlir_route():
+    """A graph the bridge's lowering leaves partly eager (std, mean over all)
+    compiles whole through torch-mlir's FX importer where it is installed;
+    a 64-bit integer floor division (torch-mlir divides through f64) stays
+    with the bridge, eager and exact."""
+    try:
+        import torch_mlir  # noqa: F401
+    except ImportError:
+        print("SKIP torch-mlir route: torch-mlir is not installed with PyTorch %s" %
+              torch.__version__)
+        return
+
+    def f(x, i):
+        return torch.tanh(x).std(dim=1, keepdim=True) * x + i.float().mean()
+
+    x, i = torch.randn(4, 9), torch.randint(0, 9, (4, 9))
+    fast = pbc.jit(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fast(x, i)
+    assert isinstance(fast.plan(x, i), pbc.TorchMlirGraph), type(fast.plan(x, i))
+    close(got, f(x, i), "std, mean through torch-mlir")
+
+    a = torch.tensor([2**63 - 2, -(2**63) + 1, 2**30, -3])
+    g = lambda a: torch.div(a, 2**30, rounding_mode="floor") + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = pbc.jit(g)(a)
+    assert torch.equal(got, g(a)), (got, g(a))
+
+
 def test_torch_compile_backend():
     if not pbc.HAS_TORCH_COMPILE:
         print("SKIP torch.compile backend: PyTorch %s has no torch.compile "
@@ -360,7 +393,7 @@ def test_as_strided_after_a_segment():
     x = torch.randn(4, 5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        got = pbc.jit(f)(x)
+        got = pbc.jit(f, lowering="bridge")(x)
     close(got, f(x), "as_strided after a compiled segment")
 
 
@@ -379,7 +412,7 @@ def test_segment_signature_checked():
     assert "result 0" in (plan._signature_mismatch(seg) or ""), "mismatch not detected"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        close(pbc.jit(f)(x), f(x), "bool to float32")
+        close(pbc.jit(f, lowering="bridge")(x), f(x), "bool to float32")
 
 
 if __name__ == "__main__":

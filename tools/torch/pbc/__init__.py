@@ -22,19 +22,51 @@ from .aten import Unsupported
 from .libpbc import CompileError
 from .openmp import warn_if_two_runtimes
 from .runtime import Plan, TraceError
+from .torch_mlir_graph import NotLowered, TorchMlirGraph
 
 warn_if_two_runtimes()
 
-__all__ = ["jit", "Compiled", "CompileError", "Unsupported", "backend"]
+__all__ = ["jit", "Compiled", "CompileError", "Unsupported", "backend", "best_plan", "TorchMlirGraph"]
+
+
+LOWERINGS = ("auto", "bridge", "torch-mlir")
+
+
+def best_plan(fn, inputs, target="cpu", chip=None, opt_level=3, disable=None, lowering="auto"):
+    """lowering="auto": the bridge's own plan if it compiles every op; else the graph whole
+    through torch-mlir's FX importer if that lowers and compiles it (and
+    the graph writes into none of its inputs, draws no random numbers and
+    divides no 64-bit integers); else the bridge's plan, with its eager ops
+    (whose warnings are given then). "bridge": the bridge's plan only;
+    "torch-mlir": torch-mlir's, raising NotLowered if it cannot."""
+    if lowering not in LOWERINGS:
+        raise ValueError("pbc: lowering must be one of %s" % (LOWERINGS,))
+    if lowering == "torch-mlir":
+        return TorchMlirGraph(fn, inputs, target, chip, opt_level, disable)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plan = Plan(fn, inputs, target, chip, opt_level, disable)
+    # torch-mlir's random ops draw from their own generator, and it divides
+    # 64-bit integers through f64 (wrong beyond 2**53): such graphs keep
+    # those ops eager.
+    if lowering == "auto" and (plan.fallbacks or plan.eager_segments) and not plan.mutates_inputs \
+            and not plan.has_random_ops and not plan.int64_divisions:
+        try:
+            return TorchMlirGraph(fn, inputs, target, chip, opt_level, disable)
+        except NotLowered as e:
+            plan.torch_mlir_refusal = str(e)
+    for w in caught:
+        warnings.warn(w.message, w.category, stacklevel=3)
+    return plan
 
 
 class Compiled:
     """A callable compiled per input signature (shapes, dtypes, non-tensor
     arguments)."""
 
-    def __init__(self, fn, target="cpu", chip=None, opt_level=3, disable=None):
+    def __init__(self, fn, target="cpu", chip=None, opt_level=3, disable=None, lowering="auto"):
         self.fn, self.target, self.chip = fn, target, chip
-        self.opt_level, self.disable = opt_level, disable
+        self.opt_level, self.disable, self.lowering = opt_level, disable, lowering
         self.plans = {}
         if isinstance(fn, torch.nn.Module):
             fn.eval()
@@ -50,8 +82,8 @@ class Compiled:
         if p is None:
             fn = self.fn
             try:
-                p = Plan(lambda *a: fn(*a), args, self.target, self.chip, self.opt_level,
-                         self.disable)
+                p = best_plan(lambda *a: fn(*a), args, self.target, self.chip,
+                              self.opt_level, self.disable, self.lowering)
             except TraceError as e:
                 warnings.warn("pbc: %s runs eagerly: it cannot be traced into one graph (%s)"
                               % (getattr(fn, "__name__", type(fn).__name__), e), stacklevel=3)
@@ -63,10 +95,11 @@ class Compiled:
         return self.plan(*args)(*args)
 
 
-def jit(fn=None, *, target="cpu", chip=None, opt_level=3, disable=None):
-    """`pbc.jit(model_or_function)` or `@pbc.jit(target="cpu")`."""
+def jit(fn=None, *, target="cpu", chip=None, opt_level=3, disable=None, lowering="auto"):
+    """`pbc.jit(model_or_function)` or `@pbc.jit(target="cpu")`; lowering:
+    see best_plan."""
     def wrap(f):
-        return Compiled(f, target, chip, opt_level, disable)
+        return Compiled(f, target, chip, opt_level, disable, lowering)
     return wrap(fn) if fn is not None else wrap
 
 
@@ -91,7 +124,7 @@ def backend(gm, example_inputs, target="cpu"):
         return gm(*full)
 
     try:
-        plan = Plan(graph, [example_inputs[i] for i in dynamic], target)
+        plan = best_plan(graph, [example_inputs[i] for i in dynamic], target)
     except TraceError as e:
         warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=2)
         return gm.forward

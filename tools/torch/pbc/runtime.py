@@ -76,6 +76,22 @@ def capture(fn, example_inputs):
     # TransformerEncoderLayer's fused inference kernel), which lower to ATen
     # ops pbc knows.
     copies = lambda: [a.clone() if isinstance(a, torch.Tensor) else a for a in example_inputs]
+    with _rng_kept():
+        return _capture(fn, copies)
+
+
+class _rng_kept:
+    """Tracing runs the function's random ops: the caller's random stream
+    is left where it was, so eager random ops draw what they would have."""
+
+    def __enter__(self):
+        self.state = torch.random.get_rng_state()
+
+    def __exit__(self, *exc):
+        torch.random.set_rng_state(self.state)
+
+
+def _capture(fn, copies):
     try:
         with torch.enable_grad():
             gm = make_fx(_functionalize(fn, remove="mutations"))(*copies())
@@ -157,11 +173,22 @@ class Plan:
         self.consts = self._fold_constants(values)
         self.values = values
         self._fold_batch_norms()
-        self.fallbacks = []
+        # After functionalization, in-place ops are writes into the inputs.
+        self.mutates_inputs = any(_is_inplace(n) for n in graph.nodes)
+        self.has_random_ops = any(n.op == "call_function" and _is_random(n) for n in graph.nodes)
+        self.fallbacks = []       # (op, why) of the ops that run eagerly
+        self.eager_segments = []  # why, for each segment that runs eagerly
         self.steps = self._partition()
         self._compile(target, chip, opt_level, disable)
         self.shapes = {n: tuple(v.shape) for n, v in self.values.items()
                        if isinstance(v, torch.Tensor)}
+        # Integer divisions that round (torch-mlir computes them in f64,
+        # inexact beyond 2**53: see __init__.best_plan).
+        self.int64_divisions = any(
+            n.op == "call_function" and (aten.op_name(n.target) or "").startswith(
+                ("div.Tensor_mode", "div.Scalar_mode", "floor_divide", "remainder", "fmod"))
+            and any(isinstance(values.get(a), torch.Tensor) and values[a].dtype == torch.int64
+                    for a in n.all_input_nodes) for n in graph.nodes)
         self.values = None  # example values are not needed any more
 
     # ------------------------------------------------------------ planning
@@ -407,6 +434,7 @@ class Plan:
                 why = self._signature_mismatch(s)
                 if why:
                     failed.append((s, why))
+        self.eager_segments = [why for _, why in failed]
         for s, why in failed:
             warnings.warn("pbc: a segment (%s) runs eagerly: %s" % (
                 ", ".join(aten.op_name(n.target) or "getitem" for n in s.nodes), why), stacklevel=4)
