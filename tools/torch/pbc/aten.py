@@ -624,22 +624,29 @@ def _adaptive_avg_pool(ctx, x, size):
     return _avg_pool(ctx, v, [h // oh, w // ow])
 
 
+def _reduction(ctx, x, dims, dtype, reduce):
+    v = ctx.tensor(x)
+    _floats(v)
+    if dtype not in (None, torch.float32):
+        raise Unsupported("a reduction into %s" % dtype)
+    if not v.shape:  # a 0-d tensor reduced over its one "dimension" (0 or -1)
+        return v
+    return reduce(v, dims if dims else range(len(v.shape)))
+
+
 @lowers("mean.dim")
 def _mean(ctx, x, dims, keepdim=False, dtype=None):
-    v = ctx.tensor(x)
-    return ctx.f.mean(v, dims if dims else range(len(v.shape)), keepdim)
+    return _reduction(ctx, x, dims, dtype, lambda v, d: ctx.f.mean(v, d, keepdim))
 
 
 @lowers("sum.dim_IntList")
 def _sum(ctx, x, dims, keepdim=False, dtype=None):
-    v = ctx.tensor(x)
-    return ctx.f.reduce(v, dims if dims else range(len(v.shape)), keepdim)
+    return _reduction(ctx, x, dims, dtype, lambda v, d: ctx.f.reduce(v, d, keepdim))
 
 
 @lowers("amax")
 def _amax(ctx, x, dims=(), keepdim=False):
-    v = ctx.tensor(x)
-    return ctx.f.reduce(v, dims if dims else range(len(v.shape)), keepdim, "max")
+    return _reduction(ctx, x, dims, None, lambda v, d: ctx.f.reduce(v, d, keepdim, "max"))
 
 
 # ---------------------------------------------------------------- other

@@ -292,8 +292,8 @@ class Plan:
             self._lower(ctx, n, vals)
         except aten.Unsupported as e:
             return str(e)
-        except (KeyError, TypeError, ValueError, IndexError) as e:
-            return "cannot lower these arguments (%s)" % e
+        except Exception as e:  # a lowering's bug on these arguments: eager, named
+            return "cannot lower these arguments (%s: %s)" % (type(e).__name__, e)
         return None
 
     @staticmethod
@@ -415,6 +415,8 @@ class Plan:
                 texts[s.name] = self._emit_segment(s)
             except aten.Unsupported as e:
                 failed.append((s, str(e)))
+            except Exception as e:  # a lowering's bug: the segment runs eagerly, named
+                failed.append((s, "pbc internal error: %s: %s" % (type(e).__name__, e)))
         segs = [s for s in segs if s.name in texts]
         # One module per 64 segments: pbc takes at most 64 entry points. A
         # module that does not compile is compiled a segment at a time; a

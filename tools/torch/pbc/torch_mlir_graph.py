@@ -1,6 +1,7 @@
 """A PyTorch graph lowered whole by torch-mlir's FX importer (PyPI
-torch-mlir: torch.export, torch-mlir's decompositions, its torch dialect
-and its linalg-on-tensors pipeline), compiled by pbc and called on the
+torch-mlir: torch.export here, then torch-mlir's decompositions, its torch
+dialect and its linalg-on-tensors pipeline in a helper process, which a
+crash of torch-mlir's cannot take down), compiled by pbc and called on the
 tensors' memory.
 
 The bridge's own lowering (aten.py) goes first: its convolutions and
@@ -11,6 +12,10 @@ torch-mlir lowers all of it and pbc compiles the result; otherwise the
 bridge's segments with eager ops stay (see __init__.best_plan)."""
 
 import ctypes
+import os
+import subprocess
+import sys
+import tempfile
 
 import torch
 
@@ -44,13 +49,52 @@ def _flatten(out):
     raise NotLowered("results other than tensors")
 
 
+def _first_line(e):
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+_helper = None
+
+
+def _lower(ep):
+    """The exported program as linalg text, lowered by torch-mlir in the
+    helper process (torch_mlir_helper.py), started once and restarted after
+    a crash."""
+    global _helper
+    with tempfile.TemporaryDirectory(prefix="pbc-torch-mlir-") as tmp:
+        src, dst = os.path.join(tmp, "graph.pt2"), os.path.join(tmp, "graph.mlir")
+        try:
+            torch.export.save(ep, src)
+        except Exception as e:
+            raise NotLowered("torch.export.save: %s" % _first_line(e))
+        if _helper is None or _helper.poll() is not None:
+            _helper = subprocess.Popen(
+                [sys.executable, os.path.join(os.path.dirname(__file__), "torch_mlir_helper.py")],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                text=True)
+        try:
+            _helper.stdin.write("%s\t%s\n" % (src, dst))
+            _helper.stdin.flush()
+            answer = _helper.stdout.readline()
+        except OSError:
+            answer = ""
+        if not answer.startswith("pbc-helper "):
+            _helper = None
+            raise NotLowered("torch-mlir crashed on the graph")
+        answer = answer[len("pbc-helper "):].rstrip("\n")
+        if answer != "ok":
+            raise NotLowered("torch-mlir: %s" % answer[len("error "):])
+        with open(dst) as f:
+            return f.read()
+
+
 class TorchMlirGraph:
     """fn(*example_inputs) lowered by torch-mlir and compiled by pbc:
     called like fn on tensors of the example inputs' shapes and types."""
 
     def __init__(self, fn, example_inputs, target="cpu", chip=None, opt_level=3, disable=None):
         try:
-            import torch_mlir.fx as tmfx
+            import torch_mlir  # noqa: F401 (lowered in the helper; checked here)
         except ImportError as e:
             raise NotLowered("torch-mlir is not installed (%s)" % e)
         if not all(isinstance(a, torch.Tensor) for a in example_inputs):
@@ -59,11 +103,11 @@ class TorchMlirGraph:
             outs, self.pack = _flatten(fn(*[a.clone() for a in example_inputs]))
         try:
             with _rng_kept():
-                module = tmfx.export_and_import(_Graph(fn), *[a.clone() for a in example_inputs],
-                                                output_type="linalg-on-tensors", func_name="main")
-        except Exception as e:  # torch.export or torch-mlir's lowering refused it
-            raise NotLowered("torch-mlir: %s" % (str(e).strip().splitlines() or [type(e).__name__])[0])
-        self.mlir = str(module)
+                ep = torch.export.export(_Graph(fn), tuple(a.clone() for a in example_inputs),
+                                         strict=False)
+        except Exception as e:  # torch.export refused it
+            raise NotLowered("torch.export: %s" % _first_line(e))
+        self.mlir = _lower(ep)
         try:
             self.program = Program(self.mlir, "<torch-mlir graph>", target, chip, opt_level, disable)
         except CompileError as e:
