@@ -3,6 +3,7 @@ eager fallback for ops without a lowering (warned, by name), the lowerings
 of the ops real models use (each against eager PyTorch on fresh random
 inputs), and the torch.compile backend where PyTorch has torch.compile."""
 
+import os
 import warnings
 
 import torch
@@ -353,6 +354,31 @@ def test_torch_mlir_route():
         warnings.simplefilter("ignore")
         got = pbc.jit(g)(a)
     assert torch.equal(got, g(a)), (got, g(a))
+
+
+def test_export_aot():
+    """pbc.export: torch.export's program to a shared library and header;
+    the library, loaded and called through its C entry, matches eager."""
+    try:
+        import torch_mlir  # noqa: F401
+    except ImportError:
+        print("SKIP pbc.export: torch-mlir is not installed with PyTorch %s" % torch.__version__)
+        return
+    import ctypes
+    import tempfile
+    from pbc.libpbc import descriptor
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8),
+                            torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(8 * 36, 5)).eval()
+    x = torch.randn(2, 3, 6, 6)
+    with tempfile.TemporaryDirectory() as tmp:
+        lib, header = pbc.export(torch.export.export(m, (x,)), os.path.join(tmp, "libsmall"))
+        assert "_mlir_ciface_main" in open(header).read()
+        so = ctypes.CDLL(lib)
+        out = torch.empty(2, 5)
+        d_in, d_out = descriptor(x.data_ptr(), (2, 3, 6, 6)), descriptor(out.data_ptr(), (2, 5))
+        so._mlir_ciface_main(ctypes.byref(d_in), ctypes.byref(d_out))
+    with torch.no_grad():
+        close(out, m(x), "pbc.export library")
 
 
 def test_torch_compile_backend():

@@ -6,6 +6,7 @@ library (libpbc), this package only captures graphs and writes MLIR.
     y = fast(x)                           # traced and compiled on first call per
                                           # input signature, then cached
     torch.compile(model, backend="pbc")   # PyTorch 2.x
+    pbc.export(torch.export.export(model, (x,)), "libmodel")  # .so + .h
 
 Inference only: parameters are read when a signature is first compiled, and
 writes into the caller's tensors (x.add_(1) on an input) happen after the
@@ -23,10 +24,12 @@ from .libpbc import CompileError
 from .openmp import warn_if_two_runtimes
 from .runtime import Plan, TraceError
 from .torch_mlir_graph import NotLowered, TorchMlirGraph
+from .export import export
 
 warn_if_two_runtimes()
 
-__all__ = ["jit", "Compiled", "CompileError", "Unsupported", "backend", "best_plan", "TorchMlirGraph"]
+__all__ = ["jit", "Compiled", "CompileError", "Unsupported", "backend", "best_plan", "TorchMlirGraph",
+           "export"]
 
 
 LOWERINGS = ("auto", "bridge", "torch-mlir")
