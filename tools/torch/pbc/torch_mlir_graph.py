@@ -22,9 +22,12 @@ import torch
 from .libpbc import CompileError, Program, descriptor
 from .runtime import _rng_kept
 
-_TORCH_DTYPES = {"f32": torch.float32, "f64": torch.float64, "f16": torch.float16,
-                 "bf16": torch.bfloat16, "i64": torch.int64, "i32": torch.int32,
-                 "i16": torch.int16, "i8": torch.int8, "ui8": torch.uint8, "i1": torch.bool}
+# The element type pbc's signature gives for each PyTorch dtype: MLIR's
+# integers are signless (torch-mlir's lowering picks signed or unsigned
+# operations), so uint8 data is passed as i8.
+_ELEM = {torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
+         torch.bfloat16: "bf16", torch.int64: "i64", torch.int32: "i32", torch.int16: "i16",
+         torch.int8: "i8", torch.uint8: "i8", torch.bool: "i1"}
 
 
 class NotLowered(Exception):
@@ -118,13 +121,12 @@ class TorchMlirGraph:
         self.entry = e
         self.outputs = []
         for (elem, shape), t in zip(e.args[e.num_inputs:], outs):
-            dt = _TORCH_DTYPES.get(elem)
-            if dt != t.dtype or tuple(shape) != tuple(t.shape):
+            if _ELEM.get(t.dtype) != elem or tuple(shape) != tuple(t.shape):
                 raise NotLowered("result %s%s where the graph gives %s%s" % (
                     elem, list(shape), t.dtype, list(t.shape)))
-            self.outputs.append((tuple(shape), dt))
+            self.outputs.append((tuple(shape), t.dtype))
         for (elem, shape), t in zip(e.args[:e.num_inputs], example_inputs):
-            if _TORCH_DTYPES.get(elem) != t.dtype or tuple(shape) != tuple(t.shape):
+            if _ELEM.get(t.dtype) != elem or tuple(shape) != tuple(t.shape):
                 raise NotLowered("input %s%s where the graph takes %s%s" % (
                     elem, list(shape), t.dtype, list(t.shape)))
         self.fallbacks, self.eager_segments = [], []

@@ -13,6 +13,15 @@ import sys
 import torch
 import torch_mlir.fx as tmfx
 
+# Operator libraries a saved program may call: loading it needs their ops
+# registered here as in the parent (PT2E's quantize/dequantize ops,
+# torchvision's deform_conv2d, roi_align, ...).
+for _lib in ("torch.ao.quantization.fx._decomposed", "torchvision"):
+    try:
+        __import__(_lib)
+    except ImportError:
+        pass
+
 
 def main():
     out = sys.stdout
