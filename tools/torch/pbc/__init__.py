@@ -33,10 +33,14 @@ __all__ = ["jit", "Compiled", "CompileError", "Unsupported", "backend", "best_pl
 
 
 LOWERINGS = ("auto", "bridge", "torch-mlir")
+# lowering="auto" hands a graph to torch-mlir when at least this share of
+# its ops would run eagerly under the bridge's plan.
+TORCH_MLIR_EAGER_FRACTION = 0.1
 
 
 def best_plan(fn, inputs, target="cpu", chip=None, opt_level=3, disable=None, lowering="auto"):
-    """lowering="auto": the bridge's own plan if it compiles every op; else the graph whole
+    """lowering="auto": the bridge's own plan if it compiles every op (or
+    all but a few: TORCH_MLIR_EAGER_FRACTION); else the graph whole
     through torch-mlir's FX importer if that lowers and compiles it (and
     the graph writes into none of its inputs, draws no random numbers and
     divides no 64-bit integers); else the bridge's plan, with its eager ops
@@ -51,9 +55,12 @@ def best_plan(fn, inputs, target="cpu", chip=None, opt_level=3, disable=None, lo
         plan = Plan(fn, inputs, target, chip, opt_level, disable)
     # torch-mlir's random ops draw from their own generator, and it divides
     # 64-bit integers through f64 (wrong beyond 2**53): such graphs keep
-    # those ops eager.
-    if lowering == "auto" and (plan.fallbacks or plan.eager_segments) and not plan.mutates_inputs \
-            and not plan.has_random_ops and not plan.int64_divisions:
+    # those ops eager. A graph the bridge compiles all but a few ops of
+    # stays with it too: on whole models torch-mlir's linalg ran 1.6-1.8x
+    # slower and compiled 20-100x longer (tools/bench/lowering_compare.py).
+    if lowering == "auto" and plan.eager_fraction >= TORCH_MLIR_EAGER_FRACTION \
+            and not plan.mutates_inputs and not plan.has_random_ops \
+            and not plan.int64_divisions:
         try:
             return TorchMlirGraph(fn, inputs, target, chip, opt_level, disable)
         except NotLowered as e:

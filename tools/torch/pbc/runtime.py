@@ -444,6 +444,15 @@ class Plan:
             k = self.steps.index(s)
             self.steps[k:k + 1] = list(s.nodes)
 
+    @property
+    def eager_fraction(self):
+        """The share of the graph's ATen ops that run eagerly."""
+        ops = [n for n in self.gm.graph.nodes if n.op == "call_function" and
+               n.target is not operator.getitem and n not in self.consts]
+        eager = [n for n in self.steps if isinstance(n, torch.fx.Node) and
+                 n.target is not operator.getitem and not _is_inplace(n)]
+        return len(eager) / max(1, len(ops))
+
     def _compile_group(self, group, texts, target, chip, opt_level, disable):
         text = emit.module([texts[s.name] for s in group])
         program = Program(text, "<torch graph>", target, chip, opt_level, disable)
