@@ -40,16 +40,10 @@ def build(name):
 def check(name):
     m, inputs, out = build(name)
     plans = []
-
-    def recording(gm, example_inputs):
-        compiled = pbc.backend(gm, example_inputs)
-        plans.append(getattr(compiled, "plan", compiled))
-        return compiled
-
     dynamo.reset()
     with torch.no_grad():
         want = out(m(*inputs))
-        fast = torch.compile(m, backend=recording)  # pbc.backend, keeping its plans
+        fast = torch.compile(m, backend=pbc.recording_backend(plans))
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             t = time.time()

@@ -389,13 +389,8 @@ def test_torch_compile_backend():
     import torch._dynamo as dynamo
     assert dynamo.lookup_backend("pbc") is pbc.backend
     plans = []
-
-    def recording(gm, example_inputs):  # pbc.backend, remembering its plans
-        plans.append(pbc.backend(gm, example_inputs))
-        return plans[-1]
-
     dynamo.reset()
-    dynamo.register_backend(name="pbc_recording")(recording)
+    dynamo.register_backend(name="pbc_recording")(pbc.recording_backend(plans))
     m = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
     x = torch.randn(3, 32)
     for backend in ("pbc", "pbc_recording"):
@@ -412,7 +407,6 @@ def test_torch_compile_backend():
         for g, want in zip(fast(xi, idx), cnn(xi, idx)):
             close(g, want, "torch.compile of conv, batch norm, layer norm")
     # Dynamo handed pbc each whole graph and pbc compiled all of it.
-    plans = [getattr(p, "plan", p) for p in plans]
     assert len(plans) == 2 and all(p.mlir and not p.fallbacks for p in plans), \
         [p.fallbacks for p in plans]
 

@@ -82,20 +82,14 @@ def run_one(test):
 
     golden = generate_golden_trace(test)
     plans = []
-
-    def backend(gm, example_inputs):
-        compiled = pbc.backend(gm, example_inputs)
-        plans.append(getattr(compiled, "plan", compiled))
-        return compiled
-
     dynamo.reset()
     counters.clear()
     # Driven exactly as the golden run (the suite's invoker, a fresh
     # TestUtils seeding the random stream): the same inputs, and eager
     # random ops draw the same numbers.
     trace = []
-    test.program_invoker(_Tracer(torch.compile(test.program_factory(), backend=backend), [], trace),
-                         TestUtils())
+    compiled = torch.compile(test.program_factory(), backend=pbc.recording_backend(plans))
+    test.program_invoker(_Tracer(compiled, [], trace), TestUtils())
     if len(trace) != len(golden):
         return {"status": "mismatch", "why": "%d calls, eager made %d" % (len(trace), len(golden))}
     for item, want in zip(trace, golden):

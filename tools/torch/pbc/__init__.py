@@ -29,7 +29,7 @@ from .export import export
 warn_if_two_runtimes()
 
 __all__ = ["jit", "Compiled", "CompileError", "Unsupported", "backend", "best_plan", "TorchMlirGraph",
-           "export"]
+           "export", "recording_backend"]
 
 
 LOWERINGS = ("auto", "bridge", "torch-mlir")
@@ -145,6 +145,17 @@ def backend(gm, example_inputs, target="cpu"):
         return plan(*[args[i] for i in dynamic])
     run.plan = plan
     return run
+
+
+def recording_backend(plans, target="cpu"):
+    """pbc.backend that also appends each graph's plan to `plans` (the
+    bridge's Plan, a TorchMlirGraph, or the graph's forward if it ran
+    eagerly): for tests and tools that check what was compiled."""
+    def compile_graph(gm, example_inputs):
+        compiled = backend(gm, example_inputs, target)
+        plans.append(getattr(compiled, "plan", compiled))
+        return compiled
+    return compile_graph
 
 
 def _register_dynamo_backend():
