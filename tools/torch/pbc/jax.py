@@ -8,7 +8,8 @@ Per input signature (shapes, dtypes, pytree structure, static arguments):
 JAX lowers f to StableHLO (its own export, jax.jit(f).lower(...)); CHLO
 ops (chlo.erfc from jax.nn.gelu, ...) are legalized to StableHLO by
 iree-opt, StableHLO goes to linalg by torch-mlir-opt (both from PyPI, see
-tools.py), and pbc compiles the result. The compiled code runs on the
+tools.py), MLIR's own mlir-opt folds unit dimensions, and pbc compiles
+the result. The compiled code runs on the
 arrays' host memory. A program the converters or pbc reject raises
 CompileError with their diagnostics: nothing falls back to XLA silently.
 """
@@ -25,8 +26,14 @@ __all__ = ["jit", "to_linalg"]
 def to_linalg(stablehlo_text, what="the program"):
     """StableHLO (with CHLO) text -> linalg-on-tensors text."""
     text = tools.run("iree-opt", ["--chlo-legalize-to-stablehlo"], stablehlo_text, what)
-    return tools.run("torch-mlir-opt", ["--inline", "--stablehlo-legalize-to-linalg",
+    text = tools.run("torch-mlir-opt", ["--inline", "--stablehlo-legalize-to-linalg",
                                         "--symbol-dce", "--canonicalize"], text, what)
+    # dot_general of a (1, N, K) activation by a (K, M) weight arrives as a
+    # 4-loop generic contraction; without its unit dimension it is a
+    # matmul-shaped one, which pbc tiles as a matmul (a ViT block ran 2.4x
+    # faster). (MLIR 22's --linalg-specialize-generic-ops is not used: it
+    # turns a two-batch-dim contraction into an invalid batch_matmul.)
+    return tools.run("mlir-opt", ["--linalg-fold-unit-extent-dims", "--canonicalize"], text, what)
 
 
 class Jitted:
