@@ -9,6 +9,7 @@
 
 extern const PbcCPassSpec pbcChannelsLastPass;
 extern const PbcCPassSpec pbcSinkTransposesPass;
+extern const PbcCPassSpec pbcFoldConstantTransposesPass;
 extern const PbcCPassSpec pbcDecomposeAggregatesPass;
 extern const PbcCPassSpec pbcDistinctResultsPass;
 extern const PbcCPassSpec pbcDistinctEmptiesPass;

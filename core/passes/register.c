@@ -7,6 +7,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
   static const PbcCPassSpec *const kPasses[] = {
       &pbcChannelsLastPass,
       &pbcSinkTransposesPass,
+      &pbcFoldConstantTransposesPass,
       &pbcDecomposeAggregatesPass,
       &pbcDistinctResultsPass,
       &pbcDistinctEmptiesPass,

@@ -45,61 +45,11 @@ static const Conversion kConversions[] = {
     {"linalg.pooling_nchw_sum", "linalg.pooling_nhwc_sum", 0, {0}},
 };
 
-/* A dense constant transposed at compile time, or null if `v` is not one
- * this can read (a raw-data dense elements attribute of whole bytes). */
-static MlirValue transposedConstant(MlirOperation before, MlirValue v, const int64_t *perm,
-                                    int rank) {
-  if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
-    return (MlirValue){NULL};
-  MlirAttribute value = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v), pbcStr("value"));
-  MlirType t = mlirValueGetType(v), rt = pbcPermutedTensorType(t, perm, rank);
-  if (!mlirAttributeIsADenseElements(value))
-    return (MlirValue){NULL};
-  MlirAttribute moved;
-  if (mlirDenseElementsAttrIsSplat(value)) {
-    moved = mlirDenseElementsAttrSplatGet(rt, mlirDenseElementsAttrGetSplatValue(value));
-  } else {
-    int bits = pbcElementBits(t);
-    if (bits < 8 || bits % 8)
-      return (MlirValue){NULL}; /* i1 is bit-packed */
-    size_t bytes = (size_t)bits / 8;
-    /* Element i of the result, at index (j_0 .. j_r-1), is the source's at
-     * k with k[perm[d]] = j_d: the source strides taken in perm's order. */
-    int64_t srcStride[kMaxRank], walk[kMaxRank], out[kMaxRank], idx[kMaxRank] = {0};
-    int64_t n = 1;
-    for (int d = rank - 1; d >= 0; --d) {
-      srcStride[d] = n;
-      n *= mlirShapedTypeGetDimSize(t, d);
-    }
-    for (int d = 0; d < rank; ++d) {
-      walk[d] = srcStride[perm[d]];
-      out[d] = mlirShapedTypeGetDimSize(rt, d);
-    }
-    const char *src = mlirDenseElementsAttrGetRawData(value);
-    char *dst = malloc((size_t)n * bytes);
-    int64_t from = 0;
-    for (int64_t to = 0; to < n; ++to) {
-      memcpy(dst + (size_t)to * bytes, src + (size_t)from * bytes, bytes);
-      for (int d = rank - 1; d >= 0; --d) { /* the next result index */
-        from += walk[d];
-        if (++idx[d] < out[d])
-          break;
-        from -= walk[d] * out[d];
-        idx[d] = 0;
-      }
-    }
-    moved = mlirDenseElementsAttrRawBufferGet(rt, (size_t)n * bytes, dst);
-    free(dst);
-  }
-  MlirNamedAttribute attr = pbcNamedAttr(mlirOperationGetContext(before), "value", moved);
-  return mlirOperationGetResult(pbcBuildOp(before, "arith.constant", 0, NULL, rt, 1, &attr), 0);
-}
-
 /* `v` transposed: at compile time if it is a constant; else a
  * linalg.transpose, marked for pbc-sink-transposes if `mark`. */
 static MlirValue transpose(MlirOperation before, MlirValue v, const int64_t *perm, int rank,
                            bool mark) {
-  MlirValue folded = transposedConstant(before, v, perm, rank);
+  MlirValue folded = pbcTransposedConstant(before, v, perm, rank);
   return mlirValueIsNull(folded) ? pbcBuildTranspose(before, v, perm, rank, mark) : folded;
 }
 

@@ -11,11 +11,12 @@
  * (DenseNet-121: 66 of its nests, left to LLVM's own vectorizer, about 40%
  * of its LLVM time). Collapsed, the parameter is `%p[%c]`.
  *
- * Only operands from outside the computation (the function's arguments,
- * constants) are folded: a value computed here (a keepdim reduction's
- * `Nx1`) would be read through a view of its producer's buffer, and S3's
- * fusion then kept producer and consumer apart (ViT-B/16: 582 -> 657
- * nests). */
+ * Only operands from outside the computation are folded: the function's
+ * arguments and constants, through reshapes (torch-mlir expands a `C`
+ * parameter to `Cx1x1`), and values computed from constants alone. A value
+ * computed from the inputs (a keepdim reduction's `Nx1`) would be read
+ * through a view of its producer's buffer, and S3's fusion then kept
+ * producer and consumer apart (ViT-B/16: 582 -> 657 nests). */
 #include <stdlib.h>
 
 #include "mlir-c/AffineExpr.h"
@@ -29,11 +30,41 @@
 
 enum { kMaxRank = 16 };
 
-/* A function argument or a constant: no nest of this function writes it. */
+enum { kMaxConstantDepth = 8 };
+
+static bool isReshape(MlirOperation op) {
+  return pbcOpIsA(op, "tensor.expand_shape") || pbcOpIsA(op, "tensor.collapse_shape");
+}
+
+/* A constant, or computed from constants alone: a reshape of one, a fill,
+ * or a generic over them (torch-mlir's inference batch norm computes
+ * rsqrt(var + eps) from its constants at run time). */
+static bool fromConstants(MlirValue v, int depth) {
+  if (depth > kMaxConstantDepth || mlirValueIsABlockArgument(v))
+    return false;
+  MlirOperation def = mlirOpResultGetOwner(v);
+  if (pbcOpIsA(def, "arith.constant") || pbcOpIsA(def, "tensor.empty"))
+    return true;
+  if (isReshape(def))
+    return fromConstants(mlirOperationGetOperand(def, 0), depth + 1);
+  if (!pbcOpIsA(def, "linalg.generic") && !pbcOpIsA(def, "linalg.fill"))
+    return false;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(def); ++i) {
+    MlirValue operand = mlirOperationGetOperand(def, i);
+    if (mlirTypeIsARankedTensor(mlirValueGetType(operand)) && !fromConstants(operand, depth + 1))
+      return false;
+  }
+  return true;
+}
+
+/* A function argument or constants (through reshapes): nothing a nest of
+ * this function computes from its inputs. */
 static bool fromOutside(MlirValue v) {
+  while (!mlirValueIsABlockArgument(v) && isReshape(mlirOpResultGetOwner(v)))
+    v = mlirOperationGetOperand(mlirOpResultGetOwner(v), 0);
   if (mlirValueIsABlockArgument(v))
     return pbcOpIsA(mlirBlockGetParentOperation(mlirBlockArgumentGetOwner(v)), "func.func");
-  return pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant");
+  return fromConstants(v, 0);
 }
 
 static bool isZero(MlirAffineExpr e) {

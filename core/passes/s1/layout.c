@@ -6,8 +6,11 @@
 #include "mlir-c/Dialect/Linalg.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/memrefs.h"
+#include "pbc/op_list.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 enum { kMaxRank = 8 };
 
@@ -74,4 +77,97 @@ MlirValue pbcBuildTranspose(MlirOperation before, MlirValue v, const int64_t *pe
   if (mark)
     pbcOpSetUnitAttr(t, PBC_SINK_MARK);
   return mlirOperationGetResult(t, 0);
+}
+
+/* The elements of a dense_resource constant (torch-mlir's FX importer puts
+ * weights in resource blobs) as a malloc'ed row-major buffer, or NULL for
+ * element types the C API cannot read from a resource (f16, bf16). */
+static char *resourceElements(MlirAttribute value, MlirType t, int64_t n, size_t *bytes) {
+  MlirType e = mlirShapedTypeGetElementType(t);
+  int bits = pbcElementBits(t);
+  *bytes = (size_t)bits / 8;
+  bool f32 = mlirTypeIsAF32(e), f64 = mlirTypeIsAF64(e), integer = mlirTypeIsAInteger(e);
+  if (!(f32 || f64 || (integer && (bits == 8 || bits == 16 || bits == 32 || bits == 64))))
+    return NULL;
+  char *buf = malloc((size_t)n * *bytes);
+  for (int64_t i = 0; i < n; ++i) {
+    char *at = buf + (size_t)i * *bytes;
+    if (f32) {
+      float x = mlirDenseFloatResourceElementsAttrGetValue(value, i);
+      memcpy(at, &x, 4);
+    } else if (f64) {
+      double x = mlirDenseDoubleResourceElementsAttrGetValue(value, i);
+      memcpy(at, &x, 8);
+    } else if (bits == 8) {
+      int8_t x = mlirDenseInt8ResourceElementsAttrGetValue(value, i);
+      memcpy(at, &x, 1);
+    } else if (bits == 16) {
+      int16_t x = mlirDenseInt16ResourceElementsAttrGetValue(value, i);
+      memcpy(at, &x, 2);
+    } else if (bits == 32) {
+      int32_t x = mlirDenseInt32ResourceElementsAttrGetValue(value, i);
+      memcpy(at, &x, 4);
+    } else {
+      int64_t x = mlirDenseInt64ResourceElementsAttrGetValue(value, i);
+      memcpy(at, &x, 8);
+    }
+  }
+  return buf;
+}
+
+MlirValue pbcTransposedConstant(MlirOperation before, MlirValue v, const int64_t *perm, int rank) {
+  if (rank > kMaxRank)
+    return (MlirValue){NULL};
+  if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
+    return (MlirValue){NULL};
+  MlirAttribute value = mlirOperationGetAttributeByName(mlirOpResultGetOwner(v), pbcStr("value"));
+  MlirType t = mlirValueGetType(v), rt = pbcPermutedTensorType(t, perm, rank);
+  bool resource = mlirAttributeIsADenseResourceElements(value);
+  if (!mlirAttributeIsADenseElements(value) && !resource)
+    return (MlirValue){NULL};
+  MlirAttribute moved;
+  if (!resource && mlirDenseElementsAttrIsSplat(value)) {
+    moved = mlirDenseElementsAttrSplatGet(rt, mlirDenseElementsAttrGetSplatValue(value));
+  } else {
+    int bits = pbcElementBits(t);
+    if (bits < 8 || bits % 8)
+      return (MlirValue){NULL}; /* i1 is bit-packed */
+    size_t bytes = (size_t)bits / 8;
+    /* Element i of the result, at index (j_0 .. j_r-1), is the source's at
+     * k with k[perm[d]] = j_d: the source strides taken in perm's order. */
+    int64_t srcStride[kMaxRank], walk[kMaxRank], out[kMaxRank], idx[kMaxRank] = {0};
+    int64_t n = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      srcStride[d] = n;
+      n *= mlirShapedTypeGetDimSize(t, d);
+    }
+    for (int d = 0; d < rank; ++d) {
+      walk[d] = srcStride[perm[d]];
+      out[d] = mlirShapedTypeGetDimSize(rt, d);
+    }
+    char *owned = NULL;
+    if (resource) {
+      owned = resourceElements(value, t, n, &bytes);
+      if (!owned)
+        return (MlirValue){NULL};
+    }
+    const char *src = resource ? owned : mlirDenseElementsAttrGetRawData(value);
+    char *dst = malloc((size_t)n * bytes);
+    int64_t from = 0;
+    for (int64_t to = 0; to < n; ++to) {
+      memcpy(dst + (size_t)to * bytes, src + (size_t)from * bytes, bytes);
+      for (int d = rank - 1; d >= 0; --d) { /* the next result index */
+        from += walk[d];
+        if (++idx[d] < out[d])
+          break;
+        from -= walk[d] * out[d];
+        idx[d] = 0;
+      }
+    }
+    moved = mlirDenseElementsAttrRawBufferGet(rt, (size_t)n * bytes, dst);
+    free(dst);
+    free(owned);
+  }
+  MlirNamedAttribute attr = pbcNamedAttr(mlirOperationGetContext(before), "value", moved);
+  return mlirOperationGetResult(pbcBuildOp(before, "arith.constant", 0, NULL, rt, 1, &attr), 0);
 }

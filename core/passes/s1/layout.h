@@ -1,6 +1,7 @@
 /* Builders S1's rewrites share (pbc-channels-last, pbc-sink-transposes,
- * pbc-bias-epilogue): linalg ops on tensors, and the transposes
- * pbc-sink-transposes moves. */
+ * pbc-bias-epilogue, pbc-fold-constant-transposes): linalg ops on tensors,
+ * the transposes pbc-sink-transposes moves, and constants transposed at
+ * compile time. */
 #ifndef PBC_PASSES_S1_LAYOUT_H
 #define PBC_PASSES_S1_LAYOUT_H
 
@@ -30,5 +31,11 @@ MlirType pbcPermutedTensorType(MlirType t, const int64_t *perm, int rank);
  * tensor, before `before`; marked PBC_SINK_MARK if `mark`. */
 MlirValue pbcBuildTranspose(MlirOperation before, MlirValue v, const int64_t *perm, int rank,
                             bool mark);
+/* The constant `v` (an arith.constant of a dense elements attribute of
+ * whole-byte elements, or of a dense_resource one of f32, f64 or integers:
+ * torch-mlir's FX importer puts weights in resource blobs) transposed by
+ * perm at compile time, as a new arith.constant before `before`; null if
+ * `v` is not such a constant. */
+MlirValue pbcTransposedConstant(MlirOperation before, MlirValue v, const int64_t *perm, int rank);
 
 #endif

@@ -56,8 +56,8 @@ def best_plan(fn, inputs, target="cpu", chip=None, opt_level=3, disable=None, lo
     # torch-mlir's random ops draw from their own generator, and it divides
     # 64-bit integers through f64 (wrong beyond 2**53): such graphs keep
     # those ops eager. A graph the bridge compiles all but a few ops of
-    # stays with it too: on whole models torch-mlir's linalg ran 1.6-1.8x
-    # slower and compiled 20-100x longer (tools/bench/lowering_compare.py).
+    # stays with it too: on whole models torch-mlir's linalg ran up to 1.1x
+    # slower and compiled 10-15x longer (tools/bench/lowering_compare.py).
     if lowering == "auto" and plan.eager_fraction >= TORCH_MLIR_EAGER_FRACTION \
             and not plan.mutates_inputs and not plan.has_random_ops \
             and not plan.int64_divisions:
