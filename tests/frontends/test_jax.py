@@ -7,7 +7,6 @@ plus pytrees, static arguments and signatures. Runs in the frontends
 Python environment (tools/python-env.sh)."""
 
 import os
-import sys
 import time
 
 import jax

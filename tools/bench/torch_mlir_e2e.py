@@ -28,7 +28,6 @@ Runs in the frontends environment (tools/python-env.sh; plus
 import argparse
 import collections
 import json
-import os
 import re
 import signal
 import subprocess

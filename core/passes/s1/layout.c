@@ -4,6 +4,7 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Dialect/Linalg.h"
+#include "pbc-ext/resources.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/memrefs.h"
@@ -79,42 +80,6 @@ MlirValue pbcBuildTranspose(MlirOperation before, MlirValue v, const int64_t *pe
   return mlirOperationGetResult(t, 0);
 }
 
-/* The elements of a dense_resource constant (torch-mlir's FX importer puts
- * weights in resource blobs) as a malloc'ed row-major buffer, or NULL for
- * element types the C API cannot read from a resource (f16, bf16). */
-static char *resourceElements(MlirAttribute value, MlirType t, int64_t n, size_t *bytes) {
-  MlirType e = mlirShapedTypeGetElementType(t);
-  int bits = pbcElementBits(t);
-  *bytes = (size_t)bits / 8;
-  bool f32 = mlirTypeIsAF32(e), f64 = mlirTypeIsAF64(e), integer = mlirTypeIsAInteger(e);
-  if (!(f32 || f64 || (integer && (bits == 8 || bits == 16 || bits == 32 || bits == 64))))
-    return NULL;
-  char *buf = malloc((size_t)n * *bytes);
-  for (int64_t i = 0; i < n; ++i) {
-    char *at = buf + (size_t)i * *bytes;
-    if (f32) {
-      float x = mlirDenseFloatResourceElementsAttrGetValue(value, i);
-      memcpy(at, &x, 4);
-    } else if (f64) {
-      double x = mlirDenseDoubleResourceElementsAttrGetValue(value, i);
-      memcpy(at, &x, 8);
-    } else if (bits == 8) {
-      int8_t x = mlirDenseInt8ResourceElementsAttrGetValue(value, i);
-      memcpy(at, &x, 1);
-    } else if (bits == 16) {
-      int16_t x = mlirDenseInt16ResourceElementsAttrGetValue(value, i);
-      memcpy(at, &x, 2);
-    } else if (bits == 32) {
-      int32_t x = mlirDenseInt32ResourceElementsAttrGetValue(value, i);
-      memcpy(at, &x, 4);
-    } else {
-      int64_t x = mlirDenseInt64ResourceElementsAttrGetValue(value, i);
-      memcpy(at, &x, 8);
-    }
-  }
-  return buf;
-}
-
 MlirValue pbcTransposedConstant(MlirOperation before, MlirValue v, const int64_t *perm, int rank) {
   if (rank > kMaxRank)
     return (MlirValue){NULL};
@@ -145,13 +110,15 @@ MlirValue pbcTransposedConstant(MlirOperation before, MlirValue v, const int64_t
       walk[d] = srcStride[perm[d]];
       out[d] = mlirShapedTypeGetDimSize(rt, d);
     }
-    char *owned = NULL;
+    const char *src;
     if (resource) {
-      owned = resourceElements(value, t, n, &bytes);
-      if (!owned)
+      /* The blob's bytes; none if it was elided (then left to run time). */
+      size_t size;
+      if (!pbcExtResourceElementsData(value, &src, &size) || size != (size_t)n * bytes)
         return (MlirValue){NULL};
+    } else {
+      src = mlirDenseElementsAttrGetRawData(value);
     }
-    const char *src = resource ? owned : mlirDenseElementsAttrGetRawData(value);
     char *dst = malloc((size_t)n * bytes);
     int64_t from = 0;
     for (int64_t to = 0; to < n; ++to) {
@@ -166,7 +133,6 @@ MlirValue pbcTransposedConstant(MlirOperation before, MlirValue v, const int64_t
     }
     moved = mlirDenseElementsAttrRawBufferGet(rt, (size_t)n * bytes, dst);
     free(dst);
-    free(owned);
   }
   MlirNamedAttribute attr = pbcNamedAttr(mlirOperationGetContext(before), "value", moved);
   return mlirOperationGetResult(pbcBuildOp(before, "arith.constant", 0, NULL, rt, 1, &attr), 0);

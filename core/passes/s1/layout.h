@@ -32,7 +32,7 @@ MlirType pbcPermutedTensorType(MlirType t, const int64_t *perm, int rank);
 MlirValue pbcBuildTranspose(MlirOperation before, MlirValue v, const int64_t *perm, int rank,
                             bool mark);
 /* The constant `v` (an arith.constant of a dense elements attribute of
- * whole-byte elements, or of a dense_resource one of f32, f64 or integers:
+ * whole-byte elements, or of a dense_resource one whose blob is present:
  * torch-mlir's FX importer puts weights in resource blobs) transposed by
  * perm at compile time, as a new arith.constant before `before`; null if
  * `v` is not such a constant. */

@@ -3,11 +3,9 @@ ONNX front ends share. The arrays are passed as memref descriptors of their
 own (C-contiguous) memory; results are fresh numpy arrays of the types the
 entry declares."""
 
-import ctypes
-
 import numpy as np
 
-from .libpbc import Program, descriptor
+from .libpbc import Program
 
 _DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64,
            "i32": np.int32, "i16": np.int16, "i8": np.int8, "ui8": np.uint8, "i1": np.bool_}
@@ -41,17 +39,13 @@ class ArrayEntry:
         if len(arrays) != len(self.inputs):
             raise TypeError("pbc: %s takes %d arrays, got %d" % (
                 self.entry.name, len(self.inputs), len(arrays)))
-        keep, ptrs = [], []
+        ins = []
         for i, (a, (dt, shape)) in enumerate(zip(arrays, self.inputs)):
             a = np.ascontiguousarray(a)
             if a.dtype != dt or tuple(a.shape) != tuple(shape):
                 raise TypeError("pbc: argument %d is %s%s, the compiled code takes %s%s" % (
                     i, a.dtype, list(a.shape), dt, list(shape)))
-            keep.append(a)
+            ins.append(a)
         outs = [np.empty(shape, dt) for dt, shape in self.outputs]
-        for a in keep + outs:
-            d = descriptor(a.ctypes.data, tuple(a.shape))
-            keep.append(d)
-            ptrs.append(ctypes.addressof(d))
-        self.entry.function(*ptrs)
+        self.entry.call([(a.ctypes.data, a.shape) for a in ins + outs])
         return tuple(outs)

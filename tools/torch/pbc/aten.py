@@ -90,14 +90,14 @@ def _compare(pred):
         if any(v.elem != elem for v in vals) or elem == "i1":
             raise Unsupported("comparison of %s" % ", ".join(v.elem for v in vals))
         fp = elem.startswith("f")
+        if not fp and any(not isinstance(x, Val) and x != int(x) for x in (a, b)):
+            raise Unsupported("comparison of an integer tensor with a fraction")
 
         def body(e, x, y):
             x = x if isinstance(x, str) else e.const(x if fp else int(x), elem)
             y = y if isinstance(y, str) else e.const(y if fp else int(y), elem)
             return e.op("%s %s, %s, %s" % ("arith.cmpf" if fp else "arith.cmpi",
                                            _COMPARE[pred][0 if fp else 1], x, y), elem)
-        if not fp and any(not isinstance(x, Val) and x != int(x) for x in (a, b)):
-            raise Unsupported("comparison of an integer tensor with a fraction")
         return ctx.f.elementwise([a, b], body, out_elem="i1")
     return lower
 
@@ -280,6 +280,12 @@ def _expand(ctx, x, size, implicit=False):
     return ctx.f.elementwise([v], lambda e, a: a, shape=shape)
 
 
+def _slice_range(n, start, end, step):
+    start = 0 if start is None else (start + n if start < 0 else min(start, n))
+    end = n if end is None else (end + n if end < 0 else min(end, n))
+    return start, max(0, (end - start + step - 1) // step)
+
+
 @lowers("slice.Tensor")
 def _slice(ctx, x, dim=0, start=None, end=None, step=1):
     v = ctx.tensor(x)
@@ -297,12 +303,6 @@ def _select(ctx, x, dim, index):
     dim %= len(v.shape)
     s = ctx.f.slice(v, dim, index % v.shape[dim], 1)
     return ctx.f.reshape(s, v.shape[:dim] + v.shape[dim + 1:])
-
-
-def _slice_range(n, start, end, step):
-    start = 0 if start is None else (start + n if start < 0 else min(start, n))
-    end = n if end is None else (end + n if end < 0 else min(end, n))
-    return start, max(0, (end - start + step - 1) // step)
 
 
 # Writes through views: functionalization (runtime.capture) turns
@@ -343,13 +343,12 @@ def _copy(ctx, x, src, non_blocking=False):
 
 @lowers("fill.Scalar", "fill.Tensor")
 def _fill(ctx, x, value):
+    if not isinstance(value, (int, float)):
+        return _copy(ctx, x, value)  # a 0-d tensor's value, broadcast
     v = ctx.tensor(x)
-    if isinstance(value, (int, float)):
-        if not v.elem.startswith("f"):
-            raise Unsupported("fill of %s" % v.elem)
-        return Val(ctx.f.filled(v.phys, float(value)), v.shape, v.elem, v.perm)
-    u = ctx.f.convert(ctx.tensor(value), v.elem)
-    return ctx.f.elementwise([u], lambda e, a: a, out_elem=v.elem, shape=v.shape)
+    if not v.elem.startswith("f"):
+        raise Unsupported("fill of %s" % v.elem)
+    return Val(ctx.f.filled(v.phys, float(value)), v.shape, v.elem, v.perm)
 
 
 @lowers("constant_pad_nd")

@@ -113,6 +113,13 @@ class Entry:
         fn_type = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n))
         self.function = fn_type(lib.pbcProgramEntryFunction(h, index))
 
+    def call(self, buffers):
+        """Runs the entry on contiguous row-major buffers, (data pointer,
+        shape) each: the inputs, then one caller-allocated output per
+        result."""
+        descriptors = [descriptor(p, tuple(s)) for p, s in buffers]
+        self.function(*[ctypes.addressof(d) for d in descriptors])
+
 
 class Program:
     """A compiled program loaded into this process."""

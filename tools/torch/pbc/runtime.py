@@ -9,6 +9,7 @@ single MLIR module compiled by libpbc; an op without a lowering (or a case
 its lowering rejects) runs eagerly between segments, with a warning naming it.
 """
 
+import contextlib
 import ctypes
 import operator
 import warnings
@@ -65,6 +66,17 @@ def _eliminate_dead_code(graph):
             graph.erase_node(n)
 
 
+@contextlib.contextmanager
+def rng_kept():
+    """Tracing runs the function's random ops: the caller's random stream
+    is left where it was, so eager random ops draw what they would have."""
+    state = torch.random.get_rng_state()
+    try:
+        yield
+    finally:
+        torch.random.set_rng_state(state)
+
+
 def capture(fn, example_inputs):
     """The ATen graph of fn, functionalized: a write through a view
     (`y[:, a:b] = v`, `y[i] = 0`, `y[:, :2] += 1`) becomes slice_scatter /
@@ -72,36 +84,21 @@ def capture(fn, example_inputs):
     forms, and a mutation of an input becomes a copy_ into it at the end
     (run eagerly). Traced and recorded on copies of the inputs, so tracing
     does not apply the function's own mutations to the caller's tensors."""
-    # With autograd on, modules take their composite paths (e.g. not
-    # TransformerEncoderLayer's fused inference kernel), which lower to ATen
-    # ops pbc knows.
     copies = lambda: [a.clone() if isinstance(a, torch.Tensor) else a for a in example_inputs]
-    with _rng_kept():
-        return _capture(fn, copies)
-
-
-class _rng_kept:
-    """Tracing runs the function's random ops: the caller's random stream
-    is left where it was, so eager random ops draw what they would have."""
-
-    def __enter__(self):
-        self.state = torch.random.get_rng_state()
-
-    def __exit__(self, *exc):
-        torch.random.set_rng_state(self.state)
-
-
-def _capture(fn, copies):
-    try:
-        with torch.enable_grad():
-            gm = make_fx(_functionalize(fn, remove="mutations"))(*copies())
-    except Exception as e:  # tracing runs the user's code: anything can raise
-        raise TraceError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
-    _eliminate_dead_code(gm.graph)
-    gm.recompile()
-    rec = _Recorder(gm)
-    with torch.no_grad():
-        rec.run(*copies())
+    with rng_kept():
+        try:
+            # With autograd on, modules take their composite paths (e.g. not
+            # TransformerEncoderLayer's fused inference kernel), which lower
+            # to ATen ops pbc knows.
+            with torch.enable_grad():
+                gm = make_fx(_functionalize(fn, remove="mutations"))(*copies())
+        except Exception as e:  # tracing runs the user's code: anything can raise
+            raise TraceError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
+        _eliminate_dead_code(gm.graph)
+        gm.recompile()
+        rec = _Recorder(gm)
+        with torch.no_grad():
+            rec.run(*copies())
     return gm, rec.values
 
 
@@ -176,8 +173,7 @@ class Plan:
         # After functionalization, in-place ops are writes into the inputs.
         self.mutates_inputs = any(_is_inplace(n) for n in graph.nodes)
         self.has_random_ops = any(n.op == "call_function" and _is_random(n) for n in graph.nodes)
-        self.fallbacks = []       # (op, why) of the ops that run eagerly
-        self.eager_segments = []  # why, for each segment that runs eagerly
+        self.fallbacks = []  # (op, why) of the ops that run eagerly
         self.steps = self._partition()
         self._compile(target, chip, opt_level, disable)
         self.shapes = {n: tuple(v.shape) for n, v in self.values.items()
@@ -436,7 +432,6 @@ class Plan:
                 why = self._signature_mismatch(s)
                 if why:
                     failed.append((s, why))
-        self.eager_segments = [why for _, why in failed]
         for s, why in failed:
             warnings.warn("pbc: a segment (%s) runs eagerly: %s" % (
                 ", ".join(aten.op_name(n.target) or "getitem" for n in s.nodes), why), stacklevel=4)

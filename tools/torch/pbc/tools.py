@@ -19,7 +19,7 @@ from .libpbc import CompileError
 
 _ENV = {"iree-opt": "PBC_IREE_OPT", "torch-mlir-opt": "PBC_TORCH_MLIR_OPT",
         "torch-mlir-import-onnx": "PBC_TORCH_MLIR_IMPORT_ONNX", "mlir-opt": "PBC_MLIR_OPT"}
-_PYPI = {"iree-opt": "pip install iree-base-compiler", "torch-mlir-opt": "pip install torch-mlir",
+_INSTALL = {"iree-opt": "pip install iree-base-compiler", "torch-mlir-opt": "pip install torch-mlir",
          "torch-mlir-import-onnx": "pip install torch-mlir", "mlir-opt": "./setup.sh"}
 # Where a tool lives besides next to the Python and on PATH.
 _ALSO = {"mlir-opt": ["/usr/lib/llvm-22/bin/mlir-opt"]}
@@ -35,7 +35,7 @@ def find(tool):
     for path in _ALSO.get(tool, []) + [shutil.which(tool)]:
         if path and os.path.exists(path):
             return path
-    raise CompileError("pbc: %s not found (%s, or set %s)" % (tool, _PYPI[tool], _ENV[tool]))
+    raise CompileError("pbc: %s not found (%s, or set %s)" % (tool, _INSTALL[tool], _ENV[tool]))
 
 
 def run(tool, args, text=None, what="the program"):

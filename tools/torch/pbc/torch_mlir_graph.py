@@ -11,7 +11,6 @@ lowering, a segment that does not compile) is tried here next, and kept if
 torch-mlir lowers all of it and pbc compiles the result; otherwise the
 bridge's segments with eager ops stay (see __init__.best_plan)."""
 
-import ctypes
 import os
 import subprocess
 import sys
@@ -19,8 +18,8 @@ import tempfile
 
 import torch
 
-from .libpbc import CompileError, Program, descriptor
-from .runtime import _rng_kept
+from .libpbc import CompileError, Program
+from .runtime import rng_kept
 
 # The element type pbc's signature gives for each PyTorch dtype: MLIR's
 # integers are signless (torch-mlir's lowering picks signed or unsigned
@@ -102,10 +101,10 @@ class TorchMlirGraph:
             raise NotLowered("torch-mlir is not installed (%s)" % e)
         if not all(isinstance(a, torch.Tensor) for a in example_inputs):
             raise NotLowered("non-tensor inputs")
-        with _rng_kept(), torch.no_grad():
+        with rng_kept(), torch.no_grad():
             outs, self.pack = _flatten(fn(*[a.clone() for a in example_inputs]))
         try:
-            with _rng_kept():
+            with rng_kept():
                 ep = torch.export.export(_Graph(fn), tuple(a.clone() for a in example_inputs),
                                          strict=False)
         except Exception as e:  # torch.export refused it
@@ -129,17 +128,10 @@ class TorchMlirGraph:
             if _ELEM.get(t.dtype) != elem or tuple(shape) != tuple(t.shape):
                 raise NotLowered("input %s%s where the graph takes %s%s" % (
                     elem, list(shape), t.dtype, list(t.shape)))
-        self.fallbacks, self.eager_segments = [], []
+        self.fallbacks = []  # as a Plan's: none of its ops runs eagerly
 
     def __call__(self, *inputs):
-        keep, ptrs = [], []
-        for t in inputs:
-            t = t.detach().contiguous()
-            keep.append(t)
+        ins = [t.detach().contiguous() for t in inputs]
         outs = [torch.empty(shape, dtype=dt) for shape, dt in self.outputs]
-        for t in keep[:] + outs:
-            d = descriptor(t.data_ptr(), tuple(t.shape))
-            keep.append(d)
-            ptrs.append(ctypes.addressof(d))
-        self.entry.function(*ptrs)
+        self.entry.call([(t.data_ptr(), t.shape) for t in ins + outs])
         return self.pack(outs)
