@@ -191,3 +191,37 @@ func.func @looped_slice(%a: memref<4x65xf32>, %c: memref<4x65xf32>) {
   } {pbc.kind = "pointwise"}
   return
 }
+
+// A depthwise convolution's padded input is freed between M and E (E cannot
+// read it; M does): the free stays after M, E joins M, and C, an allocation
+// only E read, goes with its stores.
+// CHECK-LABEL: func.func @freed_input
+// CHECK-NOT: alloc() : memref<4x16xf32>
+// CHECK: affine.for %[[I:.*]] = 0 to 4 {
+// CHECK-NEXT: affine.vector_load %[[IN:.*]][%[[I]], 0] : memref<4x17xf32>
+// CHECK-NEXT: arith.addf
+// CHECK-NOT: memref<4x16xf32>
+// CHECK: math.exp
+// CHECK-NEXT: affine.vector_store %{{.*}}, %arg1[%{{.*}}, 0]
+// CHECK-NEXT: } {pbc.kind = "matmul"}
+// CHECK-NEXT: memref.dealloc %[[IN]]
+// CHECK-NOT: memref<4x16xf32>
+// CHECK: return
+func.func @freed_input(%x: memref<4x17xf32>, %y: memref<4x16xf32>) {
+  %in = memref.alloc() : memref<4x17xf32>
+  memref.copy %x, %in : memref<4x17xf32> to memref<4x17xf32>
+  %c = memref.alloc() : memref<4x16xf32>
+  affine.for %i = 0 to 4 {
+    %v = affine.vector_load %in[%i, 0] : memref<4x17xf32>, vector<16xf32>
+    %s = arith.addf %v, %v : vector<16xf32>
+    affine.vector_store %s, %c[%i, 0] : memref<4x16xf32>, vector<16xf32>
+  } {pbc.kind = "matmul"}
+  memref.dealloc %in : memref<4x17xf32>
+  affine.for %i = 0 to 4 {
+    %v = affine.vector_load %c[%i, 0] : memref<4x16xf32>, vector<16xf32>
+    %e = math.exp %v : vector<16xf32>
+    affine.vector_store %e, %y[%i, 0] : memref<4x16xf32>, vector<16xf32>
+  } {pbc.kind = "pointwise"}
+  memref.dealloc %c : memref<4x16xf32>
+  return
+}

@@ -3,9 +3,11 @@
 profile (issue 46): which kernels, and how much in OpenMP's runtime,
 allocation and the bridge.
 
-usage: /usr/bin/python3 tools/bench/profile_model.py MODEL [--seconds S]
-           [--top N] [--work DIR] [--no-ort]
-MODEL: as tools/bench/bench_ort.py (a torchvision classifier or encoder12).
+usage: tools/bench/profile_model.py MODEL [--seconds S] [--top N] [--work DIR]
+           [--no-ort]
+MODEL: as tools/bench/bench_models.py (a torchvision classifier, bert or
+encoder12); like it, the script runs itself in the frontends' environment
+(tools/python-env.sh: torch 2.15, onnxruntime 1.32).
 
 pbc: the model runs through pbc.jit (2 OpenMP threads) in a child process,
 warmed up, then called for --seconds under `perf record` (999 Hz, that
@@ -17,7 +19,7 @@ PyTorch). Each kernel is described from the segment's IR after
 pbc-outline-nests (its kind and its buffers' shapes). ms/call = share x
 the median call time measured in the same child without perf.
 
-onnxruntime: the ONNX export of bench_ort.py, with `enable_profiling`, the
+onnxruntime: the ONNX export of bench_models.py, with `enable_profiling`, the
 same thread settings; per node type, the summed node time per call.
 Needs `perf` (linux-perf) and build/bin/pbc, build/bin/libpbc.so.
 """
@@ -37,7 +39,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
-import bench_ort  # noqa: E402
+import bench_models  # noqa: E402
 
 LIBOMP = "/usr/lib/llvm-22/lib/libomp.so.5"
 
@@ -45,7 +47,6 @@ LIBOMP = "/usr/lib/llvm-22/lib/libomp.so.5"
 def worker(name, work, seconds):
     """Child: compile, record the segments' IR, time calls, then loop."""
     sys.path.insert(0, os.path.join(ROOT, "tools", "torch"))
-    import numpy as np
     import torch
     import pbc
     import pbc.runtime as rt
@@ -58,8 +59,7 @@ def worker(name, work, seconds):
             super().__init__(text, *a, **k)
 
     rt.Program = Recording
-    model = torch.load(os.path.join(work, name + ".pt"))
-    x = torch.from_numpy(np.load(os.path.join(work, name + ".x.npy")))
+    model, x = bench_models.build_model(name)
     fast = pbc.jit(model)
     with torch.no_grad():
         fast(x)
@@ -178,8 +178,10 @@ def main():
     name = a.model or ap.error("MODEL is required")
     work = a.work or tempfile.mkdtemp(prefix="pbc-profile-")
     os.makedirs(work, exist_ok=True)
-    if not os.path.exists(os.path.join(work, name + ".onnx")):
-        bench_ort.export(name, work)
+    py = bench_models.frontends_python()
+    if os.path.realpath(sys.prefix) != os.path.realpath(os.path.dirname(os.path.dirname(py))):
+        os.execv(py, [py, os.path.abspath(__file__)] + sys.argv[1:])
+    bench_models.prepare(name, work, ["ort"])
     # No kernel cache: cached kernels are named by their key (pbc_k<key>_i),
     # the others keep the names pbc-outline-nests gave them, which
     # nest_info describes.
@@ -215,7 +217,7 @@ def main():
         kind, shapes = info.get(fn, ("?", ""))
         print("| %s | %s | %s | %.1f%% | %.2f |" % (fn, kind, shapes, 100 * s, s * call_ms))
     if not a.no_ort:
-        run_ms, ops = ort_profile(name, work, bench_ort.venv_python())
+        run_ms, ops = ort_profile(name, work, sys.executable)
         print("\nonnxruntime: %.2f ms per run (median, profiling on)" % run_ms)
         print("\n| ONNX op | ms/call |\n|---|---|")
         for op, ms in sorted(ops.items(), key=lambda kv: -kv[1])[:a.top]:

@@ -17,13 +17,15 @@
  *    accumulator loads; a GEMM whose reduction is split re-reads C and keeps
  *    E apart);
  *  - E follows M with only constants, allocations, index arithmetic and
- *    loads of memory M does not write in between (they move above M);
+ *    loads of memory M does not write in between (they move above M), and
+ *    frees (they stay after M);
  *  - E is a perfect band from 0 over C's whole extent with a straight-line
  *    body; every access of C, and every access of a buffer E writes, is at
  *    E's own element (band ivs, constants along unrolled dimensions); M
  *    neither writes what E reads nor touches what E writes.
  * Then a clone of E goes at the end of P's body, each band loop restricted to
- * P's box, and E goes. The pass runs after vectorization and unrolling (E's
+ * P's box, and E goes; C, if it is an allocation E alone read, goes with its
+ * stores. The pass runs after vectorization and unrolling (E's
  * body is in its final vector form) and before parallelization. */
 #include <stdlib.h>
 
@@ -414,6 +416,23 @@ static void forwardStores(MlirBlock block, MlirValue c, PbcAccess st[MAX_STORES]
   }
 }
 
+/* C, once its only reader was E: an allocation only stored into (and freed)
+ * holds nothing anyone reads, so its stores and itself go. (A MobileNet
+ * expansion's C, 14x14x576, was written in full next to E's result.) */
+static void eraseIfWriteOnly(MlirValue c) {
+  if (!mlirValueIsAOpResult(c) || !pbcOpIsA(mlirOpResultGetOwner(c), "memref.alloc"))
+    return;
+  for (MlirOpOperand u = mlirValueGetFirstUse(c); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    PbcAccess a;
+    bool store = pbcAccessGet(user, &a) && a.isWrite && mlirValueEqual(a.memref, c);
+    if (!store && !pbcOpIsA(user, "memref.dealloc"))
+      return;
+  }
+  pbcEraseWithUsers(mlirOpResultGetOwner(c));
+}
+
 /* What fuse() works with: too large for the stack (a PbcAccess is 1.7 KB). */
 typedef struct {
   Producer p;
@@ -436,7 +455,8 @@ static bool fuse(MlirOperation m, MlirOperation e) {
   MlirOperation loop = w->p.chain[at];
   for (MlirOperation op = mlirOperationGetNextInBlock(m); !mlirOperationEqual(op, e);) {
     MlirOperation next = mlirOperationGetNextInBlock(op);
-    mlirOperationMoveBefore(op, m);
+    if (!pbcOpIsA(op, "memref.dealloc"))
+      mlirOperationMoveBefore(op, m);
     op = next;
   }
   MlirOperation end = mlirBlockGetTerminator(pbcLoopBody(loop));
@@ -460,17 +480,20 @@ static bool fuse(MlirOperation m, MlirOperation e) {
       pbcExtAffineUnrollFull(band[d]);
     forwardStores(pbcLoopBody(loop), ep.c, w->scratch);
   }
+  eraseIfWriteOnly(ep.c);
   free(w);
   return true;
 }
 
-/* The root nest after M, if only movable ops lie between. */
+/* The root nest after M, if only movable ops lie between, or frees: those
+ * stay after M, which then holds E (E cannot read what is freed before it;
+ * M may: a depthwise convolution's padded input). */
 static MlirOperation nextNest(MlirOperation m) {
   for (MlirOperation op = mlirOperationGetNextInBlock(m); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
     if (pbcOpIsA(op, "affine.for"))
       return op;
-    if (!movableAboveM(op, m))
+    if (!movableAboveM(op, m) && !pbcOpIsA(op, "memref.dealloc"))
       break;
   }
   return (MlirOperation){NULL};
