@@ -103,7 +103,7 @@ enum { kMinReuse = 64 };
  * the hardware prefetchers stop (see pbc-panel-layout): those are copied
  * whatever their size (2048x1536x2048, 6 KiB rows: 0.77x -> 0.93x oneDNN,
  * paired). */
-enum { kPageBytes = 4096 };
+enum { kPageBytes = 4096, kMinSegmentBytes = 1024 };
 static bool streamedAlongInnermost(const PbcAccess *x) {
   MlirOperation loop = mlirOperationGetParentOperation(x->op);
   return pbcOpIsA(loop, "affine.for") && pbcAccessStrideAlong(x, loop) == PBC_STRIDE_CONTIGUOUS;
@@ -119,9 +119,16 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
   long long rowBytes = mlirShapedTypeGetDimSize(t, rank - 1) * (pbcElementBits(t) / 8);
   bool streamed = streamedAlongInnermost(x);
   bool pagePerStep = rowBytes >= kPageBytes && !streamed;
-  return (bytes > st->l2 || reuseIn(x, site) < kMinReuse || streamed) &&
-         rowBytes % kPageBytes != 0 && !pagePerStep &&
-         lastDimExtentIn(x, site) >= mlirShapedTypeGetDimSize(t, rank - 1);
+  bool fewReuses = reuseIn(x, site) < kMinReuse;
+  long long extent = lastDimExtentIn(x, site);
+  bool wholeRows = extent >= mlirShapedTypeGetDimSize(t, rank - 1);
+  /* With few reuses, a tile of row segments (a GEMM's B columns split over
+   * the cores) is read in place too: its rows are as far apart as whole
+   * rows, and the copy is a pass over B per call for 7-49 rows of A
+   * (MobileNet's 1x1 convolutions at 7x7). */
+  bool longSegments = extent * (pbcElementBits(t) / 8) >= kMinSegmentBytes;
+  return (bytes > st->l2 || fewReuses || streamed) && rowBytes % kPageBytes != 0 &&
+         !pagePerStep && (wholeRows || (fewReuses && longSegments));
 }
 
 typedef struct {
