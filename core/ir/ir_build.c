@@ -135,6 +135,21 @@ void pbcEraseWithUsers(MlirOperation op) {
   mlirOperationDestroy(op);
 }
 
+bool pbcEraseIfWriteOnly(MlirValue buffer) {
+  if (!mlirValueIsAOpResult(buffer) || !pbcOpIsA(mlirOpResultGetOwner(buffer), "memref.alloc"))
+    return false;
+  for (MlirOpOperand u = mlirValueGetFirstUse(buffer); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    bool storeInto = (pbcOpIsA(user, "affine.store") || pbcOpIsA(user, "affine.vector_store")) &&
+                     mlirOpOperandGetOperandNumber(u) == 1;
+    if (!storeInto && !pbcOpIsA(user, "memref.dealloc"))
+      return false;
+  }
+  pbcEraseWithUsers(mlirOpResultGetOwner(buffer));
+  return true;
+}
+
 static MlirAffineMap accessMap(MlirOperation op) {
   return mlirAffineMapAttrGetValue(mlirOperationGetInherentAttributeByName(op, pbcStr("map")));
 }

@@ -25,6 +25,7 @@ extern const PbcCPassSpec pbcFuseSlicesPass;
 extern const PbcCPassSpec pbcFuseRowsPass;
 extern const PbcCPassSpec pbcFuseAttentionPass;
 extern const PbcCPassSpec pbcFuseEpiloguePass;
+extern const PbcCPassSpec pbcFillBorderPass;
 extern const PbcCPassSpec pbcPadGemmPass;
 extern const PbcCPassSpec pbcTilePass;
 extern const PbcCPassSpec pbcPackPass;

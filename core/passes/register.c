@@ -23,6 +23,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcFuseRowsPass,
       &pbcFuseAttentionPass,
       &pbcFuseEpiloguePass,
+      &pbcFillBorderPass,
       &pbcPadGemmPass,
       &pbcTilePass,
       &pbcPackPass,

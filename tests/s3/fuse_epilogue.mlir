@@ -225,3 +225,34 @@ func.func @freed_input(%x: memref<4x17xf32>, %y: memref<4x16xf32>) {
   memref.dealloc %c : memref<4x16xf32>
   return
 }
+
+// E writes a padded buffer's interior (a view made between M and E): the
+// allocation and the view move above M, E joins M and writes the view, and
+// C goes.
+// CHECK-LABEL: func.func @into_padded_interior
+// CHECK: %[[P:.*]] = memref.alloc() : memref<6x16xf32>
+// CHECK-NEXT: %[[S:.*]] = memref.subview %[[P]]
+// CHECK-NOT: alloc
+// CHECK: affine.for
+// CHECK: math.exp
+// CHECK-NEXT: affine.vector_store %{{.*}}, %[[S]]
+// CHECK-NEXT: } {pbc.kind = "matmul"}
+// CHECK-NOT: affine.for
+// CHECK: return
+func.func @into_padded_interior(%a: memref<4x16xf32>) -> memref<6x16xf32> {
+  %c = memref.alloc() : memref<4x16xf32>
+  affine.for %i = 0 to 4 {
+    %v = affine.vector_load %a[%i, 0] : memref<4x16xf32>, vector<16xf32>
+    %s = arith.addf %v, %v : vector<16xf32>
+    affine.vector_store %s, %c[%i, 0] : memref<4x16xf32>, vector<16xf32>
+  } {pbc.kind = "matmul"}
+  %p = memref.alloc() : memref<6x16xf32>
+  %in = memref.subview %p[1, 0] [4, 16] [1, 1] : memref<6x16xf32> to memref<4x16xf32, strided<[16, 1], offset: 16>>
+  affine.for %i = 0 to 4 {
+    %v = affine.vector_load %c[%i, 0] : memref<4x16xf32>, vector<16xf32>
+    %e = math.exp %v : vector<16xf32>
+    affine.vector_store %e, %in[%i, 0] : memref<4x16xf32, strided<[16, 1], offset: 16>>, vector<16xf32>
+  } {pbc.kind = "pointwise"}
+  memref.dealloc %c : memref<4x16xf32>
+  return %p : memref<6x16xf32>
+}

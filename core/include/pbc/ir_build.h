@@ -100,5 +100,8 @@ void pbcMoveDeallocsAfter(MlirOperation first, MlirOperation second);
 /* Erases op after every op that uses its results (a buffer's allocation
  * with its deallocs and stores, once nothing reads it). */
 void pbcEraseWithUsers(MlirOperation op);
+/* A memref.alloc whose every use is an affine store into it or its dealloc
+ * holds nothing anyone reads: erased with those uses. True if erased. */
+bool pbcEraseIfWriteOnly(MlirValue buffer);
 
 #endif

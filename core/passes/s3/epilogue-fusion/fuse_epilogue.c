@@ -16,9 +16,9 @@
  *  - M accesses C only through those stores (pbc-absorb-fill has removed the
  *    accumulator loads; a GEMM whose reduction is split re-reads C and keeps
  *    E apart);
- *  - E follows M with only constants, allocations, index arithmetic and
- *    loads of memory M does not write in between (they move above M), and
- *    frees (they stay after M);
+ *  - E follows M with only constants, allocations, views, index arithmetic
+ *    and loads of memory M does not write in between (they move above M),
+ *    and frees (they stay after M);
  *  - E is a perfect band from 0 over C's whole extent with a straight-line
  *    body; every access of C, and every access of a buffer E writes, is at
  *    E's own element (band ivs, constants along unrolled dimensions); M
@@ -337,10 +337,11 @@ static bool boxFits(const Box *box, const Epilogue *e) {
   return true;
 }
 
-/* Ops between M and E may move above M: constants, allocations, index
- * arithmetic, and loads of memory that M does not write. */
+/* Ops between M and E may move above M: constants, allocations, views
+ * (a padded buffer's interior, which E writes), index arithmetic, and loads
+ * of memory that M does not write. */
 static bool movableAboveM(MlirOperation op, MlirOperation m) {
-  if (pbcOpIsConstantOrAlloc(op) || pbcOpIsA(op, "affine.apply"))
+  if (pbcOpIsConstantOrAlloc(op) || pbcOpIsA(op, "affine.apply") || pbcOpIsMemrefView(op))
     return true;
   if (!pbcOpIsA(op, "affine.load") && !pbcOpIsA(op, "affine.vector_load"))
     return false;
@@ -416,23 +417,6 @@ static void forwardStores(MlirBlock block, MlirValue c, PbcAccess st[MAX_STORES]
   }
 }
 
-/* C, once its only reader was E: an allocation only stored into (and freed)
- * holds nothing anyone reads, so its stores and itself go. (A MobileNet
- * expansion's C, 14x14x576, was written in full next to E's result.) */
-static void eraseIfWriteOnly(MlirValue c) {
-  if (!mlirValueIsAOpResult(c) || !pbcOpIsA(mlirOpResultGetOwner(c), "memref.alloc"))
-    return;
-  for (MlirOpOperand u = mlirValueGetFirstUse(c); !mlirOpOperandIsNull(u);
-       u = mlirOpOperandGetNextUse(u)) {
-    MlirOperation user = mlirOpOperandGetOwner(u);
-    PbcAccess a;
-    bool store = pbcAccessGet(user, &a) && a.isWrite && mlirValueEqual(a.memref, c);
-    if (!store && !pbcOpIsA(user, "memref.dealloc"))
-      return;
-  }
-  pbcEraseWithUsers(mlirOpResultGetOwner(c));
-}
-
 /* What fuse() works with: too large for the stack (a PbcAccess is 1.7 KB). */
 typedef struct {
   Producer p;
@@ -480,7 +464,9 @@ static bool fuse(MlirOperation m, MlirOperation e) {
       pbcExtAffineUnrollFull(band[d]);
     forwardStores(pbcLoopBody(loop), ep.c, w->scratch);
   }
-  eraseIfWriteOnly(ep.c);
+  /* C, if it is an allocation E alone read, is now only written (a
+   * MobileNet expansion's 14x14x576 C was written in full next to E's result) */
+  pbcEraseIfWriteOnly(ep.c);
   free(w);
   return true;
 }

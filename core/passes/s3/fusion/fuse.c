@@ -26,6 +26,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
 
 #define MAX_ACC 256
@@ -153,25 +154,14 @@ static void fuse(MlirOperation P, MlirOperation C, NestInfo *np, NestInfo *nc) {
 /* A local buffer that is only written (and freed) after fusion is dead. */
 static void eraseWriteOnlyBuffers(MlirOperation func) {
   MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
-  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);) {
-    MlirOperation next = mlirOperationGetNextInBlock(op);
-    if (pbcOpIsA(op, "memref.alloc")) {
-      MlirValue buf = mlirOperationGetResult(op, 0);
-      bool writeOnly = true;
-      for (MlirOpOperand u = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(u);
-           u = mlirOpOperandGetNextUse(u)) {
-        MlirOperation user = mlirOpOperandGetOwner(u);
-        bool isStoreInto =
-            (pbcOpIsA(user, "affine.store") || pbcOpIsA(user, "affine.vector_store")) &&
-            mlirOpOperandGetOperandNumber(u) == 1;
-        if (!isStoreInto && !pbcOpIsA(user, "memref.dealloc"))
-          writeOnly = false;
-      }
-      if (writeOnly)
-        pbcEraseWithUsers(op);
-    }
-    op = next;
-  }
+  PbcOpList allocs = {0}; /* first: erasing one erases its frees, maybe the next op */
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    if (pbcOpIsA(op, "memref.alloc"))
+      pbcOpListPush(&allocs, op);
+  for (int i = 0; i < allocs.n; ++i)
+    pbcEraseIfWriteOnly(mlirOperationGetResult(allocs.ops[i], 0));
+  pbcOpListDestroy(&allocs);
 }
 
 static bool run(MlirOperation func, void *state) {
@@ -193,8 +183,11 @@ static bool run(MlirOperation func, void *state) {
         fused = true;
       }
       P = op;
-    } else if (!pbcOpIsConstantOrAlloc(op) && !pbcOpIsA(op, "memref.dealloc")) {
-      P = (MlirOperation){NULL}; /* only fuse nests adjacent but for allocs */
+    } else if (!pbcOpIsConstantOrAlloc(op) && !pbcOpIsA(op, "memref.dealloc") &&
+               !pbcOpIsMemrefView(op)) {
+      /* only fuse nests adjacent but for allocs, frees and views (a padded
+       * buffer's interior, which C fills) */
+      P = (MlirOperation){NULL};
     }
     op = next;
   }
