@@ -267,8 +267,8 @@ bool pbcMatchAttentionChain(MlirOperation qkRoot, PbcAttentionChain *at) {
   MlirValue x = qk.c, m = {NULL}, e = {NULL}, l = {NULL}, p = {NULL}, mFill = {NULL},
             lFill = {NULL};
   double mInit = 0;
-  for (MlirOperation op = pbcChainNextNest(qkRoot, at->buffers, at->nBuffers);;
-       op = pbcChainNextNest(op, at->buffers, at->nBuffers)) {
+  /* Frees of other buffers (Q's, after Q Kᵀ) move after the kernel. */
+  for (MlirOperation op = pbcChainNextNest(qkRoot, NULL, 0);; op = pbcChainNextNest(op, NULL, 0)) {
     if (mlirOperationIsNull(op))
       return false;
     MlirValue out;

@@ -18,6 +18,8 @@
 // RUN: pbc --run=1 --check %t/causal.mlir
 // RUN: pbc --run=1 --check %t/rows.mlir
 // RUN: pbc --run=1 --check %t/escapes.mlir
+// RUN: pbc --chip=x86-64-v4 --emit=s3 %t/freed.mlir | FileCheck %s --check-prefix=FREED
+// RUN: pbc --run=1 --check %t/freed.mlir
 
 // MASK-LABEL: func.func @attention
 // MASK-NOT: memref<2x100x33xf32>
@@ -39,6 +41,15 @@
 // ROWS-LABEL: func.func @attention
 // ROWS-NOT: memref<3x17x17xf32>
 // ROWS: } {pbc.kind = "attention"}
+
+// Q and Kᵀ computed in the function (heads split by transposes, as
+// PyTorch 2's attention lowers) are freed right after Q Kᵀ: the frees
+// move after the kernel, which reads them.
+// FREED-LABEL: func.func @attention
+// FREED-NOT: memref<3x17x17xf32>
+// FREED: } {pbc.kind = "attention"}
+// FREED: memref.dealloc
+// FREED-NOT: memref<3x17x17xf32>
 
 // OFF: memref.alloc() {{.*}} : memref<{{2x100x33|2x8x8}}xf32>
 // OFF-NOT: pbc.kind = "attention"
@@ -182,4 +193,27 @@ func.func @attention(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<
   %zo = linalg.fill ins(%z : f32) outs(%eo : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%zo : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   return %o, %s : tensor<2x8x16xf32>, tensor<2x8x8xf32>
+}
+
+//--- freed.mlir
+func.func @attention(%q: tensor<17x3x8xf32>, %k: tensor<17x3x8xf32>, %v: tensor<3x17x8xf32>) -> tensor<3x17x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %sc = arith.constant 0.35355339059327373 : f32
+  %eq = tensor.empty() : tensor<3x17x8xf32>
+  %qh = linalg.transpose ins(%q : tensor<17x3x8xf32>) outs(%eq : tensor<3x17x8xf32>) permutation = [1, 0, 2]
+  %ek = tensor.empty() : tensor<3x8x17xf32>
+  %kt = linalg.transpose ins(%k : tensor<17x3x8xf32>) outs(%ek : tensor<3x8x17xf32>) permutation = [1, 2, 0]
+  %es = tensor.empty() : tensor<3x17x17xf32>
+  %zs = linalg.fill ins(%z : f32) outs(%es : tensor<3x17x17xf32>) -> tensor<3x17x17xf32>
+  %s = linalg.batch_matmul ins(%qh, %kt : tensor<3x17x8xf32>, tensor<3x8x17xf32>) outs(%zs : tensor<3x17x17xf32>) -> tensor<3x17x17xf32>
+  %ss = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<3x17x17xf32>) outs(%es : tensor<3x17x17xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.mulf %a, %sc : f32
+    linalg.yield %r : f32
+  } -> tensor<3x17x17xf32>
+  %p = linalg.softmax dimension(2) ins(%ss : tensor<3x17x17xf32>) outs(%es : tensor<3x17x17xf32>) -> tensor<3x17x17xf32>
+  %eo = tensor.empty() : tensor<3x17x8xf32>
+  %zo = linalg.fill ins(%z : f32) outs(%eo : tensor<3x17x8xf32>) -> tensor<3x17x8xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<3x17x17xf32>, tensor<3x17x8xf32>) outs(%zo : tensor<3x17x8xf32>) -> tensor<3x17x8xf32>
+  return %o : tensor<3x17x8xf32>
 }

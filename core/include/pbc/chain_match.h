@@ -36,9 +36,16 @@ bool pbcChainSameShape(MlirValue a, MlirValue b, int rank);
 bool pbcChainMovable(MlirOperation op);
 MlirOperation pbcChainNeighbour(MlirOperation op, bool after);
 /* The chain's next nest: the affine.for after `op`, past movable ops and
- * deallocations of the chain's own buffers[0..n); null if anything else
- * (or the block's end) comes first. */
+ * deallocations of the chain's own buffers[0..n) (of any buffer if
+ * `buffers` is NULL: a kernel that replaces the chain at its last nest then
+ * moves the other frees after itself, pbcChainMoveFreesAfter); null if
+ * anything else (or the block's end) comes first. */
 MlirOperation pbcChainNextNest(MlirOperation op, const MlirValue *buffers, int n);
+/* The deallocations between the first of nests[0..n) and `last` of buffers
+ * other than buffers[0..nb) move after `last` (a query block freed after
+ * Q Kᵀ, read by the kernel that replaces the chain at `last`). */
+void pbcChainMoveFreesAfter(const MlirOperation *nests, int n, MlirOperation last,
+                            const MlirValue *buffers, int nb);
 /* Whether every use of each buffers[i] (the chain's intermediates) lies in
  * one of nests[0..nNests), in `last`, or deallocates it: the kernel that
  * replaces those nests may drop them. */
