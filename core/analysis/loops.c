@@ -55,6 +55,21 @@ void pbcLoopSetUpperBound(MlirOperation forOp, long long ub) {
                                   mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, ub)));
 }
 
+void pbcLoopSetLowerBound(MlirOperation forOp, long long lb) {
+  MlirContext ctx = mlirOperationGetContext(forOp);
+  mlirOperationSetAttributeByName(forOp, pbcStr("lowerBoundMap"),
+                                  mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, lb)));
+}
+
+static bool mapHasInputs(MlirOperation forOp, const char *map) {
+  return mlirAffineMapGetNumInputs(
+             mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(forOp, pbcStr(map)))) != 0;
+}
+
+bool pbcLoopHasBoundOperands(MlirOperation forOp) {
+  return mapHasInputs(forOp, "lowerBoundMap") || mapHasInputs(forOp, "upperBoundMap");
+}
+
 int pbcLoopIndexOf(MlirValue v, const MlirOperation loops[], int n) {
   for (int l = 0; l < n; ++l)
     if (mlirValueEqual(pbcLoopIv(loops[l]), v))

@@ -92,8 +92,8 @@ func.func @whole_rows(%a: memref<4x32xf32>, %c: memref<4x32xf32>, %y: memref<4x3
   return
 }
 
-// A split reduction: C is read back under the %k0 loop, so no tile is final
-// when stored.
+// A split reduction: C is read back under the %k0 loop (the nest's root),
+// so no tile is final when stored, and E writes C in place.
 // CHECK-LABEL: func.func @split_reduction
 // CHECK: } {pbc.kind = "matmul"}
 // CHECK-NEXT: affine.for
@@ -112,6 +112,39 @@ func.func @split_reduction(%a: memref<4x16xf32>, %c: memref<4x16xf32>) {
       %v = affine.vector_load %c[%i, %j] : memref<4x16xf32>, vector<16xf32>
       %e = math.exp %v : vector<16xf32>
       affine.vector_store %e, %c[%i, %j] : memref<4x16xf32>, vector<16xf32>
+    }
+  } {pbc.kind = "pointwise"}
+  return
+}
+
+// A reduction split into blocks inside M (a GEMM's KC loop, its first
+// block peeled by pbc-absorb-fill): C is complete in the last block only,
+// which is peeled off the loop (0 to 2, then 2 to 3); E follows its tiles.
+// CHECK-LABEL: func.func @split_k_last_block
+// CHECK: affine.for %{{.*}} = 0 to 2 {
+// CHECK-NOT: math.exp
+// CHECK: affine.for %{{.*}} = 2 to 3 {
+// CHECK: affine.vector_store %{{.*}}, %arg1
+// CHECK: math.exp
+// CHECK-NEXT: affine.vector_store %{{.*}}, %arg2
+// CHECK: } {pbc.kind = "matmul"}
+// CHECK-NOT: pbc.kind = "pointwise"
+func.func @split_k_last_block(%a: memref<4x16xf32>, %c: memref<4x16xf32>, %y: memref<4x16xf32>) {
+  affine.for %r = 0 to 1 {
+    affine.for %k0 = 0 to 3 {
+      affine.for %i = 0 to 4 {
+        %x = affine.vector_load %a[%i, 0] : memref<4x16xf32>, vector<16xf32>
+        %o = affine.vector_load %c[%i, 0] : memref<4x16xf32>, vector<16xf32>
+        %s = arith.addf %x, %o : vector<16xf32>
+        affine.vector_store %s, %c[%i, 0] : memref<4x16xf32>, vector<16xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 16 step 16 {
+      %v = affine.vector_load %c[%i, %j] : memref<4x16xf32>, vector<16xf32>
+      %e = math.exp %v : vector<16xf32>
+      affine.vector_store %e, %y[%i, %j] : memref<4x16xf32>, vector<16xf32>
     }
   } {pbc.kind = "pointwise"}
   return

@@ -24,8 +24,13 @@ bool pbcLoopRunsAtLeastOnce(MlirOperation forOp);
  * step, else -1. */
 long long pbcLoopUpperFromZero(MlirOperation forOp);
 void pbcLoopSetStep(MlirOperation forOp, long long step);
-/* Makes the loop's upper bound the constant `ub`. */
+/* Makes the loop's upper bound the constant `ub` (a loop whose bounds
+ * have no operands: pbcLoopHasBoundOperands). */
 void pbcLoopSetUpperBound(MlirOperation forOp, long long ub);
+/* The same for the lower bound. */
+void pbcLoopSetLowerBound(MlirOperation forOp, long long lb);
+/* True if a bound map of the affine.for takes operands (outer ivs). */
+bool pbcLoopHasBoundOperands(MlirOperation forOp);
 /* True if op is `ancestor` or nested inside it. */
 bool pbcOpIsInside(MlirOperation op, MlirOperation ancestor);
 /* True if op is inside a loop marked pbc.copy (a copy nest that

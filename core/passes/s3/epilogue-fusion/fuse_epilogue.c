@@ -178,7 +178,7 @@ static bool describeEpilogue(MlirOperation e, MlirOperation m, Epilogue *ep, Pbc
 typedef struct {
   MlirValue c;
   Producer *p;
-  bool ok;
+  bool loadsOk, ok;
 } Collect;
 
 static MlirWalkResult collectFn(MlirOperation op, void *user) {
@@ -186,8 +186,10 @@ static MlirWalkResult collectFn(MlirOperation op, void *user) {
   if (!pbcOpUsesMemref(op, c->c))
     return MlirWalkResultAdvance;
   PbcAccess a;
-  if (!pbcAccessGet(op, &a) || !a.isWrite || !mlirValueEqual(a.memref, c->c) ||
-      c->p->nSt == MAX_STORES) {
+  bool access = pbcAccessGet(op, &a) && mlirValueEqual(a.memref, c->c);
+  if (access && !a.isWrite && c->loadsOk)
+    return MlirWalkResultAdvance;
+  if (!access || !a.isWrite || c->p->nSt == MAX_STORES) {
     c->ok = false;
     return MlirWalkResultInterrupt;
   }
@@ -195,9 +197,11 @@ static MlirWalkResult collectFn(MlirOperation op, void *user) {
   return MlirWalkResultAdvance;
 }
 
-/* M's stores of C, all in one block, and the affine.for loops around it. */
-static bool describeProducer(MlirOperation m, MlirValue cv, Producer *p) {
-  Collect c = {cv, p, true};
+/* M's stores of C, all in one block, and the affine.for loops around it.
+ * With loadsOk (M is a reduction's last block), M may also read C: its
+ * accumulators' starts, each before the tile's stores that E follows. */
+static bool describeProducer(MlirOperation m, MlirValue cv, bool loadsOk, Producer *p) {
+  Collect c = {cv, p, loadsOk, true};
   p->nSt = 0;
   mlirOperationWalk(m, collectFn, &c, MlirWalkPreOrder);
   if (!c.ok || p->nSt == 0)
@@ -423,15 +427,103 @@ typedef struct {
   PbcAccess scratch[MAX_STORES]; /* E's accesses, then forwardStores' */
 } Work;
 
+/* Where in producer `m` (M itself, or its reduction's last block) E's slice
+ * goes: the chain position, or -1. */
+static int sliceSite(MlirOperation m, bool loadsOk, const Epilogue *ep, Work *w, Box *box) {
+  if (!describeProducer(m, ep->c, loadsOk, &w->p))
+    return -1;
+  for (int q = 0; q < w->p.nChain; ++q)
+    if (completeAt(&w->p, q) && boxAt(&w->p, q, ep->rank, box) && boxFits(box, ep))
+      return q;
+  return -1;
+}
+
+/* The op holding `op` (itself or an ancestor) in `block`, or null. */
+static MlirOperation holderIn(MlirOperation op, MlirBlock block) {
+  for (; !mlirOperationIsNull(op); op = mlirOperationGetParentOperation(op))
+    if (mlirBlockEqual(mlirOperationGetBlock(op), block))
+      return op;
+  return op;
+}
+
+/* A GEMM whose reduction is split into KC blocks has C complete only in
+ * the last block: L, the one sequential loop of M around C's stores that no
+ * store's subscript depends on (more than one iteration; pbc-absorb-fill
+ * has peeled its first), must hold the last of them (every store of C in
+ * M is in L or before it). L's last iteration is then peeled into a clone
+ * after L, which E's slice can follow; returns the clone, or null (nothing
+ * changed). */
+static MlirOperation peelLastReductionBlock(MlirOperation m, MlirValue c) {
+  PbcOpList stores = {0};
+  PbcAccess a;
+  for (MlirOpOperand u = mlirValueGetFirstUse(c); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    if (pbcOpIsInside(user, m) && pbcAccessGet(user, &a) && a.isWrite)
+      pbcOpListPush(&stores, user);
+  }
+  MlirOperation l = {NULL};
+  bool ok = stores.n > 0;
+  for (int i = 0; i < stores.n && ok; ++i)
+    for (MlirOperation op = mlirOperationGetParentOperation(stores.ops[i]);
+         ok && !mlirOperationEqual(op, m); op = mlirOperationGetParentOperation(op)) {
+      if (!pbcOpIsA(op, "affine.for") || pbcExtAffineConstantTripCount(op) <= 1)
+        continue;
+      bool indexes = false;
+      for (int j = 0; j < stores.n && !indexes; ++j)
+        indexes = pbcOpIsInside(stores.ops[j], op) && pbcAccessGet(stores.ops[j], &a) &&
+                  pbcAccessDependsOnLoop(&a, op);
+      if (indexes || mlirOperationEqual(op, l))
+        continue;
+      ok = mlirOperationIsNull(l); /* a second reduction loop: not a KC split */
+      l = op;
+    }
+  for (int i = 0; i < stores.n && ok && !mlirOperationIsNull(l); ++i) {
+    MlirOperation h = holderIn(stores.ops[i], mlirOperationGetBlock(l));
+    ok = !mlirOperationIsNull(h) && (mlirOperationEqual(h, l) || pbcOpFollowsInBlock(l, h));
+  }
+  pbcOpListDestroy(&stores);
+  PbcLinearForm lb, ub;
+  if (!ok || mlirOperationIsNull(l) || !pbcLoopBoundForm(l, false, &lb) || lb.nTerms ||
+      !pbcLoopBoundForm(l, true, &ub) || ub.nTerms || pbcLoopHasBoundOperands(l) ||
+      (ub.constant - lb.constant) % pbcLoopStep(l) != 0)
+    return (MlirOperation){NULL};
+  long long start = ub.constant - pbcLoopStep(l);
+  MlirOperation clone = mlirOperationClone(l);
+  mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(l), l, clone);
+  pbcLoopSetLowerBound(clone, start);
+  pbcLoopSetUpperBound(l, start);
+  return clone;
+}
+
+/* Undoes peelLastReductionBlock: L (the op before the clone) runs its last
+ * iteration again. */
+static void unpeel(MlirOperation clone) {
+  MlirOperation l = mlirBlockGetFirstOperation(mlirOperationGetBlock(clone));
+  while (!mlirOperationEqual(mlirOperationGetNextInBlock(l), clone))
+    l = mlirOperationGetNextInBlock(l);
+  PbcLinearForm ub;
+  pbcLoopBoundForm(clone, true, &ub);
+  pbcLoopSetUpperBound(l, ub.constant);
+  mlirOperationDestroy(clone);
+}
+
 static bool fuse(MlirOperation m, MlirOperation e) {
   Epilogue ep;
   Box box;
   int at = -1;
   Work *w = malloc(sizeof(*w));
-  if (describeEpilogue(e, m, &ep, w->scratch) && describeProducer(m, ep.c, &w->p))
-    for (int q = 0; q < w->p.nChain && at < 0; ++q)
-      if (completeAt(&w->p, q) && boxAt(&w->p, q, ep.rank, &box) && boxFits(&box, &ep))
-        at = q;
+  if (!describeEpilogue(e, m, &ep, w->scratch)) {
+    free(w);
+    return false;
+  }
+  at = sliceSite(m, false, &ep, w, &box);
+  if (at < 0) {
+    /* C is re-read by a split reduction: E follows its last block. */
+    MlirOperation lastBlock = peelLastReductionBlock(m, ep.c);
+    if (!mlirOperationIsNull(lastBlock) && (at = sliceSite(lastBlock, true, &ep, w, &box)) < 0)
+      unpeel(lastBlock);
+  }
   if (at < 0) {
     free(w);
     return false;

@@ -185,11 +185,6 @@ static bool absorbable(const Uses *u, MlirOperation n, long long elements, MlirO
   return covered == elements;
 }
 
-static bool hasBoundInputs(MlirOperation l, const char *map) {
-  return mlirAffineMapGetNumInputs(
-             mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(l, pbcStr(map)))) != 0;
-}
-
 /* Splits L's first iteration off into a clone inserted before L, which then
  * starts one step later; returns the clone, or null if L's bounds are not
  * constant maps (a map with inputs keeps its operands: no 0-input map may
@@ -197,15 +192,13 @@ static bool hasBoundInputs(MlirOperation l, const char *map) {
 static MlirOperation peelFirstIteration(MlirOperation l) {
   PbcLinearForm lb, ub;
   if (!pbcLoopBoundForm(l, false, &lb) || lb.nTerms || !pbcLoopBoundForm(l, true, &ub) ||
-      ub.nTerms || hasBoundInputs(l, "lowerBoundMap") || hasBoundInputs(l, "upperBoundMap"))
+      ub.nTerms || pbcLoopHasBoundOperands(l))
     return (MlirOperation){NULL};
-  MlirContext ctx = mlirOperationGetContext(l);
   long long second = lb.constant + pbcLoopStep(l);
   MlirOperation first = mlirOperationClone(l);
   mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(l), l, first);
   pbcLoopSetUpperBound(first, second);
-  mlirOperationSetAttributeByName(l, pbcStr("lowerBoundMap"),
-                                  mlirAffineMapAttrGet(mlirAffineMapConstantGet(ctx, second)));
+  pbcLoopSetLowerBound(l, second);
   return first;
 }
 
