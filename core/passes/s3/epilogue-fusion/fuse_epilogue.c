@@ -446,10 +446,43 @@ static MlirOperation holderIn(MlirOperation op, MlirBlock block) {
   return op;
 }
 
+/* True if v is iv or computed from it (index arithmetic). */
+static bool valueDependsOn(MlirValue v, MlirValue iv, int depth) {
+  if (mlirValueEqual(v, iv))
+    return true;
+  if (depth == 0 || !mlirValueIsAOpResult(v))
+    return depth == 0; /* too deep to tell: assume it does */
+  MlirOperation def = mlirOpResultGetOwner(v);
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(def); ++i)
+    if (valueDependsOn(mlirOperationGetOperand(def, i), iv, depth - 1))
+      return true;
+  return false;
+}
+
+/* True if the stores of C may tell L's iterations apart: a subscript reads
+ * L's iv, or a loop between a store and L has bounds computed from it (a
+ * tile's point loop, from its tile loop's iv). */
+static bool storesIndexLoop(const PbcOpList *stores, MlirOperation l) {
+  MlirValue iv = pbcLoopIv(l);
+  PbcAccess a;
+  for (int i = 0; i < stores->n; ++i) {
+    if (!pbcOpIsInside(stores->ops[i], l))
+      continue;
+    if (!pbcAccessGet(stores->ops[i], &a) || pbcAccessDependsOnLoop(&a, l))
+      return true;
+    for (MlirOperation x = mlirOperationGetParentOperation(stores->ops[i]);
+         !mlirOperationEqual(x, l); x = mlirOperationGetParentOperation(x))
+      for (intptr_t k = 0; k < mlirOperationGetNumOperands(x); ++k)
+        if (valueDependsOn(mlirOperationGetOperand(x, k), iv, 8))
+          return true;
+  }
+  return false;
+}
+
 /* A GEMM whose reduction is split into KC blocks has C complete only in
- * the last block: L, the one sequential loop of M around C's stores that no
- * store's subscript depends on (more than one iteration; pbc-absorb-fill
- * has peeled its first), must hold the last of them (every store of C in
+ * the last block: L, the one loop of M around C's stores whose iterations
+ * the stores cannot tell apart (storesIndexLoop; more than one iteration;
+ * pbc-absorb-fill has peeled its first), must hold the last of them (every store of C in
  * M is in L or before it). L's last iteration is then peeled into a clone
  * after L, which E's slice can follow; returns the clone, or null (nothing
  * changed). */
@@ -467,13 +500,8 @@ static MlirOperation peelLastReductionBlock(MlirOperation m, MlirValue c) {
   for (int i = 0; i < stores.n && ok; ++i)
     for (MlirOperation op = mlirOperationGetParentOperation(stores.ops[i]);
          ok && !mlirOperationEqual(op, m); op = mlirOperationGetParentOperation(op)) {
-      if (!pbcOpIsA(op, "affine.for") || pbcExtAffineConstantTripCount(op) <= 1)
-        continue;
-      bool indexes = false;
-      for (int j = 0; j < stores.n && !indexes; ++j)
-        indexes = pbcOpIsInside(stores.ops[j], op) && pbcAccessGet(stores.ops[j], &a) &&
-                  pbcAccessDependsOnLoop(&a, op);
-      if (indexes || mlirOperationEqual(op, l))
+      if (!pbcOpIsA(op, "affine.for") || pbcExtAffineConstantTripCount(op) <= 1 ||
+          mlirOperationEqual(op, l) || storesIndexLoop(&stores, op))
         continue;
       ok = mlirOperationIsNull(l); /* a second reduction loop: not a KC split */
       l = op;
