@@ -47,6 +47,8 @@ os.environ.setdefault("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=67108864:"
                       "glibc.malloc.trim_threshold=268435456")
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, HERE)
+import timing  # noqa: E402
 if "PBC_LIBPBC" not in os.environ:
     os.environ["PBC_LIBPBC"] = os.path.join(ROOT, "build", "bin", "libpbc.so")
 
@@ -105,12 +107,7 @@ def median_ms(fn, runs):
     while calls < 3 or time.perf_counter() - start < 0.05:
         fn()
         calls += 1
-    ts = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(ts)
+    return timing.median_ms(fn, runs)
 
 
 def pbc_side(name, ins, out_shape):

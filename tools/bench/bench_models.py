@@ -48,6 +48,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+from timing import median_ms  # noqa: E402
 LIBOMP = "/usr/lib/llvm-22/lib/libomp.so.5"
 DEFAULT_MODELS = "resnet18,resnet50,mobilenet_v2,efficientnet_b0,vit_b_16,bert"
 DEFAULT_SIDES = "pbc,ort,inductor,iree,eager"
@@ -148,15 +150,6 @@ def prepare(name, work, sides):
     return sides
 
 
-def timed(fn, runs):
-    ts = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(ts)
-
-
 def side_callable(side, name, work):
     """(a function of no arguments returning the output as numpy, notes)."""
     import numpy as np
@@ -209,8 +202,8 @@ def worker(side, name, work, runs):
     import numpy as np
     fn, notes = side_callable(side, name, work)
     np.save(path(work, name, side + ".npy"), fn())
-    timed(fn, runs)
-    notes["ms"] = timed(fn, runs)
+    median_ms(fn, runs)  # warm-up
+    notes["ms"] = median_ms(fn, runs)
     print(json.dumps(notes))
 
 
