@@ -66,18 +66,14 @@ MlirOperation pbcChainNextNest(MlirOperation op, const MlirValue *buffers, int n
   return op;
 }
 
-void pbcChainMoveFreesAfter(const MlirOperation *nests, int n, MlirOperation last,
-                            const MlirValue *buffers, int nb) {
+void pbcChainMoveFreesAfter(const MlirOperation *nests, int n, MlirOperation last) {
   MlirOperation first = last;
   for (int i = 0; i < n; ++i)
     if (pbcOpFollowsInBlock(first, nests[i]))
       first = nests[i];
   for (MlirOperation op = first; !mlirOperationEqual(op, last);) {
     MlirOperation next = mlirOperationGetNextInBlock(op);
-    bool own = false;
-    for (int i = 0; i < nb && !own; ++i)
-      own = pbcOpIsA(op, "memref.dealloc") && mlirOperationGetOperand(op, 0).ptr == buffers[i].ptr;
-    if (pbcOpIsA(op, "memref.dealloc") && !own)
+    if (pbcOpIsA(op, "memref.dealloc"))
       mlirOperationMoveAfter(op, last);
     op = next;
   }

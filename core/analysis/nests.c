@@ -48,3 +48,16 @@ void pbcRootNests(MlirOperation func, const char *kind, PbcOpList *roots) {
     if (pbcOpIsA(op, "affine.for") && (!kind || pbcNestKindIs(op, kind)))
       pbcOpListPush(roots, op);
 }
+
+bool pbcNestIsFill(MlirOperation f, PbcAccess *store, MlirOperation *constant) {
+  MlirOperation band[PBC_MAX_BAND];
+  int depth = pbcLoopBand(f, band, PBC_MAX_BAND);
+  if (depth == 0 || !pbcLoopStoresOnlyConstant(band[depth - 1], store, constant))
+    return false;
+  for (int l = 0; l < depth; ++l)
+    if (!pbcLoopIsParallel(band[l]))
+      return false;
+  long long n = pbcBandIterations(f);
+  return n > 0 && n * (store->lanes ? store->lanes : 1) ==
+                      pbcMemrefElements(mlirValueGetType(store->memref));
+}

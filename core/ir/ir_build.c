@@ -8,6 +8,7 @@
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
+#include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 
 
@@ -133,6 +134,38 @@ void pbcEraseWithUsers(MlirOperation op) {
       mlirOperationDestroy(mlirOpOperandGetOwner(mlirValueGetFirstUse(v)));
   }
   mlirOperationDestroy(op);
+}
+
+MlirOperation pbcLoopPeel(MlirOperation forOp, bool last) {
+  PbcLinearForm lb, ub;
+  if (!pbcLoopBoundForm(forOp, false, &lb) || lb.nTerms || !pbcLoopBoundForm(forOp, true, &ub) ||
+      ub.nTerms || pbcLoopHasBoundOperands(forOp) || pbcExtAffineConstantTripCount(forOp) < 2)
+    return (MlirOperation){NULL};
+  long long step = pbcLoopStep(forOp);
+  long long cut = last ? lb.constant + (ub.constant - lb.constant - 1) / step * step
+                       : lb.constant + step;
+  MlirOperation clone = mlirOperationClone(forOp);
+  MlirBlock block = mlirOperationGetBlock(forOp);
+  if (last) {
+    mlirBlockInsertOwnedOperationAfter(block, forOp, clone);
+    pbcLoopSetLowerBound(clone, cut);
+    pbcLoopSetUpperBound(forOp, cut);
+  } else {
+    mlirBlockInsertOwnedOperationBefore(block, forOp, clone);
+    pbcLoopSetUpperBound(clone, cut);
+    pbcLoopSetLowerBound(forOp, cut);
+  }
+  return clone;
+}
+
+void pbcLoopUnpeel(MlirOperation forOp, MlirOperation clone, bool last) {
+  PbcLinearForm bound;
+  pbcLoopBoundForm(clone, last, &bound);
+  if (last)
+    pbcLoopSetUpperBound(forOp, bound.constant);
+  else
+    pbcLoopSetLowerBound(forOp, bound.constant);
+  mlirOperationDestroy(clone);
 }
 
 bool pbcEraseIfWriteOnly(MlirValue buffer) {

@@ -166,13 +166,11 @@ def side_callable(side, name, work):
         return (lambda: sess.run(None, {"x": x})[0]), notes
     if side == "iree":
         import iree.runtime as ireert
-        ireert.flags.parse_flags("--task_topology_max_group_count=2")
-        config = ireert.Config("local-task")
+        ireert.flags.parse_flags("--task_topology_max_group_count=2")  # before the device
         with open(path(work, name, "vmfb"), "rb") as f:
             module = ireert.load_vm_flatbuffer(f.read(), driver="local-task")
         fn = module.main_graph if hasattr(module, "main_graph") else module[
             next(iter(module.vm_module.function_names))]
-        del config
         return (lambda: np.asarray(fn(x).to_host())), notes
     import torch
     torch.set_num_threads(2)

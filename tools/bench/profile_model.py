@@ -40,6 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import bench_models  # noqa: E402
+from timing import median_ms  # noqa: E402
 
 LIBOMP = "/usr/lib/llvm-22/lib/libomp.so.5"
 
@@ -66,13 +67,8 @@ def worker(name, work, seconds):
         for i, t in enumerate(texts):
             with open(os.path.join(work, "%s.seg%d.mlir" % (name, i)), "w") as f:
                 f.write(t)
-        ts = []
-        for _ in range(20):
-            t = time.perf_counter()
-            fast(x)
-            ts.append((time.perf_counter() - t) * 1e3)
         with open(os.path.join(work, name + ".ms"), "w") as f:
-            f.write("%f" % statistics.median(ts))
+            f.write("%f" % median_ms(lambda: fast(x), 20))
         open(os.path.join(work, name + ".ready"), "w").close()  # perf starts now
         end = time.perf_counter() + seconds
         while time.perf_counter() < end:

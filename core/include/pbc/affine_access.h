@@ -110,6 +110,9 @@ MlirOperation pbcMemrefHoistPoint(MlirOperation op, MlirValue memref, bool unles
  * as in a fill nest's innermost loop: the store in *store, the constant's
  * op in *constant. */
 bool pbcLoopStoresOnlyConstant(MlirOperation loop, PbcAccess *store, MlirOperation *constant);
+/* F is a fill: a perfect nest of parallel loops whose body stores one
+ * constant (*constant), into every element of its memref (*store). */
+bool pbcNestIsFill(MlirOperation f, PbcAccess *store, MlirOperation *constant);
 /* True if rows `rowBytes` apart crowd into a few cache sets: a multiple of
  * 256 bytes maps the rows of a tile to a few set groups (4 KiB rows: all in
  * one; 3 KiB rows: 4). A line of padding per row spreads them. */

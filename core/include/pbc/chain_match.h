@@ -41,11 +41,10 @@ MlirOperation pbcChainNeighbour(MlirOperation op, bool after);
  * moves the other frees after itself, pbcChainMoveFreesAfter); null if
  * anything else (or the block's end) comes first. */
 MlirOperation pbcChainNextNest(MlirOperation op, const MlirValue *buffers, int n);
-/* The deallocations between the first of nests[0..n) and `last` of buffers
- * other than buffers[0..nb) move after `last` (a query block freed after
- * Q Kᵀ, read by the kernel that replaces the chain at `last`). */
-void pbcChainMoveFreesAfter(const MlirOperation *nests, int n, MlirOperation last,
-                            const MlirValue *buffers, int nb);
+/* The deallocations between the first of nests[0..n) and `last` move after
+ * `last` (a query block freed after Q Kᵀ, read by the kernel that replaces
+ * the chain at `last`; the chain's own buffers go with the chain). */
+void pbcChainMoveFreesAfter(const MlirOperation *nests, int n, MlirOperation last);
 /* Whether every use of each buffers[i] (the chain's intermediates) lies in
  * one of nests[0..nNests), in `last`, or deallocates it: the kernel that
  * replaces those nests may drop them. */

@@ -100,6 +100,12 @@ void pbcMoveDeallocsAfter(MlirOperation first, MlirOperation second);
 /* Erases op after every op that uses its results (a buffer's allocation
  * with its deallocs and stores, once nothing reads it). */
 void pbcEraseWithUsers(MlirOperation op);
+/* Peels the first (or last) iteration of an affine.for with constant
+ * bounds (no operands) and at least two iterations into a clone before (or
+ * after) it; the loop keeps the other iterations. Returns the clone, or
+ * null (nothing changed). pbcLoopUnpeel undoes it. */
+MlirOperation pbcLoopPeel(MlirOperation forOp, bool last);
+void pbcLoopUnpeel(MlirOperation forOp, MlirOperation clone, bool last);
 /* A memref.alloc whose every use is an affine store into it or its dealloc
  * holds nothing anyone reads: erased with those uses. True if erased. */
 bool pbcEraseIfWriteOnly(MlirValue buffer);

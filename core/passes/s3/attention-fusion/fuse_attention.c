@@ -696,7 +696,7 @@ static Outcome fuse(const State *st, const PbcAttentionChain *at) {
   MlirValue args[5 + kMaxExtras] = {at->q, at->k, at->v, at->o, at->oInit};
   for (int i = 0; i < g.ex.n; ++i)
     args[5 + i] = g.ex.values[i];
-  pbcChainMoveFreesAfter(at->nests, at->nNests, at->pv, at->buffers, at->nBuffers);
+  pbcChainMoveFreesAfter(at->nests, at->nNests, at->pv);
   bool parsed = inlineKernel(at->pv, pbcStrBufGet(&text), args, 5 + g.ex.n);
   pbcStrBufDestroy(&text);
   if (!parsed) {

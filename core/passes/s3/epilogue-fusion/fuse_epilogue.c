@@ -482,11 +482,10 @@ static bool storesIndexLoop(const PbcOpList *stores, MlirOperation l) {
 /* A GEMM whose reduction is split into KC blocks has C complete only in
  * the last block: L, the one loop of M around C's stores whose iterations
  * the stores cannot tell apart (storesIndexLoop; more than one iteration;
- * pbc-absorb-fill has peeled its first), must hold the last of them (every store of C in
- * M is in L or before it). L's last iteration is then peeled into a clone
- * after L, which E's slice can follow; returns the clone, or null (nothing
- * changed). */
-static MlirOperation peelLastReductionBlock(MlirOperation m, MlirValue c) {
+ * pbc-absorb-fill has peeled its first), must hold the last of them (every
+ * store of C in M is in L or before it). Returns L, or null; its last
+ * iteration, peeled (pbcLoopPeel), is a block E's slice can follow. */
+static MlirOperation splitReductionLoop(MlirOperation m, MlirValue c) {
   PbcOpList stores = {0};
   PbcAccess a;
   for (MlirOpOperand u = mlirValueGetFirstUse(c); !mlirOpOperandIsNull(u);
@@ -511,29 +510,7 @@ static MlirOperation peelLastReductionBlock(MlirOperation m, MlirValue c) {
     ok = !mlirOperationIsNull(h) && (mlirOperationEqual(h, l) || pbcOpFollowsInBlock(l, h));
   }
   pbcOpListDestroy(&stores);
-  PbcLinearForm lb, ub;
-  if (!ok || mlirOperationIsNull(l) || !pbcLoopBoundForm(l, false, &lb) || lb.nTerms ||
-      !pbcLoopBoundForm(l, true, &ub) || ub.nTerms || pbcLoopHasBoundOperands(l) ||
-      (ub.constant - lb.constant) % pbcLoopStep(l) != 0)
-    return (MlirOperation){NULL};
-  long long start = ub.constant - pbcLoopStep(l);
-  MlirOperation clone = mlirOperationClone(l);
-  mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(l), l, clone);
-  pbcLoopSetLowerBound(clone, start);
-  pbcLoopSetUpperBound(l, start);
-  return clone;
-}
-
-/* Undoes peelLastReductionBlock: L (the op before the clone) runs its last
- * iteration again. */
-static void unpeel(MlirOperation clone) {
-  MlirOperation l = mlirBlockGetFirstOperation(mlirOperationGetBlock(clone));
-  while (!mlirOperationEqual(mlirOperationGetNextInBlock(l), clone))
-    l = mlirOperationGetNextInBlock(l);
-  PbcLinearForm ub;
-  pbcLoopBoundForm(clone, true, &ub);
-  pbcLoopSetUpperBound(l, ub.constant);
-  mlirOperationDestroy(clone);
+  return ok ? l : (MlirOperation){NULL};
 }
 
 static bool fuse(MlirOperation m, MlirOperation e) {
@@ -548,9 +525,10 @@ static bool fuse(MlirOperation m, MlirOperation e) {
   at = sliceSite(m, false, &ep, w, &box);
   if (at < 0) {
     /* C is re-read by a split reduction: E follows its last block. */
-    MlirOperation lastBlock = peelLastReductionBlock(m, ep.c);
-    if (!mlirOperationIsNull(lastBlock) && (at = sliceSite(lastBlock, true, &ep, w, &box)) < 0)
-      unpeel(lastBlock);
+    MlirOperation l = splitReductionLoop(m, ep.c);
+    MlirOperation last = mlirOperationIsNull(l) ? l : pbcLoopPeel(l, true);
+    if (!mlirOperationIsNull(last) && (at = sliceSite(last, true, &ep, w, &box)) < 0)
+      pbcLoopUnpeel(l, last, true);
   }
   if (at < 0) {
     free(w);

@@ -41,16 +41,12 @@ static bool coversAtIvs(MlirOperation nest, const PbcAccess *a, MlirValue memref
   return true;
 }
 
-/* F: stores only a constant, into all of its memref, at its ivs. */
+/* F: a fill (pbcNestIsFill) storing at its ivs over all of its memref. */
 static bool isWholeFill(MlirOperation f, PbcAccess *store) {
   MlirOperation band[PBC_MAX_BAND], constant;
-  int depth = pbcLoopBand(f, band, PBC_MAX_BAND);
-  if (depth == 0 || !pbcLoopStoresOnlyConstant(band[depth - 1], store, &constant))
-    return false;
-  for (int d = 0; d < depth; ++d)
-    if (!pbcLoopIsParallel(band[d]))
-      return false;
-  return mlirShapedTypeHasStaticShape(mlirValueGetType(store->memref)) &&
+  int depth;
+  return pbcNestIsFill(f, store, &constant) &&
+         mlirShapedTypeHasStaticShape(mlirValueGetType(store->memref)) &&
          coversAtIvs(f, store, store->memref, band, &depth);
 }
 

@@ -26,6 +26,7 @@
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
 #include "pbc/marks.h"
 #include "pbc/op_list.h"
 #include "passes/passes.h"
@@ -34,22 +35,6 @@
 
 
 static long long lanesOf(const PbcAccess *a) { return a->lanes ? a->lanes : 1; }
-
-/* F: a perfect nest of parallel loops whose body stores one constant, into
- * every element of its memref. */
-static bool isFill(MlirOperation f, PbcAccess *store, MlirOperation *constant) {
-  MlirOperation band[PBC_MAX_BAND];
-  int depth = pbcLoopBand(f, band, PBC_MAX_BAND);
-  if (depth == 0)
-    return false;
-  if (!pbcLoopStoresOnlyConstant(band[depth - 1], store, constant))
-    return false;
-  for (int l = 0; l < depth; ++l)
-    if (!pbcLoopIsParallel(band[l]))
-      return false;
-  long long n = pbcBandIterations(f);
-  return n > 0 && n * lanesOf(store) == pbcMemrefElements(mlirValueGetType(store->memref));
-}
 
 typedef struct {
   MlirValue memref; /* F's */
@@ -185,23 +170,6 @@ static bool absorbable(const Uses *u, MlirOperation n, long long elements, MlirO
   return covered == elements;
 }
 
-/* Splits L's first iteration off into a clone inserted before L, which then
- * starts one step later; returns the clone, or null if L's bounds are not
- * constant maps (a map with inputs keeps its operands: no 0-input map may
- * replace it). */
-static MlirOperation peelFirstIteration(MlirOperation l) {
-  PbcLinearForm lb, ub;
-  if (!pbcLoopBoundForm(l, false, &lb) || lb.nTerms || !pbcLoopBoundForm(l, true, &ub) ||
-      ub.nTerms || pbcLoopHasBoundOperands(l))
-    return (MlirOperation){NULL};
-  long long second = lb.constant + pbcLoopStep(l);
-  MlirOperation first = mlirOperationClone(l);
-  mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(l), l, first);
-  pbcLoopSetUpperBound(first, second);
-  pbcLoopSetLowerBound(l, second);
-  return first;
-}
-
 /* The init's value as the constant: a clone of K, broadcast if K is scalar
  * and the init a vector (typesFit checked that one of the two holds). */
 static void replaceInit(const PbcAccess *init, MlirOperation constant) {
@@ -249,7 +217,7 @@ static bool gatherUses(MlirOperation op, Uses *u) {
 static bool absorb(MlirOperation f) {
   PbcAccess store;
   MlirOperation constant;
-  if (!isFill(f, &store, &constant))
+  if (!pbcNestIsFill(f, &store, &constant))
     return false;
   Uses *u = calloc(1, sizeof(Uses));
   u->memref = store.memref;
@@ -266,7 +234,7 @@ static bool absorb(MlirOperation f) {
               typesFit(u, constant);
   if (done && !mlirOperationIsNull(seq)) {
     /* The clone's inits are the ones the fill's constant reaches. */
-    MlirOperation first = peelFirstIteration(seq);
+    MlirOperation first = pbcLoopPeel(seq, false);
     done = !mlirOperationIsNull(first) && gatherUses(first, u);
   }
   if (done) {
@@ -283,7 +251,7 @@ static bool absorb(MlirOperation f) {
 static MlirWalkResult findFills(MlirOperation op, void *data) {
   PbcAccess store;
   MlirOperation constant;
-  if (!pbcOpIsA(op, "affine.for") || !isFill(op, &store, &constant))
+  if (!pbcOpIsA(op, "affine.for") || !pbcNestIsFill(op, &store, &constant))
     return MlirWalkResultAdvance;
   pbcOpListPush(data, op);
   return MlirWalkResultSkip; /* its inner loops go with it */
