@@ -379,6 +379,23 @@ PbcStride pbcAccessStrideAlong(const PbcAccess *acc, MlirOperation loop) {
   return anyUse ? PBC_STRIDE_CONTIGUOUS : PBC_STRIDE_INVARIANT;
 }
 
+long long pbcAccessByteStrideAlong(const PbcAccess *acc, MlirOperation loop) {
+  MlirType t = mlirValueGetType(acc->memref);
+  if (!mlirShapedTypeHasStaticShape(t) || !pbcMemrefHasIdentityLayout(t) ||
+      (int)mlirShapedTypeGetRank(t) != acc->rank)
+    return -1;
+  MlirValue iv = pbcLoopIv(loop);
+  long long elements = 0, stride = 1;
+  for (int d = acc->rank - 1; d >= 0; --d) {
+    if (!acc->subscripts[d].linear)
+      return -1;
+    elements += pbcLinearCoeff(&acc->subscripts[d], iv) * stride;
+    stride *= mlirShapedTypeGetDimSize(t, d);
+  }
+  long long bytes = elements * pbcLoopStep(loop) * (pbcElementBits(t) / 8);
+  return bytes < 0 ? -bytes : bytes;
+}
+
 bool pbcLinearIsIvPlusConstant(const PbcLinearForm *f, MlirValue iv, long long *k) {
   if (!f->linear || f->nTerms != 1 || !mlirValueEqual(f->values[0], iv) || f->coeffs[0] != 1)
     return false;

@@ -36,3 +36,35 @@ func.func @matmul(%a: memref<64x256xf32>, %b: memref<256x64xf32>, %c: memref<64x
   } {pbc.kind = "matmul"}
   return
 }
+// A buffer the function allocates and a copy nest only reads (here A, made
+// by the first nest) keeps its rows: only the buffers the copies fill are
+// padded (padding A's own rows changed the layout its producer writes).
+// CHECK-LABEL: func.func @produced_input
+// CHECK: %[[T:.*]] = memref.alloc() : memref<64x256xf32>
+// CHECK: memref.alloc() : memref<32x80xf32>
+// CHECK: affine.load %[[T]]
+// CHECK: } {pbc.copy}
+func.func @produced_input(%a: memref<64x256xf32>, %b: memref<256x64xf32>, %c: memref<64x64xf32>) {
+  %t = memref.alloc() : memref<64x256xf32>
+  affine.for %i = 0 to 64 {
+    affine.for %k = 0 to 256 {
+      %x = affine.load %a[%i, %k] : memref<64x256xf32>
+      %y = arith.addf %x, %x : f32
+      affine.store %y, %t[%i, %k] : memref<64x256xf32>
+    }
+  }
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.for %k = 0 to 256 {
+        %x = affine.load %t[%i, %k] : memref<64x256xf32>
+        %y = affine.load %b[%k, %j] : memref<256x64xf32>
+        %z = affine.load %c[%i, %j] : memref<64x64xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<64x64xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  memref.dealloc %t : memref<64x256xf32>
+  return
+}

@@ -172,3 +172,65 @@ func.func @odd_width_from_one(%x: memref<1x30x30x128xf32>, %w: memref<2x2x128x16
   } {pbc.kind = "matmul"}
   return
 }
+// A 1x1 convolution over 1024 channels: its 14-pixel register tile reads 14
+// input rows 4 KiB apart, all in one L1 set group (more than L1's ways), so
+// the row loop around the pixels becomes a pack site too, and pbc-pack copies
+// each output row's input pixels there into a buffer with padded rows, read
+// by every output-channel panel. 512 channels (2 KiB apart: 7 rows per set
+// group) are read in place.
+// CHECK-LABEL: func.func @crowded_input_rows
+// CHECK: } {pbc.register_tile = 14 : i64}
+// CHECK-NEXT: } {pbc.pack_site, pbc.parallel}
+// PACK-LABEL: func.func @crowded_input_rows
+// PACK: affine.for %{{[a-z0-9]+}} = 0 to 14 {
+// PACK: memref.alloc() : memref<1x1x14x1040xf32>
+// PACK: } {pbc.copy}
+// CHECK-LABEL: func.func @spread_input_rows
+// CHECK: } {pbc.register_tile = 14 : i64}
+// CHECK-NEXT: } {pbc.parallel}
+func.func @crowded_input_rows(%x: memref<1x14x14x1024xf32>, %w: memref<1x1x1024x256xf32>, %y: memref<1x14x14x256xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %oh = 0 to 14 {
+      affine.for %ow = 0 to 14 {
+        affine.for %f = 0 to 256 {
+          affine.for %kh = 0 to 1 {
+            affine.for %kw = 0 to 1 {
+              affine.for %c = 0 to 1024 {
+                %a = affine.load %x[%n, %oh + %kh, %ow + %kw, %c] : memref<1x14x14x1024xf32>
+                %b = affine.load %w[%kh, %kw, %c, %f] : memref<1x1x1024x256xf32>
+                %o = affine.load %y[%n, %oh, %ow, %f] : memref<1x14x14x256xf32>
+                %p = arith.mulf %a, %b : f32
+                %s = arith.addf %o, %p : f32
+                affine.store %s, %y[%n, %oh, %ow, %f] : memref<1x14x14x256xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+func.func @spread_input_rows(%x: memref<1x14x14x512xf32>, %w: memref<1x1x512x256xf32>, %y: memref<1x14x14x256xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %oh = 0 to 14 {
+      affine.for %ow = 0 to 14 {
+        affine.for %f = 0 to 256 {
+          affine.for %kh = 0 to 1 {
+            affine.for %kw = 0 to 1 {
+              affine.for %c = 0 to 512 {
+                %a = affine.load %x[%n, %oh + %kh, %ow + %kw, %c] : memref<1x14x14x512xf32>
+                %b = affine.load %w[%kh, %kw, %c, %f] : memref<1x1x512x256xf32>
+                %o = affine.load %y[%n, %oh, %ow, %f] : memref<1x14x14x256xf32>
+                %p = arith.mulf %a, %b : f32
+                %s = arith.addf %o, %p : f32
+                affine.store %s, %y[%n, %oh, %ow, %f] : memref<1x14x14x256xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}

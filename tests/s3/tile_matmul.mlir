@@ -195,3 +195,27 @@ func.func @long_k(%a: memref<64x3072xf32>, %b: memref<3072x64xf32>, %c: memref<6
   } {pbc.kind = "matmul"}
   return
 }
+// 196 rows (a 1x1 convolution's 14 x 14 pixels): 4 x 4 tiles allow row
+// blocks of 4 or 28 rows only, and 7 blocks of 28 leave one core idle an
+// eighth of the time; 14 x 2 tiles (almost as many FMAs per load) give two
+// blocks of 98, one per core.
+// ICOUTER-LABEL: func.func @rows_196
+// ICOUTER: affine.for %{{.*}} = 0 to 196 step 98 {
+// ICOUTER: } {pbc.register_tile = 32 : i64, pbc.vectorize}
+// ICOUTER-NEXT: } {pbc.register_tile = 14 : i64}
+// ICOUTER-NEXT: } {pbc.pack_site, pbc.parallel}
+func.func @rows_196(%a: memref<196x1024xf32>, %b: memref<1024x256xf32>, %c: memref<196x256xf32>) {
+  affine.for %i = 0 to 196 {
+    affine.for %j = 0 to 256 {
+      affine.for %k = 0 to 1024 {
+        %x = affine.load %a[%i, %k] : memref<196x1024xf32>
+        %y = affine.load %b[%k, %j] : memref<1024x256xf32>
+        %z = affine.load %c[%i, %j] : memref<196x256xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<196x256xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}

@@ -72,6 +72,11 @@ typedef enum {
   PBC_STRIDE_OTHER,      /* strided, or unknown (value defined in the loop) */
 } PbcStride;
 PbcStride pbcAccessStrideAlong(const PbcAccess *acc, MlirOperation loop);
+/* Bytes between the elements an access reads in consecutive iterations of
+ * `loop` (its iv's coefficients times the memref's row-major strides, times
+ * the loop's step); -1 unless the memref is static with the identity layout
+ * and every subscript is linear. */
+long long pbcAccessByteStrideAlong(const PbcAccess *acc, MlirOperation loop);
 /* True if the two accesses of the same memref (same subscript values) touch
  * disjoint elements: some subscript differs by a known nonzero constant
  * (for the last one, by at least the lanes of the lower access). */

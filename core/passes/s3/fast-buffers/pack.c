@@ -269,12 +269,17 @@ static MlirWalkResult padBuffers(MlirOperation op, void *data) {
   const State *st = data;
   if (pbcOpIsA(op, "memref.alloc") && mlirOperationGetNumOperands(op) == 0) {
     MlirValue buf = mlirOperationGetResult(op, 0);
-    /* Only the buffers pbc-pack made (filled by a pbc.copy nest), and only
-     * if every use is an affine access or the dealloc. */
+    /* Only the buffers pbc-pack made (written by a pbc.copy nest, not a
+     * buffer a copy nest reads), and only if every use is an affine access
+     * or the dealloc. */
     bool filledByCopy = false;
     for (MlirOpOperand u = mlirValueGetFirstUse(buf); !mlirOpOperandIsNull(u);
-         u = mlirOpOperandGetNextUse(u))
-      filledByCopy |= pbcOpIsInCopyNest(mlirOpOperandGetOwner(u));
+         u = mlirOpOperandGetNextUse(u)) {
+      MlirOperation user = mlirOpOperandGetOwner(u);
+      PbcAccess acc;
+      filledByCopy |= pbcOpIsInCopyNest(user) && pbcAccessGet(user, &acc) && acc.isWrite &&
+                      mlirValueEqual(acc.memref, buf);
+    }
     if (filledByCopy && onlyAffineUses(buf) && st->padBuffers)
       padRows(op, st->lineBytes);
   }

@@ -258,28 +258,6 @@ static double tileScore(const Nest *n, const State *st, int m, int v) {
 /* m*v accumulators, v loaded vectors and one broadcast in registers. */
 static bool tileFits(const State *st, int m, int v) { return m * v + v + 1 <= st->vectorRegisters; }
 
-/* Register tile: the best score among full tiles (dividing the trips). */
-static void chooseRegisterTile(const Nest *n, const State *st, int *mr, int *nv) {
-  double best = -1;
-  *mr = 1;
-  *nv = 0;
-  long long tripI = n->I >= 0 ? n->trip[n->I] : 1;
-  for (int v = 1; v <= 4; ++v) {
-    if (n->trip[n->J] % ((long long)v * n->lanes))
-      continue;
-    for (int m = 1; m <= 16; ++m) {
-      if (tripI % m || !tileFits(st, m, v))
-        continue;
-      double score = tileScore(n, st, m, v);
-      if (score > best) {
-        best = score;
-        *mr = m;
-        *nv = v;
-      }
-    }
-  }
-}
-
 /* Partial tiles (PolyBlocks §4.3): when I's trip count has no divisor near
  * the best tile height (a 29-wide convolution output: only 1 and 29), the
  * nest is split along I into full tiles of the best height and a remainder
@@ -354,6 +332,132 @@ static long long balancedRowBlock(long long trip, long long unit, long long boun
     }
   }
   return best;
+}
+
+/* The cache blocks of a GEMM with an mr x nr register tile: KC, MC, NC,
+ * and whether the cores split the columns (jcSplit) instead of the rows. */
+typedef struct {
+  long long kc, mc, nc;
+  bool jcSplit;
+} GemmBlocks;
+
+static GemmBlocks gemmBlocks(const Nest *n, const State *st, int mr, int nr) {
+  int I = n->I, J = n->J, K = n->n - 1;
+  long long eb = n->elemBytes;
+  long long kc = divisorTile(n->trip[K], 1, (st->l2 / 4) / (nr * eb));
+  if (kc > 2 * kMaxKc)
+    kc = divisorTile(n->trip[K], 1, kMaxKc);
+  long long mcBound = (st->l2 - kc * nr * eb) / (kc * eb);
+  if (n->trip[I] >= (long long)mr * st->cores)
+    mcBound = mcBound < n->trip[I] / st->cores ? mcBound : n->trip[I] / st->cores;
+  long long mc = balancedRowBlock(n->trip[I], mr, mcBound, st->cores);
+  /* NC: B's block, shared by the cores from L3, fills up to half of it.
+   * A quarter split 512x3072x768's N in two, and the cores took a half
+   * each, every core then reading all of A; in one block they split the
+   * rows and share B's panels (1.10 -> 1.04 pbc/oneDNN time, paired). */
+  long long nc = divisorTile(n->trip[J], nr, (st->l3 / 2) / (kc * eb));
+  /* Few rows, more columns (a transformer's GEMMs at 128-512 tokens,
+   * M x K x N = 128 x 768 x 3072; a 1x1 convolution at 7 x 7 pixels, 49
+   * rows): every core would read all of B (each row block streams it from
+   * L3), which is larger than A. Where all of A fits in half of L2, the
+   * cores split the columns instead (jcSplit): each packs only its own B
+   * blocks, sized to stay in its L2 beside the A block, and reuses each
+   * over all of A's rows, which every core reads from its L2. (At 512
+   * rows A is re-read from L3 once per column block: more than B.) */
+  bool jcSplit = n->parallel[J] && n->trip[J] > n->trip[I] && n->trip[J] / nr >= st->cores &&
+                 n->trip[I] * n->trip[K] * eb <= st->l2 / 2;
+  if (jcSplit) {
+    /* All of the core's output block (M x NC) stays in L2 across the KC
+     * steps, so KC can shrink until the B micro-panel (KC x NR) fits in
+     * L1 and serves every row tile from there, not from L2 (one vector
+     * of B per FMA row: more than L2 delivers). */
+    long long kcL1 = divisorTile(n->trip[K], 1, st->l1 / (nr * eb));
+    if (kcL1 >= kMinKcL1)
+      kc = kcL1;
+    mc = divisorTile(n->trip[I], mr, (st->l2 / 4) / (kc * eb));
+    /* B's block and the output rows it updates, beside A's block, in
+     * blocks the cores split evenly (balancedRowBlock's cost, with
+     * columns for rows: each block streams A once). */
+    long long ncBound = (st->l2 * 3 / 4 - mc * kc * eb) / ((kc + n->trip[I]) * eb);
+    if (ncBound > n->trip[J] / st->cores)
+      ncBound = n->trip[J] / st->cores;
+    nc = balancedRowBlock(n->trip[J], nr, ncBound, st->cores);
+  }
+  return (GemmBlocks){kc, mc, nc, jcSplit};
+}
+
+/* The share of the cores' time spent working when a GEMM's parallel blocks
+ * (row blocks, or column blocks under jcSplit) are dealt out statically:
+ * 7 blocks on 2 cores keep each core busy 7/8 of the time. */
+static double gemmBalance(const Nest *n, const State *st, int mr, int nr) {
+  GemmBlocks b = gemmBlocks(n, st, mr, nr);
+  long long blocks = b.jcSplit ? n->trip[n->J] / b.nc : n->parallel[n->I] ? n->trip[n->I] / b.mc : 0;
+  if (blocks <= 0 || st->cores < 2)
+    return 1.0;
+  long long rounds = (blocks + st->cores - 1) / st->cores;
+  return (double)blocks / (double)(rounds * st->cores);
+}
+
+/* Register tile: the best score among full tiles (dividing the trips). A
+ * GEMM's score is scaled by gemmBalance: once a tile's FMAs outnumber its
+ * loads the FMA pipes bound its speed whatever its shape, but blocks that
+ * do not split evenly idle a core (196 rows: 4 x 4 tiles gave 7 row blocks
+ * of 28; 14 x 2 tiles give 2 of 98). */
+static void chooseRegisterTile(const Nest *n, const State *st, int *mr, int *nv) {
+  double best = -1;
+  *mr = 1;
+  *nv = 0;
+  long long tripI = n->I >= 0 ? n->trip[n->I] : 1;
+  for (int v = 1; v <= 4; ++v) {
+    if (n->trip[n->J] % ((long long)v * n->lanes))
+      continue;
+    for (int m = 1; m <= 16; ++m) {
+      if (tripI % m || !tileFits(st, m, v))
+        continue;
+      double score = tileScore(n, st, m, v);
+      if (n->gemm)
+        score *= gemmBalance(n, st, m, v * n->lanes);
+      if (score > best) {
+        best = score;
+        *mr = m;
+        *nv = v;
+      }
+    }
+  }
+}
+
+
+/* Addresses a multiple of this apart fall in the same L1 set (the way size
+ * of 32-48 KiB L1s); the smallest L1 associativity among the chips. */
+enum { kSetGroupBytes = 4096, kL1Ways = 8 };
+
+/* A convolution's register tile reads mr input pixels at every step of its
+ * reduction. Pixels a multiple of 4 KiB apart (1024 or more f32 channels)
+ * all fall in one L1 set group, 2 KiB apart in two, and so on; more rows per
+ * group than L1 has ways evict each other at every step (1x1 convolution
+ * 1024 -> 256 at 14 x 14, tiles of 14 pixels: 175 GFLOP/s, 218 with 1040
+ * channels; 7 pixels per group ran as fast either way). Then the input rows
+ * an output row reads are copied once per output row: a pack site on the
+ * loop around I (pbc-pack pads the copy's rows), whose copy every J panel
+ * reads. */
+static void packCrowdedInputRows(const Nest *n, int mr) {
+  if (n->I <= 0)
+    return;
+  MlirOperation iLoop = n->band[n->I];
+  Accs a;
+  if (!pbcGatherAccesses(iLoop, a.acc, 64, &a.n))
+    return;
+  for (int i = 0; i < a.n; ++i) {
+    long long stride = a.acc[i].isWrite ? -1 : pbcAccessByteStrideAlong(&a.acc[i], iLoop);
+    if (stride <= 0 || !pbcRowsCrowdCacheSets(stride))
+      continue;
+    long long low = stride & -stride;
+    long long groups = low >= kSetGroupBytes ? 1 : kSetGroupBytes / low;
+    if ((mr + groups - 1) / groups > kL1Ways) {
+      pbcOpSetUnitAttr(n->band[n->I - 1], PBC_MARK_PACK_SITE);
+      return;
+    }
+  }
 }
 
 /* Convolution-shaped nests (several reduction loops after J, e.g. kh, kw, c):
@@ -481,45 +585,9 @@ static void tileNest(MlirOperation root, const State *st) {
      * a panel of rows a few KiB apart, with the A block beside it, no
      * longer stays in L2 across the row tiles (a K of 3072 at a 3 KiB
      * pitch ran 1.4x slower). */
-    long long kc = divisorTile(n.trip[K], 1, (st->l2 / 4) / (nr * eb));
-    if (kc > 2 * kMaxKc)
-      kc = divisorTile(n.trip[K], 1, kMaxKc);
-    long long mcBound = (st->l2 - kc * nr * eb) / (kc * eb);
-    if (n.trip[I] >= (long long)mr * st->cores)
-      mcBound = mcBound < n.trip[I] / st->cores ? mcBound : n.trip[I] / st->cores;
-    long long mc = balancedRowBlock(n.trip[I], mr, mcBound, st->cores);
-    /* NC: B's block, shared by the cores from L3, fills up to half of it.
-     * A quarter split 512x3072x768's N in two, and the cores took a half
-     * each, every core then reading all of A; in one block they split the
-     * rows and share B's panels (1.10 -> 1.04 pbc/oneDNN time, paired). */
-    long long nc = divisorTile(n.trip[J], nr, (st->l3 / 2) / (kc * eb));
-    /* Few rows, more columns (a transformer's GEMMs at 128-512 tokens,
-     * M x K x N = 128 x 768 x 3072; a 1x1 convolution at 7 x 7 pixels, 49
-     * rows): every core would read all of B (each row block streams it from
-     * L3), which is larger than A. Where all of A fits in half of L2, the
-     * cores split the columns instead (jcSplit): each packs only its own B
-     * blocks, sized to stay in its L2 beside the A block, and reuses each
-     * over all of A's rows, which every core reads from its L2. (At 512
-     * rows A is re-read from L3 once per column block: more than B.) */
-    bool jcSplit = parallelBefore[J] && n.trip[J] > n.trip[I] && n.trip[J] / nr >= st->cores &&
-                   n.trip[I] * n.trip[K] * eb <= st->l2 / 2;
-    if (jcSplit) {
-      /* All of the core's output block (M x NC) stays in L2 across the KC
-       * steps, so KC can shrink until the B micro-panel (KC x NR) fits in
-       * L1 and serves every row tile from there, not from L2 (one vector
-       * of B per FMA row: more than L2 delivers). */
-      long long kcL1 = divisorTile(n.trip[K], 1, st->l1 / (nr * eb));
-      if (kcL1 >= kMinKcL1)
-        kc = kcL1;
-      mc = divisorTile(n.trip[I], mr, (st->l2 / 4) / (kc * eb));
-      /* B's block and the output rows it updates, beside A's block, in
-       * blocks the cores split evenly (balancedRowBlock's cost, with
-       * columns for rows: each block streams A once). */
-      long long ncBound = (st->l2 * 3 / 4 - mc * kc * eb) / ((kc + n.trip[I]) * eb);
-      if (ncBound > n.trip[J] / st->cores)
-        ncBound = n.trip[J] / st->cores;
-      nc = balancedRowBlock(n.trip[J], nr, ncBound, st->cores);
-    }
+    GemmBlocks blocks = gemmBlocks(&n, st, mr, nr);
+    long long kc = blocks.kc, mc = blocks.mc, nc = blocks.nc;
+    bool jcSplit = blocks.jcSplit;
     unsigned sizes[3] = {(unsigned)mc, (unsigned)nc, (unsigned)kc};
     MlirOperation t[6];
     if (!pbcExtAffineTile(&n.band[I], 3, sizes, t)) {
@@ -551,6 +619,7 @@ static void tileNest(MlirOperation root, const State *st) {
       pbcOpSetUnitAttr(t[1], PBC_MARK_PARALLEL);
   } else if (n.I >= 0 && n.J < n.n - 1) {
     tileOutputChannels(&n, st, nr, parallelBefore[n.J], &jLoop);
+    packCrowdedInputRows(&n, mr);
   }
   for (int l = 0; l < n.n; ++l)
     if (parallelBefore[l] && l != n.I && l != n.J && !(n.gemm && l > n.I))
@@ -625,7 +694,7 @@ static int skinnyTileVectors(long long vectors, int mr, long long bBytes, bool d
  * per line, 256 rows. Rows 2 KiB apart crowd it only past 512 rows, which
  * this approximation does not block.)
  * False (the nest untouched) if it does not apply. */
-enum { kSkinnyKBlock = 256, kSetGroupBytes = 4096 };
+enum { kSkinnyKBlock = 256 };
 
 static bool blockSkinnyK(MlirOperation root, const Nest *n, int mr, long long nr, const State *st) {
   int I = n->I, J = n->J, K = n->n - 1;
