@@ -234,3 +234,32 @@ func.func @spread_input_rows(%x: memref<1x14x14x512xf32>, %w: memref<1x1x512x256
   } {pbc.kind = "matmul"}
   return
 }
+// Output channels tiled for L2 (960 x NC f32 in half of it: NC <= 136) are
+// the cores' work: 10 blocks of 32, five per core, rather than 5 blocks of
+// 64, three of them on one core.
+// CHECK-LABEL: func.func @balanced_channel_blocks
+// CHECK: affine.for %{{.*}} = 0 to 320 step 32 {
+// CHECK: } {pbc.kind = "matmul", pbc.pack_site, pbc.parallel}
+func.func @balanced_channel_blocks(%x: memref<1x7x7x960xf32>, %w: memref<1x1x960x320xf32>, %y: memref<1x7x7x320xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %oh = 0 to 7 {
+      affine.for %ow = 0 to 7 {
+        affine.for %f = 0 to 320 {
+          affine.for %kh = 0 to 1 {
+            affine.for %kw = 0 to 1 {
+              affine.for %c = 0 to 960 {
+                %a = affine.load %x[%n, %oh + %kh, %ow + %kw, %c] : memref<1x7x7x960xf32>
+                %b = affine.load %w[%kh, %kw, %c, %f] : memref<1x1x960x320xf32>
+                %o = affine.load %y[%n, %oh, %ow, %f] : memref<1x7x7x320xf32>
+                %p = arith.mulf %a, %b : f32
+                %s = arith.addf %o, %p : f32
+                affine.store %s, %y[%n, %oh, %ow, %f] : memref<1x7x7x320xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}

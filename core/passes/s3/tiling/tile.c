@@ -478,6 +478,11 @@ static void tileOutputChannels(Nest *n, const State *st, int nr, bool jParallel,
                                MlirOperation *jLoop) {
   long long blockBytes = n->reduction * n->elemBytes;
   long long nc = divisorTile(n->trip[n->J], nr, (st->l2 / 2) / blockBytes);
+  /* Blocks of J, when it needs them, are the cores' work if J is parallel:
+   * as many per core (320 channels in panels of 32, at most 4 to a block:
+   * 10 blocks of 32, not 5 of 64, three of them on one core). */
+  if (nc < n->trip[n->J] && jParallel)
+    nc = balancedRowBlock(n->trip[n->J], nr, (st->l2 / 2) / blockBytes, st->cores);
   long long rowBytes = n->trip[n->J] * n->elemBytes;
   bool rowsAlias = pbcRowsCrowdCacheSets(rowBytes) && rowBytes > (long long)nr * n->elemBytes;
   if (nc >= n->trip[n->J] && !rowsAlias)
