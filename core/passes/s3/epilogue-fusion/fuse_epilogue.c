@@ -20,7 +20,8 @@
  *    and loads of memory M does not write in between (they move above M),
  *    and frees (they stay after M);
  *  - E is a perfect band from 0 over C's whole extent with a straight-line
- *    body; every access of C, and every access of a buffer E writes, is at
+ *    body, and M is the first writer of C in its block (so M computes all
+ *    of C that E reads); every access of C, and every access of a buffer E writes, is at
  *    E's own element (band ivs, constants along unrolled dimensions); M
  *    neither writes what E reads nor touches what E writes.
  * Then a clone of E goes at the end of P's body, each band loop restricted to
@@ -513,12 +514,47 @@ static MlirOperation splitReductionLoop(MlirOperation m, MlirValue c) {
   return ok ? l : (MlirOperation){NULL};
 }
 
+/* True if an op before M in its block may write C: M then computes only a
+ * part of C (a GEMM whose last columns pbc-tile split off into a nest of
+ * their own, when E followed that one), or C holds values M accumulates
+ * into (a fill pbc-absorb-fill left). E, which reads all of C, is kept. */
+static bool writtenThroughBefore(MlirValue v, MlirValue c, MlirOperation m, int depth) {
+  MlirBlock block = mlirOperationGetBlock(m);
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    if (pbcOpIsMemrefView(user)) {
+      if (depth > 8 || writtenThroughBefore(mlirOperationGetResult(user, 0), c, m, depth + 1))
+        return true;
+      continue;
+    }
+    MlirOperation holder = holderIn(user, block);
+    if (mlirOperationIsNull(holder) || !pbcOpFollowsInBlock(m, holder))
+      continue;
+    PbcAccess a;
+    if (pbcAccessGet(user, &a) ? a.isWrite && pbcMemrefsMayAlias(a.memref, c)
+                               : pbcMayWriteMemref(user, c))
+      return true;
+  }
+  return false;
+}
+
+/* True if an op before M in its block may write C: M then computes only a
+ * part of C (a GEMM whose last columns pbc-tile split off into a nest of
+ * their own, when E followed that one), or C holds values M accumulates
+ * into (a fill pbc-absorb-fill left). E, which reads all of C, is kept.
+ * (C's uses, through views of its buffer, not every op before M: a walk
+ * of BERT's whole function per GEMM took a third of S3's time.) */
+static bool writtenBefore(MlirOperation m, MlirValue c) {
+  return writtenThroughBefore(pbcMemrefBase(c), c, m, 0);
+}
+
 static bool fuse(MlirOperation m, MlirOperation e) {
   Epilogue ep;
   Box box;
   int at = -1;
   Work *w = malloc(sizeof(*w));
-  if (!describeEpilogue(e, m, &ep, w->scratch)) {
+  if (!describeEpilogue(e, m, &ep, w->scratch) || writtenBefore(m, ep.c)) {
     free(w);
     return false;
   }
