@@ -646,7 +646,10 @@ static void tileNest(MlirOperation root, const State *st) {
       pbcOpSetUnitAttr(t[0], PBC_MARK_PARALLEL);
     if (parallelBefore[J])
       pbcOpSetUnitAttr(t[1], PBC_MARK_PARALLEL);
-  } else if (n.I >= 0 && n.J < n.n - 1) {
+  } else if (n.I >= 0 && n.J < n.n - 1 && !n.depthwise) {
+    /* (A depthwise filter is a few KiB read once per pixel row; J's blocks
+     * would also copy the input, which varies along J: a 7 x 7 map's 1152
+     * channels were copied whole for 25 FMAs per element.) */
     tileOutputChannels(&n, st, nr, parallelBefore[n.J], &jLoop);
     packCrowdedInputRows(&n, mr);
   }
