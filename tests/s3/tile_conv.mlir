@@ -6,6 +6,7 @@
 // loops keep their register tile (14 pixels x 32 channels).
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432}' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack' | FileCheck %s --check-prefix=PACK
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{l2-bytes=1048576}' | FileCheck %s --check-prefix=INPLACE
 // CHECK-LABEL: func.func @conv
 // CHECK: affine.for %[[FT:.*]] = 0 to 256 step 32 {
 // CHECK-NEXT: affine.for %{{.*}} = 0 to 1 {
@@ -254,6 +255,37 @@ func.func @balanced_channel_blocks(%x: memref<1x7x7x960xf32>, %w: memref<1x1x960
                 %p = arith.mulf %a, %b : f32
                 %s = arith.addf %o, %p : f32
                 affine.store %s, %y[%n, %oh, %ow, %f] : memref<1x7x7x320xf32>
+              }
+            }
+          }
+        }
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+// Stride 2 over 512 channels: 2 KiB rows, but the tile's pixels are 4 KiB
+// apart; copied like @crowded_input_rows (27 pixels of the row: the stride
+// leaves gaps the copy keeps), though the input is larger than L2 and an
+// input of whole rows that size is otherwise read in place (pbc-pack's
+// l2-bytes).
+// INPLACE-LABEL: func.func @crowded_by_stride
+// INPLACE: memref.alloc() : memref<1x1x27x528xf32>
+// INPLACE: } {pbc.copy}
+func.func @crowded_by_stride(%x: memref<1x28x28x512xf32>, %w: memref<1x1x512x256xf32>, %y: memref<1x14x14x256xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %oh = 0 to 14 {
+      affine.for %ow = 0 to 14 {
+        affine.for %f = 0 to 256 {
+          affine.for %kh = 0 to 1 {
+            affine.for %kw = 0 to 1 {
+              affine.for %c = 0 to 512 {
+                %a = affine.load %x[%n, %oh * 2 + %kh, %ow * 2 + %kw, %c] : memref<1x28x28x512xf32>
+                %b = affine.load %w[%kh, %kw, %c, %f] : memref<1x1x512x256xf32>
+                %o = affine.load %y[%n, %oh, %ow, %f] : memref<1x14x14x256xf32>
+                %p = arith.mulf %a, %b : f32
+                %s = arith.addf %o, %p : f32
+                affine.store %s, %y[%n, %oh, %ow, %f] : memref<1x14x14x256xf32>
               }
             }
           }

@@ -109,6 +109,23 @@ static bool streamedAlongInnermost(const PbcAccess *x) {
   return pbcOpIsA(loop, "affine.for") && pbcAccessStrideAlong(x, loop) == PBC_STRIDE_CONTIGUOUS;
 }
 
+/* Whether the rows the tile reads are a multiple of 4 KiB apart: its rows,
+ * or the elements a loop inside the site steps between (a stride-2
+ * convolution over 512 channels reads pixels 4 KiB apart in 2 KiB rows). */
+static bool crowdedIn(const PbcAccess *x, MlirOperation site, long long rowBytes) {
+  if (rowBytes % kPageBytes == 0)
+    return true;
+  for (MlirOperation p = mlirOperationGetParentOperation(x->op);
+       !mlirOperationIsNull(p) && !mlirOperationEqual(p, site);
+       p = mlirOperationGetParentOperation(p)) {
+    bool steps = pbcOpIsA(p, "affine.for") && pbcExtAffineConstantTripCount(p) != 1;
+    long long stride = steps ? pbcAccessByteStrideAlong(x, p) : -1;
+    if (stride > 0 && stride % kPageBytes == 0)
+      return true;
+  }
+  return false;
+}
+
 static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const State *st) {
   MlirType t = mlirValueGetType(x->memref);
   if (st->fastSpace != 0 || st->l2 <= 0 || !mlirShapedTypeHasStaticShape(t) ||
@@ -127,7 +144,7 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
    * rows, and the copy is a pass over B per call for 7-49 rows of A
    * (MobileNet's 1x1 convolutions at 7x7). */
   bool longSegments = extent * (pbcElementBits(t) / 8) >= kMinSegmentBytes;
-  return (bytes > st->l2 || fewReuses || streamed) && rowBytes % kPageBytes != 0 &&
+  return (bytes > st->l2 || fewReuses || streamed) && !crowdedIn(x, site, rowBytes) &&
          !pagePerStep && (wholeRows || (fewReuses && longSegments));
 }
 
