@@ -51,7 +51,7 @@ typedef struct {
   int n, I, J; /* indices in band; I = -1 if none */
   int lanes, elemBytes;
   bool gemm;           /* band ends with I, J, K */
-  bool depthwise;      /* an input varies along I and J (see chooseRegisterTile) */
+  bool depthwise;      /* an input varies along I and J (chooseDepthwiseTile) */
   long long reduction; /* iterations of the reduction loops after J */
   /* Inputs read across J, to be packed or copied transposed. */
   PbcAccess transpose[4];
