@@ -121,3 +121,10 @@ long long pbcNestStoredBytes(MlirOperation loop) {
   }
   return inner == LLONG_MAX || (trip > 0 && inner > LLONG_MAX / trip) ? LLONG_MAX : trip * inner;
 }
+
+double pbcStaticSplitBusyShare(long long items, long long cores) {
+  if (items <= 0 || cores < 2)
+    return 1.0;
+  long long rounds = (items + cores - 1) / cores;
+  return (double)items / (double)(rounds * cores);
+}

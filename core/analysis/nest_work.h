@@ -25,5 +25,9 @@ long long pbcNestWork(MlirOperation loop, int vectorBits);
  * is unknown. What a fill or a copy costs is its traffic, not its ops: one
  * vector store of 64 bytes counts as one op in pbcNestWork. */
 long long pbcNestStoredBytes(MlirOperation loop);
+/* The share of the cores' time spent working when `items` equal
+ * iterations are dealt out statically (OpenMP's static schedule): 7 on 2
+ * cores keep them busy 7/8 of the time; 1.0 for none or one core. */
+double pbcStaticSplitBusyShare(long long items, long long cores);
 
 #endif

@@ -21,9 +21,9 @@
  *    and frees (they stay after M);
  *  - E is a perfect band from 0 over C's whole extent with a straight-line
  *    body, and M is the first writer of C in its block (so M computes all
- *    of C that E reads); every access of C, and every access of a buffer E writes, is at
- *    E's own element (band ivs, constants along unrolled dimensions); M
- *    neither writes what E reads nor touches what E writes.
+ *    of C that E reads); every access of C, and every access of a buffer E
+ *    writes, is at E's own element (band ivs, constants along unrolled
+ *    dimensions); M neither writes what E reads nor touches what E writes.
  * Then a clone of E goes at the end of P's body, each band loop restricted to
  * P's box, and E goes; C, if it is an allocation E alone read, goes with its
  * stores. The pass runs after vectorization and unrolling (E's
@@ -514,10 +514,8 @@ static MlirOperation splitReductionLoop(MlirOperation m, MlirValue c) {
   return ok ? l : (MlirOperation){NULL};
 }
 
-/* True if an op before M in its block may write C: M then computes only a
- * part of C (a GEMM whose last columns pbc-tile split off into a nest of
- * their own, when E followed that one), or C holds values M accumulates
- * into (a fill pbc-absorb-fill left). E, which reads all of C, is kept. */
+/* True if a use of v (a view of C's buffer, followed through further
+ * views) held by an op before M may write C. */
 static bool writtenThroughBefore(MlirValue v, MlirValue c, MlirOperation m, int depth) {
   MlirBlock block = mlirOperationGetBlock(m);
   for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);

@@ -1,9 +1,11 @@
 /* pbc-parallelize: makes the outermost parallel loop of each root nest an
  * affine.parallel (one level by default: the outer band saturates the cores,
- * nested OpenMP regions only add overhead; `band=N` parallelizes up to N
- * consecutive parallel loops, which GPU targets map to grid and block
- * dimensions; `hoist=1` first moves the parallel loops of a perfect band
- * outermost where dependences allow), keeping the nest's pbc.kind.
+ * nested OpenMP regions only add overhead, except a pair S4 merges into one
+ * OpenMP loop when the outer loop alone splits unevenly: collapsePartner;
+ * `band=N` parallelizes up to N consecutive parallel loops, which GPU
+ * targets map to grid and block dimensions; `hoist=1` first moves the
+ * parallel loops of a perfect band outermost where dependences allow),
+ * keeping the nest's pbc.kind.
  * Policy (here, in C): descend from the root along the loop that holds the
  * work (copy nests, marked pbc.copy by pbc-pack, are stepped over) until a
  * loop is parallel; skip loops with fewer iterations than `min-trip`, and
@@ -145,12 +147,6 @@ static bool splitsEvenly(long long trip, long long cores) {
   return trip >= cores && (trip % cores == 0 || trip >= 4 * cores);
 }
 
-/* Time on the busiest core relative to an even split of `trip` equal
- * iterations over `cores` (7 over 2: 8/7). */
-static double imbalance(long long trip, long long cores) {
-  return trip <= 0 ? 1.0 : (double)((trip + cores - 1) / cores * cores) / (double)trip;
-}
-
 /* The loop to run in parallel together with `par` (just made parallel,
  * `trip` iterations), when the cores cannot split `trip` evenly: the
  * parallel loop that is all of par's body, if the pair splits better
@@ -168,7 +164,8 @@ static MlirOperation collapsePartner(MlirOperation par, long long trip, const St
   long long innerTrip = pbcExtAffineConstantTripCount(inner);
   bool parallel = pbcOpHasAttr(inner, PBC_MARK_PARALLEL) || pbcLoopIsParallel(inner);
   if (!parallel || innerTrip < 2 || pbcLoopHasBoundOperands(inner) ||
-      imbalance(trip * innerTrip, st->minTrip) >= imbalance(trip, st->minTrip))
+      pbcStaticSplitBusyShare(trip * innerTrip, st->minTrip) <=
+          pbcStaticSplitBusyShare(trip, st->minTrip))
     return (MlirOperation){NULL};
   return inner;
 }

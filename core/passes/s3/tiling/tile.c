@@ -30,6 +30,7 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc-ext/affine.h"
 #include "pbc/affine_access.h"
+#include "analysis/nest_work.h"
 #include "pbc/c_pass.h"
 #include "pbc/marks.h"
 #include "passes/s3/vectorization/interleave.h"
@@ -391,16 +392,12 @@ static GemmBlocks gemmBlocks(const Nest *n, const State *st, int mr, int nr) {
   return (GemmBlocks){kc, mc, nc, jcSplit};
 }
 
-/* The share of the cores' time spent working when a GEMM's parallel blocks
- * (row blocks, or column blocks under jcSplit) are dealt out statically:
- * 7 blocks on 2 cores keep each core busy 7/8 of the time. */
+/* The share of the cores' time spent working on a GEMM's parallel blocks
+ * (row blocks, or column blocks under jcSplit). */
 static double gemmBalance(const Nest *n, const State *st, int mr, int nr) {
   GemmBlocks b = gemmBlocks(n, st, mr, nr);
   long long blocks = b.jcSplit ? n->trip[n->J] / b.nc : n->parallel[n->I] ? n->trip[n->I] / b.mc : 0;
-  if (blocks <= 0 || st->cores < 2)
-    return 1.0;
-  long long rounds = (blocks + st->cores - 1) / st->cores;
-  return (double)blocks / (double)(rounds * st->cores);
+  return pbcStaticSplitBusyShare(blocks, st->cores);
 }
 
 /* A depthwise convolution (an input read along both I and J, one vector
