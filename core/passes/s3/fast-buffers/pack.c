@@ -126,6 +126,10 @@ static bool crowdedIn(const PbcAccess *x, MlirOperation site, long long rowBytes
   return false;
 }
 
+/* Inputs larger than L2 whose elements serve at most this many rows inside
+ * the site: see wholeRowCopyIsWaste. */
+enum { kFewRows = 128 };
+
 static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const State *st) {
   MlirType t = mlirValueGetType(x->memref);
   if (st->fastSpace != 0 || st->l2 <= 0 || !mlirShapedTypeHasStaticShape(t) ||
@@ -144,6 +148,14 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
    * rows, and the copy is a pass over B per call for 7-49 rows of A
    * (MobileNet's 1x1 convolutions at 7x7). */
   bool longSegments = extent * (pbcElementBits(t) / 8) >= kMinSegmentBytes;
+  /* And so is a block of such segments used by at most kFewRows rows (a
+   * transformer's linear layer at sequence length 128: its weights come
+   * from memory every call), whatever its pitch: crowded or page-sized
+   * rows cost the micro kernel less than the copy, which reads B from
+   * memory in short runs that the copy loop cannot overlap with compute
+   * (see tools/bench/README.md, weights read in place). */
+  if (bytes > st->l2 && longSegments && reuseIn(x, site) <= kFewRows)
+    return true;
   return (bytes > st->l2 || fewReuses || streamed) && !crowdedIn(x, site, rowBytes) &&
          !pagePerStep && (wholeRows || (fewReuses && longSegments));
 }
