@@ -13,6 +13,7 @@ extern const PbcCPassSpec pbcFoldConstantTransposesPass;
 extern const PbcCPassSpec pbcDecomposeAggregatesPass;
 extern const PbcCPassSpec pbcDistinctResultsPass;
 extern const PbcCPassSpec pbcDistinctEmptiesPass;
+extern const PbcCPassSpec pbcClampGatherIndicesPass;
 extern const PbcCPassSpec pbcShareConcatPrefixesPass;
 extern const PbcCPassSpec pbcFoldUnitOperandDimsPass;
 extern const PbcCPassSpec pbcBiasEpiloguePass;

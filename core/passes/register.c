@@ -11,6 +11,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcDecomposeAggregatesPass,
       &pbcDistinctResultsPass,
       &pbcDistinctEmptiesPass,
+      &pbcClampGatherIndicesPass,
       &pbcShareConcatPrefixesPass,
       &pbcFoldUnitOperandDimsPass,
       &pbcBiasEpiloguePass,

@@ -445,6 +445,28 @@ def test_segment_signature_checked():
         close(pbc.jit(f, lowering="bridge")(x), f(x), "bool to float32")
 
 
+def test_embedding_index_out_of_range():
+    """An embedding index outside the table raises IndexError, as eager
+    PyTorch does, instead of reading memory outside the table; indices in
+    range on the next call still give eager's values."""
+    emb = torch.nn.Embedding(30, 16).eval()
+    f = pbc.jit(lambda ids: emb(ids) * 2.0, lowering="bridge")
+    ids = torch.randint(0, 30, (2, 7))
+    close(f(ids), emb(ids) * 2.0, "embedding")
+    assert not f.plan(ids).fallbacks, f.plan(ids).fallbacks
+    for bad in (30, -1, 10**6):
+        wrong = ids.clone()
+        wrong[1, 3] = bad
+        try:
+            f(wrong)
+        except IndexError as e:
+            assert "pbc: indices must lie in [0, 30)" in str(e), e
+        else:
+            raise AssertionError("index %d: no IndexError" % bad)
+    ids = torch.randint(0, 30, (2, 7))
+    close(f(ids), emb(ids) * 2.0, "embedding after the errors")
+
+
 if __name__ == "__main__":
     seed()
     for name, fn in list(globals().items()):

@@ -655,7 +655,9 @@ def _embedding(ctx, weight, indices, *rest):
     idx = ctx.tensor(indices)
     if idx.elem not in ("i64", "i32"):
         raise Unsupported("embedding indices of type %s" % idx.elem)
-    return ctx.f.gather_rows(ctx.tensor(weight), idx)
+    table = ctx.tensor(weight)
+    ctx.seg.gathers.append((idx, table.shape[0]))
+    return ctx.f.gather_rows(table, idx)
 
 
 @lowers("scalar_tensor")

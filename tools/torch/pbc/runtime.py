@@ -117,6 +117,8 @@ class _Segment:
         self.out_types = []  # (shape, torch dtype) per output
         self.entry = None
         self.fixed_descriptors = {}
+        self.gathers = []       # (index Val, rows of the table) per gather
+        self.index_checks = []  # (input position, rows): indices checked per call
 
 
 class _Ctx:
@@ -383,6 +385,11 @@ class Plan:
             ctx.op = aten.op_name(n.target) or ""
             vals[n] = self._lower(ctx, n, vals)
             self._check_lowered(n, vals[n])
+        # Indices that arrive as inputs are checked before each call (the
+        # compiled gather clamps them; eager PyTorch raises).
+        for idx, rows in seg.gathers:
+            seg.index_checks += [(j, rows) for j, (kind, x) in enumerate(seg.inputs)
+                                 if kind == "node" and vals.get(x) is idx]
         results = []
         for n in seg.nodes:
             if isinstance(vals[n], emit.Val) and any(u not in inside for u in n.users):
@@ -522,6 +529,11 @@ class Plan:
 
     @staticmethod
     def _run_segment(seg, env):
+        for j, rows in seg.index_checks:
+            t = env[seg.inputs[j][1]]
+            if t.numel() and (int(t.min()) < 0 or int(t.max()) >= rows):
+                raise IndexError("index out of range in self (pbc: indices must lie in "
+                                 "[0, %d), got %d..%d)" % (rows, int(t.min()), int(t.max())))
         keep, ptrs = [], []
         for i, (kind, x) in enumerate(seg.inputs):
             if kind == "fixed":
