@@ -126,6 +126,14 @@ int main(int argc, char **argv) {
       (void (*)(void *, void *, void *, void *))pbcProgramEntryFunction(p, e);
   direct(&dx, &dw, &db, &dy2);
   CHECK(memcmp(y, y2, M * N * sizeof(float)) == 0, "direct and packed calls differ");
+  /* So does the unchecked packed function (one array of descriptors). */
+  for (int i = 0; i < M * N; ++i)
+    y2[i] = NAN;
+  void (*packed)(void **) = (void (*)(void **))pbcProgramEntryPackedFunction(p, e);
+  void *pargs[] = {&dx, &dw, &db, &dy2};
+  CHECK(packed && !pbcProgramEntryPackedFunction(p, 7), "packed function lookup");
+  packed(pargs);
+  CHECK(memcmp(y, y2, M * N * sizeof(float)) == 0, "unchecked packed call differs");
 
   /* A second entry of the same program. */
   int t = pbcProgramFindEntry(p, "twice");
@@ -203,7 +211,8 @@ int main(int argc, char **argv) {
   CHECK(pbcProgramNumEntries(NULL) == -1 && !pbcProgramEntryName(NULL, 0) &&
             pbcProgramFindEntry(NULL, "affine") == -1 && pbcProgramEntryNumInputs(NULL, 0) == -1 &&
             pbcProgramEntryNumOutputs(NULL, 0) == -1 && !pbcProgramEntryArg(NULL, 0, 0, &a) &&
-            !pbcProgramEntryFunction(NULL, 0) && !pbcProgramLibraryPath(NULL),
+            !pbcProgramEntryFunction(NULL, 0) && !pbcProgramEntryPackedFunction(NULL, 0) &&
+            !pbcProgramLibraryPath(NULL),
         "queries on NULL");
   CHECK(!pbcProgramInvoke(NULL, 0, args, 4, &err) && err && strstr(err, "no program"),
         "invoke NULL program");

@@ -527,4 +527,8 @@ void *pbcProgramEntryFunction(const PbcProgram *p, int e) {
   return hasEntry(p, e) ? p->ciface[e] : NULL;
 }
 
+void *pbcProgramEntryPackedFunction(const PbcProgram *p, int e) {
+  return hasEntry(p, e) ? *(void **)&p->packed[e] : NULL;
+}
+
 const char *pbcProgramLibraryPath(const PbcProgram *p) { return p ? p->libPath : NULL; }

@@ -60,6 +60,7 @@ def library():
         "pbcProgramEntryNumOutputs": (I, [P, I]),
         "pbcProgramEntryArg": (ctypes.c_bool, [P, I, I, ctypes.POINTER(_ArgInfo)]),
         "pbcProgramEntryFunction": (P, [P, I]),
+        "pbcProgramEntryPackedFunction": (P, [P, I]),
         "pbcProgramLibraryPath": (S, [P]),
         "pbcMessageDestroy": (None, [P]),
         "pbcVersion": (S, []),
@@ -112,6 +113,10 @@ class Entry:
         n = self.num_inputs + self.num_outputs
         fn_type = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n))
         self.function = fn_type(lib.pbcProgramEntryFunction(h, index))
+        # void F(void **descriptors): one foreign call for any number of
+        # arguments (a model's segment takes hundreds of parameters).
+        self.packed = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
+            lib.pbcProgramEntryPackedFunction(h, index))
 
     def call(self, buffers):
         """Runs the entry on contiguous row-major buffers, (data pointer,

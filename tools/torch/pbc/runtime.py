@@ -465,6 +465,11 @@ class Plan:
             for j, (kind, t) in enumerate(s.inputs):
                 if kind == "fixed":
                     s.fixed_descriptors[j] = descriptor(t.data_ptr(), tuple(t.shape))
+            # The packed call's argument array with the parameters' descriptors
+            # in place; each call copies it and fills in the rest.
+            s.argv = (ctypes.c_void_p * (len(s.inputs) + len(s.out_types)))()
+            for j, d in s.fixed_descriptors.items():
+                s.argv[j] = ctypes.addressof(d)
 
     def _signature_mismatch(self, seg):
         """Why the compiled entry's arguments disagree with the traced
@@ -534,20 +539,20 @@ class Plan:
             if t.numel() and (int(t.min()) < 0 or int(t.max()) >= rows):
                 raise IndexError("index out of range in self (pbc: indices must lie in "
                                  "[0, %d), got %d..%d)" % (rows, int(t.min()), int(t.max())))
-        keep, ptrs = [], []
+        keep = []
+        argv = type(seg.argv).from_buffer_copy(seg.argv)
         for i, (kind, x) in enumerate(seg.inputs):
-            if kind == "fixed":
-                d = seg.fixed_descriptors[i]
-            else:
+            if kind != "fixed":
                 t = env[x].contiguous()
-                keep.append(t)
                 d = descriptor(t.data_ptr(), tuple(t.shape))
-            keep.append(d)
-            ptrs.append(ctypes.addressof(d))
+                keep += (t, d)
+                argv[i] = ctypes.addressof(d)
+        i = len(seg.inputs)
         for n, (shape, dtype) in zip(seg.outputs, seg.out_types):
             t = torch.empty(shape, dtype=dtype)
             env[n] = t
             d = descriptor(t.data_ptr(), shape)
             keep.append(d)
-            ptrs.append(ctypes.addressof(d))
-        seg.entry.function(*ptrs)
+            argv[i] = ctypes.addressof(d)
+            i += 1
+        seg.entry.packed(argv)

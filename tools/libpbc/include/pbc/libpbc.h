@@ -88,6 +88,11 @@ bool pbcProgramEntryArg(const PbcProgram *p, int entry, int arg, PbcArgInfo *out
 /* `void _mlir_ciface_F(void *in0, ..., void *out0, ...)`, for direct calls
  * (nothing is checked on that path). */
 void *pbcProgramEntryFunction(const PbcProgram *p, int entry);
+/* `void F(void **descriptors)`: the same call with one argument, an array of
+ * the descriptors' addresses (inputs, then outputs; nothing is checked).
+ * A caller that keeps the array across calls fills in only what changes:
+ * one foreign call however many arguments the entry takes. */
+void *pbcProgramEntryPackedFunction(const PbcProgram *p, int entry);
 
 /* Calls entry with tensors args[0..numArgs) (inputs, then outputs) after
  * checking the count, each element type, rank and shape against the entry's
