@@ -962,6 +962,38 @@ def _cast_eval(n, vals):
 kind("cast")((_cast_emit, _cast_eval))
 
 
+# -- gathers (an embedding): out[s..., d] = table[idx[s...], d], the index
+# read from an i32 tensor. pbc clamps an index read from data into the
+# table (XLA's semantics): out-of-range indices read the first or last row.
+def _gather_emit(em, n, names, ops):
+    table, idx = ops
+    r = len(n.shape)
+    e = em.empty(n.shape, n.dt)
+    out = em.fresh()
+    em.line("%s = linalg.generic {indexing_maps = [%s, %s], iterator_types = %s}"
+            % (out, amap(r, ["d%d" % d for d in range(r - 1)]),
+               amap(r, ["d%d" % d for d in range(r)]), iters(["parallel"] * r)))
+    em.line("    ins(%s : %s) outs(%s : %s) {" % (names[1], ttype(idx.shape, idx.dt), e,
+                                                 ttype(n.shape, n.dt)))
+    em.line("  ^bb0(%%x: %s, %%o: %s):" % (idx.dt, n.dt))
+    i, d, v = em.fresh(), em.fresh(), em.fresh()
+    em.line("%s = arith.index_cast %%x : %s to index" % (i, idx.dt))
+    em.line("%s = linalg.index %d : index" % (d, r - 1))
+    em.line("%s = tensor.extract %s[%s, %s] : %s" % (v, names[0], i, d,
+                                                    ttype(table.shape, table.dt)))
+    em.line("  linalg.yield %s : %s" % (v, n.dt))
+    em.line("} -> %s" % ttype(n.shape, n.dt))
+    return out
+
+
+def _gather_eval(n, vals):
+    table, idx = vals
+    return table[np.clip(idx, 0, table.shape[0] - 1)].copy()
+
+
+kind("gather")((_gather_emit, _gather_eval))
+
+
 # ---------------------------------------------------------------- generation
 
 class Gen:
@@ -969,7 +1001,7 @@ class Gen:
 
     FAMILIES = ("ewise", "elementwise", "matmul", "conv", "pool", "reduce", "softmax",
                 "transpose", "broadcast", "reshape", "slice", "insert", "concat", "pad",
-                "cast", "mask", "mask", "attention")
+                "cast", "mask", "mask", "attention", "gather")
 
     def __init__(self, rng, dt, families=None, max_ops=10):
         self.rng = rng
@@ -1523,6 +1555,22 @@ class Gen:
         y = self.add("cast", [x], {"op": op1}, s, other)
         op2 = "extf" if op1 == "truncf" else "truncf"
         return self.add("cast", [y], {"op": op2}, s, self.dt)
+
+    def g_gather(self):
+        """Rows of a table picked by an i32 index tensor; now and then
+        indices past either end of the table."""
+        table = self.any_value(2, 2)
+        rows, width = self.nodes[table].shape
+        shape = self.shape(self.r(3), limit=max(1, self.max_elems // max(width, 1)))
+        if rows == 0 or int(np.prod(shape)) * width > self.max_elems:
+            return None
+        lo, hi = (-3, rows + 3) if self.chance(0.3) else (0, rows)
+        idx = np.asarray(self.rng.integers(lo, hi, size=shape), np.int64).reshape(shape)
+        self.nodes.append(Node("input", [], {}, shape, "i32"))
+        self.vals.append(idx)
+        self.inputs[len(self.nodes) - 1] = idx
+        return self.add("gather", [table, len(self.nodes) - 1], {}, tuple(shape) + (width,),
+                        self.dt)
 
     # ---- a program
     def program(self):
