@@ -2,8 +2,13 @@
 // reduction loop's iter_args, stored back after it); when the output is
 // larger than L2, each such load gets a prefetch (for writing) of the tile
 // the next iteration of the enclosing loop loads: row i + 2 for a loop of
-// step 2. Inputs (A, B) are not prefetched; an output within L2 is not, nor
-// a tile whose reduction is short (a 5-tap stencil: nothing to run ahead of).
+// step 2. An output within L2 is not, nor a tile whose reduction is short
+// (a 5-tap stencil: nothing to run ahead of). B, read in place and larger
+// than L2, a row per step and a 16-column panel at a time, gets a prefetch
+// of the next panel (j + 16), spread over the panel's 128 row tiles: row
+// (t * 256 + k) / 128 at step k of tile t = i / 2; not with one row tile
+// (@one_tile: nothing to spread over) nor a panel too large to sit in L2
+// beside the next (FITS's run has B within L2: no prefetch at all).
 // Rows of an array beyond L2 read in short runs (a 2-D tile: 256 of 1024
 // floats per row) get a read prefetch of a row ahead, one per cache line
 // of each row read: 8 KiB ahead, 8 rows of these 1 KiB runs;
@@ -18,6 +23,12 @@
 // CHECK-NEXT: affine.vector_load %arg2[%[[I]], %[[J]]]
 // CHECK-NEXT: affine.prefetch %arg2[%[[I]] + 3, %[[J]]], write, locality<3>, data : memref<256x256xf32>
 // CHECK-NEXT: affine.vector_load %arg2[%[[I]] + 1, %[[J]]]
+// CHECK-NEXT: affine.for %[[K:.*]] = 0 to 256 iter_args
+// CHECK-NEXT: affine.prefetch %arg1[((%[[I]] floordiv 2) * 2 + %[[K]] floordiv 128) mod 256, %[[J]] + 16], read, locality<3>, data : memref<256x256xf32>
+// CHECK-NEXT: affine.vector_load %arg1[%[[K]], %[[J]]]
+// CHECK-NOT: affine.prefetch
+// CHECK: return
+// CHECK-LABEL: func.func @one_tile
 // CHECK-NOT: affine.prefetch
 // CHECK: return
 // CHECK-LABEL: func.func @stencil
@@ -63,6 +74,28 @@ func.func @tile(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256
       }
       affine.vector_store %r#0, %c[%i, %j] : memref<256x256xf32>, vector<16xf32>
       affine.vector_store %r#1, %c[%i + 1, %j] : memref<256x256xf32>, vector<16xf32>
+    }
+  }
+  return
+}
+
+func.func @one_tile(%a: memref<2x256xf32>, %b: memref<256x256xf32>, %c: memref<2x256xf32>) {
+  affine.for %j = 0 to 256 step 16 {
+    affine.for %i = 0 to 2 step 2 {
+      %c0 = affine.vector_load %c[%i, %j] : memref<2x256xf32>, vector<16xf32>
+      %c1 = affine.vector_load %c[%i + 1, %j] : memref<2x256xf32>, vector<16xf32>
+      %r:2 = affine.for %k = 0 to 256 iter_args(%x = %c0, %y = %c1) -> (vector<16xf32>, vector<16xf32>) {
+        %bv = affine.vector_load %b[%k, %j] : memref<256x256xf32>, vector<16xf32>
+        %a0 = affine.load %a[%i, %k] : memref<2x256xf32>
+        %a1 = affine.load %a[%i + 1, %k] : memref<2x256xf32>
+        %s0 = vector.broadcast %a0 : f32 to vector<16xf32>
+        %s1 = vector.broadcast %a1 : f32 to vector<16xf32>
+        %x1 = vector.fma %s0, %bv, %x : vector<16xf32>
+        %y1 = vector.fma %s1, %bv, %y : vector<16xf32>
+        affine.yield %x1, %y1 : vector<16xf32>, vector<16xf32>
+      }
+      affine.vector_store %r#0, %c[%i, %j] : memref<2x256xf32>, vector<16xf32>
+      affine.vector_store %r#1, %c[%i + 1, %j] : memref<2x256xf32>, vector<16xf32>
     }
   }
   return

@@ -14,8 +14,12 @@
  * reductions (stencils), are left alone.
  *
  * 2. Rows read in short runs (prefetchNextRow): the lines of a row a few
- * rows ahead. */
+ * rows ahead.
+ *
+ * 3. The next panel of an input read in place (prefetchNextPanel), spread
+ * over the current panel's row tiles. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "mlir-c/AffineExpr.h"
 #include "mlir-c/AffineMap.h"
@@ -184,12 +188,210 @@ static void prefetchNextRow(MlirOperation loop, const State *st) {
   }
 }
 
+/* 3. The next panel, spread over this one's tiles (prefetchNextPanel). A
+ * register tile's reduction (a band of loops with iter_args) that reads an
+ * array larger than L2 in place, a row per step and a panel of columns at
+ * a time (a GEMM's B or a convolution's weights where few rows of A use
+ * them: pbc-pack leaves them in place), fetches each panel from memory in
+ * its first row tile and rereads it from L2 in the others. The first tile
+ * then waits on memory while the others leave it idle. So every step of
+ * every row tile also prefetches a row of the next panel (the panel loop's
+ * next iteration), row (t * S + s) / T of its S rows at step s of row tile
+ * t of T: the next panel arrives during all of this panel's tiles. Only
+ * with two row tiles or more (one has nothing to spread over) and a panel
+ * that fits in a quarter of L2 beside the next. */
+enum { kMaxBand = 4, kMaxTiles = 4, kPanelsInL2 = 4 };
+
+/* A loop with a constant trip count and a lower bound linear in outer
+ * ivs (a point loop of a tile loop). */
+typedef struct {
+  MlirOperation op;
+  PbcLinearForm lb;
+  long long step, trip;
+} Counted;
+
+static bool counted(MlirOperation loop, Counted *c) {
+  c->op = loop;
+  c->step = pbcLoopStep(loop);
+  c->trip = pbcOpIsA(loop, "affine.for") ? pbcExtAffineConstantTripCount(loop) : -1;
+  return c->trip > 0 && c->step > 0 && pbcLoopBoundForm(loop, false, &c->lb) && c->lb.linear;
+}
+
+/* The dimensions of the maps built below: values, each once. */
+typedef struct {
+  MlirValue v[PBC_MAX_TERMS];
+  int n;
+} Dims;
+
+static MlirAffineExpr dimOf(MlirContext ctx, Dims *d, MlirValue v) {
+  for (int i = 0; i < d->n; ++i)
+    if (mlirValueEqual(d->v[i], v))
+      return mlirAffineDimExprGet(ctx, (unsigned)i);
+  d->v[d->n] = v;
+  return mlirAffineDimExprGet(ctx, (unsigned)d->n++);
+}
+
+static MlirAffineExpr linearExpr(MlirContext ctx, Dims *d, const PbcLinearForm *f) {
+  MlirAffineExpr e = mlirAffineConstantExprGet(ctx, f->constant);
+  for (int t = 0; t < f->nTerms; ++t)
+    e = mlirAffineAddExprGet(e, mlirAffineMulExprGet(dimOf(ctx, d, f->values[t]),
+                                                     mlirAffineConstantExprGet(ctx, f->coeffs[t])));
+  return e;
+}
+
+/* (iv - lb) / step */
+static MlirAffineExpr normalized(MlirContext ctx, Dims *d, const Counted *c) {
+  MlirAffineExpr off = mlirAffineAddExprGet(
+      dimOf(ctx, d, pbcLoopIv(c->op)),
+      mlirAffineMulExprGet(linearExpr(ctx, d, &c->lb), mlirAffineConstantExprGet(ctx, -1)));
+  return mlirAffineFloorDivExprGet(off, mlirAffineConstantExprGet(ctx, c->step));
+}
+
+static void prefetchNextPanel(MlirOperation loop, const State *st) {
+  if (!pbcOpIsA(loop, "affine.for") || mlirOperationGetNumResults(loop) == 0 ||
+      pbcOpIsInCopyNest(loop))
+    return;
+  /* The reduction band, innermost (loop) first. */
+  Counted band[kMaxBand];
+  int nb = 0;
+  long long steps = 1;
+  for (MlirOperation l = loop; ; l = mlirOperationGetParentOperation(l)) {
+    if (nb == kMaxBand || !counted(l, &band[nb]))
+      return;
+    steps *= band[nb++].trip;
+    MlirOperation p = mlirOperationGetParentOperation(l);
+    if (!pbcOpIsA(p, "affine.for") || mlirOperationGetNumResults(p) == 0)
+      break;
+  }
+  if (steps < kMinReduction)
+    return;
+  MlirValue bandIvs[kMaxBand];
+  for (int b = 0; b < nb; ++b)
+    bandIvs[b] = pbcLoopIv(band[b].op);
+  MlirContext ctx = mlirOperationGetContext(loop);
+  MlirBlock body = pbcLoopBody(loop);
+  PbcAccess seen[kMaxLines];
+  MlirOperation loads[kMaxLines];
+  int nSeen = 0;
+  MlirOperation panel = {NULL};
+  Counted tiles[kMaxTiles];
+  int nt = 0;
+  long long nTiles = 1;
+  for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    PbcAccess a;
+    if (!pbcAccessGet(op, &a) || a.isWrite || !a.lanes ||
+        pbcMemrefBytes(mlirValueGetType(a.memref)) <= st->l2)
+      continue;
+    /* A row per step: the last subscript holds no band iv, another does. */
+    const PbcLinearForm *last = &a.subscripts[a.rank - 1];
+    bool moves = false, rowOnly = last->constant >= 0;
+    for (int b = 0; b < nb; ++b)
+      rowOnly = rowOnly && pbcLinearCoeff(last, bandIvs[b]) == 0;
+    for (int e = 0; e < a.rank - 1; ++e)
+      for (int b = 0; b < nb; ++b)
+        moves |= pbcLinearCoeff(&a.subscripts[e], bandIvs[b]) != 0;
+    if (!rowOnly || !moves)
+      continue;
+    /* The panel loop: the nearest loop outside the band whose iv moves the
+     * last subscript; the loops in between are the row tiles. */
+    MlirOperation p = mlirOperationGetParentOperation(band[nb - 1].op);
+    Counted t[kMaxTiles];
+    int n = 0;
+    long long count = 1;
+    while (!mlirOperationIsNull(p) && pbcOpIsA(p, "affine.for") &&
+           pbcLinearCoeff(last, pbcLoopIv(p)) == 0) {
+      if (n == kMaxTiles || !counted(p, &t[n]))
+        return;
+      count *= t[n++].trip;
+      p = mlirOperationGetParentOperation(p);
+    }
+    if (mlirOperationIsNull(p) || !pbcOpIsA(p, "affine.for") ||
+        (!mlirOperationIsNull(panel) && !mlirOperationEqual(p, panel)))
+      continue;
+    /* One prefetch per line of the row. */
+    long long eb = pbcElementBits(mlirValueGetType(a.memref)) / 8;
+    long long lineElems = eb > 0 && st->lineBytes / eb > 0 ? st->lineBytes / eb : 1;
+    long long *k = &a.subscripts[a.rank - 1].constant;
+    *k -= *k % lineElems;
+    bool done = nSeen == kMaxLines;
+    for (int i = 0; i < nSeen && !done; ++i)
+      done = pbcAccessesSame(&seen[i], &a);
+    if (done)
+      continue;
+    loads[nSeen] = op;
+    seen[nSeen++] = a;
+    if (mlirOperationIsNull(panel)) {
+      panel = p;
+      nt = n;
+      nTiles = count;
+      memcpy(tiles, t, sizeof(t));
+    }
+  }
+  /* The next panel must fit in L2 beside this one (a convolution's 3x3x512
+   * weights, 32 channels wide: 590 KiB, would evict the rows this panel's
+   * later tiles reread). */
+  if (nSeen == 0 || nTiles < 2 || steps * nSeen * st->lineBytes * kPanelsInL2 > st->l2)
+    return;
+  Dims dims = {.n = 0};
+  MlirAffineExpr t = mlirAffineConstantExprGet(ctx, 0);
+  for (int i = nt - 1; i >= 0; --i)
+    t = mlirAffineAddExprGet(mlirAffineMulExprGet(t, mlirAffineConstantExprGet(ctx, tiles[i].trip)),
+                             normalized(ctx, &dims, &tiles[i]));
+  MlirAffineExpr s = mlirAffineConstantExprGet(ctx, 0);
+  for (int b = nb - 1; b >= 0; --b)
+    s = mlirAffineAddExprGet(mlirAffineMulExprGet(s, mlirAffineConstantExprGet(ctx, band[b].trip)),
+                             normalized(ctx, &dims, &band[b]));
+  /* q = (t * S + s) / T: the next panel's row for this step */
+  MlirAffineExpr g = mlirAffineAddExprGet(
+      mlirAffineMulExprGet(t, mlirAffineConstantExprGet(ctx, steps)), s);
+  MlirAffineExpr q = mlirAffineFloorDivExprGet(g, mlirAffineConstantExprGet(ctx, nTiles));
+  long long inner = 1;
+  MlirAffineExpr ivs[kMaxBand];
+  for (int b = 0; b < nb; ++b) {
+    MlirAffineExpr idx = mlirAffineModExprGet(
+        mlirAffineFloorDivExprGet(q, mlirAffineConstantExprGet(ctx, inner)),
+        mlirAffineConstantExprGet(ctx, band[b].trip));
+    ivs[b] = mlirAffineAddExprGet(
+        mlirAffineMulExprGet(idx, mlirAffineConstantExprGet(ctx, band[b].step)),
+        linearExpr(ctx, &dims, &band[b].lb));
+    inner *= band[b].trip;
+  }
+  MlirOperation top = mlirBlockGetFirstOperation(body);
+  MlirLocation loc = mlirOperationGetLocation(loop);
+  MlirValue remapped[kMaxBand];
+  for (int b = 0; b < nb; ++b)
+    remapped[b] = pbcBuildAffineApply(top, mlirAffineMapGet(ctx, (intptr_t)dims.n, 0, 1, &ivs[b]),
+                                      dims.v, dims.n, loc);
+  MlirAffineExpr nx = mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0),
+                                           mlirAffineConstantExprGet(ctx, pbcLoopStep(panel)));
+  MlirValue piv = pbcLoopIv(panel);
+  MlirValue nextPanel = pbcBuildAffineApply(top, mlirAffineMapGet(ctx, 1, 0, 1, &nx), &piv, 1, loc);
+  for (int l = 0; l < nSeen; ++l) {
+    MlirOperation op = loads[l];
+    intptr_t n = mlirOperationGetNumOperands(op);
+    MlirValue *operands = malloc(sizeof(MlirValue) * (size_t)n);
+    operands[0] = mlirOperationGetOperand(op, 0);
+    for (intptr_t i = 1; i < n; ++i) {
+      MlirValue v = mlirOperationGetOperand(op, i);
+      operands[i] = mlirValueEqual(v, piv) ? nextPanel : v;
+      for (int b = 0; b < nb; ++b)
+        if (mlirValueEqual(v, bandIvs[b]))
+          operands[i] = remapped[b];
+    }
+    pbcBuildAffinePrefetch(op, operands, (int)n, mlirOperationGetAttributeByName(op, pbcStr("map")),
+                           false, mlirOperationGetLocation(op));
+    free(operands);
+  }
+}
+
 static bool run(MlirOperation func, void *state) {
   int n;
   MlirOperation *loops = pbcLoopsInnerFirstAll(func, &n);
   for (int i = 0; i < n; ++i) {
     prefetchLoop(loops[i], state);
     prefetchNextRow(loops[i], state);
+    prefetchNextPanel(loops[i], state);
   }
   free(loops);
   return true;
@@ -200,7 +402,8 @@ static MlirPass createPass(const char *options, char *err, size_t errLen);
 const PbcCPassSpec pbcPrefetchPass = {
     "pbc-prefetch",
     "func.func",
-    "Prefetch the next register tile's accumulators and the next row of short row runs",
+    "Prefetch the next register tile's accumulators, the next row of short row runs and the "
+    "next panel of an input read in place",
     run,
     sizeof(State),
     createPass};
