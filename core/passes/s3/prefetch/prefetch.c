@@ -82,6 +82,23 @@ static MlirValue nextIv(MlirOperation loop, long long steps) {
                              mlirOperationGetLocation(loop));
 }
 
+/* The access's line (its last subscript rounded down to a cache line: the
+ * constant is >= 0) added to seen[0..*n) if not there yet and there is
+ * room; false if it was there or there is none. */
+static bool addLine(PbcAccess *a, PbcAccess *seen, int *n, const State *st) {
+  long long eb = pbcElementBits(mlirValueGetType(a->memref)) / 8;
+  long long lineElems = eb > 0 && st->lineBytes / eb > 0 ? st->lineBytes / eb : 1;
+  long long *k = &a->subscripts[a->rank - 1].constant;
+  *k -= *k % lineElems;
+  if (*n == kMaxLines)
+    return false;
+  for (int i = 0; i < *n; ++i)
+    if (pbcAccessesSame(&seen[i], a))
+      return false;
+  seen[(*n)++] = *a;
+  return true;
+}
+
 /* True if the loop's iv is one of the access's map operands. */
 static bool readsIv(MlirOperation load, MlirValue iv) {
   for (intptr_t i = 1; i < mlirOperationGetNumOperands(load); ++i)
@@ -172,16 +189,9 @@ static void prefetchNextRow(MlirOperation loop, const State *st) {
     if (!alongRow || !nextRow || span * eb > kMaxRunBytes ||
         span >= mlirShapedTypeGetDimSize(mlirValueGetType(a.memref), a.rank - 1))
       continue;
-    /* One prefetch per line (the constant is >= 0: it rounds down). */
-    long long lineElems = st->lineBytes / eb > 0 ? st->lineBytes / eb : 1;
-    long long *k = &a.subscripts[a.rank - 1].constant;
-    *k -= *k % lineElems;
-    bool done = nSeen == kMaxLines;
-    for (int i = 0; i < nSeen && !done; ++i)
-      done = pbcAccessesSame(&seen[i], &a);
-    if (done)
+    /* One prefetch per line. */
+    if (!addLine(&a, seen, &nSeen, st))
       continue;
-    seen[nSeen++] = a;
     if (mlirValueIsNull(next))
       next = nextIv(parent, rowsAhead(span * eb));
     prefetchNext(op, row, next, false);
@@ -310,17 +320,9 @@ static void prefetchNextPanel(MlirOperation loop, const State *st) {
         (!mlirOperationIsNull(panel) && !mlirOperationEqual(p, panel)))
       continue;
     /* One prefetch per line of the row. */
-    long long eb = pbcElementBits(mlirValueGetType(a.memref)) / 8;
-    long long lineElems = eb > 0 && st->lineBytes / eb > 0 ? st->lineBytes / eb : 1;
-    long long *k = &a.subscripts[a.rank - 1].constant;
-    *k -= *k % lineElems;
-    bool done = nSeen == kMaxLines;
-    for (int i = 0; i < nSeen && !done; ++i)
-      done = pbcAccessesSame(&seen[i], &a);
-    if (done)
+    if (!addLine(&a, seen, &nSeen, st))
       continue;
-    loads[nSeen] = op;
-    seen[nSeen++] = a;
+    loads[nSeen - 1] = op;
     if (mlirOperationIsNull(panel)) {
       panel = p;
       nt = n;
