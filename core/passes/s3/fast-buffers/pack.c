@@ -140,7 +140,8 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
   long long rowBytes = mlirShapedTypeGetDimSize(t, rank - 1) * (pbcElementBits(t) / 8);
   bool streamed = streamedAlongInnermost(x);
   bool pagePerStep = rowBytes >= kPageBytes && !streamed;
-  bool fewReuses = reuseIn(x, site) < kMinReuse;
+  long long reuse = reuseIn(x, site);
+  bool fewReuses = reuse < kMinReuse;
   long long extent = lastDimExtentIn(x, site);
   bool wholeRows = extent >= mlirShapedTypeGetDimSize(t, rank - 1);
   /* With few reuses, a tile of row segments (a GEMM's B columns split over
@@ -154,7 +155,7 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
    * rows cost the micro kernel less than the copy, which reads B from
    * memory in short runs that the copy loop cannot overlap with compute
    * (see tools/bench/README.md, weights read in place). */
-  if (bytes > st->l2 && longSegments && reuseIn(x, site) <= kFewRows)
+  if (bytes > st->l2 && longSegments && reuse <= kFewRows)
     return true;
   return (bytes > st->l2 || fewReuses || streamed) && !crowdedIn(x, site, rowBytes) &&
          !pagePerStep && (wholeRows || (fewReuses && longSegments));

@@ -227,9 +227,11 @@ static bool counted(MlirOperation loop, Counted *c) {
   return c->trip > 0 && c->step > 0 && pbcLoopBoundForm(loop, false, &c->lb) && c->lb.linear;
 }
 
-/* The dimensions of the maps built below: values, each once. */
+/* The dimensions of the maps built below: values, each once. Each of the
+ * at most kMaxTiles + kMaxBand loops adds its iv and its lower bound's
+ * terms, so the array never fills. */
 typedef struct {
-  MlirValue v[PBC_MAX_TERMS];
+  MlirValue v[(kMaxTiles + kMaxBand) * (PBC_MAX_TERMS + 1)];
   int n;
 } Dims;
 
@@ -365,10 +367,7 @@ static void prefetchNextPanel(MlirOperation loop, const State *st) {
   for (int b = 0; b < nb; ++b)
     remapped[b] = pbcBuildAffineApply(top, mlirAffineMapGet(ctx, (intptr_t)dims.n, 0, 1, &ivs[b]),
                                       dims.v, dims.n, loc);
-  MlirAffineExpr nx = mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0),
-                                           mlirAffineConstantExprGet(ctx, pbcLoopStep(panel)));
-  MlirValue piv = pbcLoopIv(panel);
-  MlirValue nextPanel = pbcBuildAffineApply(top, mlirAffineMapGet(ctx, 1, 0, 1, &nx), &piv, 1, loc);
+  MlirValue piv = pbcLoopIv(panel), nextPanel = nextIv(panel, 1);
   for (int l = 0; l < nSeen; ++l) {
     MlirOperation op = loads[l];
     intptr_t n = mlirOperationGetNumOperands(op);
