@@ -30,6 +30,7 @@ extern const PbcCPassSpec pbcFillBorderPass;
 extern const PbcCPassSpec pbcPadGemmPass;
 extern const PbcCPassSpec pbcTilePass;
 extern const PbcCPassSpec pbcPackPass;
+extern const PbcCPassSpec pbcPackOncePass;
 extern const PbcCPassSpec pbcTransposeCopiesPass;
 extern const PbcCPassSpec pbcVectorizePass;
 extern const PbcCPassSpec pbcAbsorbFillPass;

@@ -28,6 +28,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcPadGemmPass,
       &pbcTilePass,
       &pbcPackPass,
+      &pbcPackOncePass,
       &pbcTransposeCopiesPass,
       &pbcRegisterTilePass,
       &pbcCollapseRowsPass,

@@ -468,7 +468,11 @@ class Program:
         args = []
         for i in self.input_ids():
             names[i] = "%%a%d" % len(args)
-            args.append("%s: %s" % (names[i], ttype(self.nodes[i].shape, self.nodes[i].dt)))
+            # Every argument is marked unchanged between calls (as a model's
+            # weights are): pbc-pack-once keeps its packed tiles across the
+            # two calls run_child.py makes.
+            args.append("%s: %s {pbc.invariant}" % (names[i], ttype(self.nodes[i].shape,
+                                                                   self.nodes[i].dt)))
         for i, n in enumerate(self.nodes):
             if n.kind != "input":
                 names[i] = EMIT[n.kind](em, n, [names[o] for o in n.operands],

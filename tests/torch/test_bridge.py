@@ -467,6 +467,29 @@ def test_embedding_index_out_of_range():
     close(f(ids), emb(ids) * 2.0, "embedding after the errors")
 
 
+def test_parameters_written_after_compiling():
+    """Parameters are marked pbc.invariant (their packed tiles are kept
+    across calls) and batch norms are folded into convolutions when traced:
+    a parameter written in place afterwards (a fine-tuning step,
+    load_state_dict) makes the plan stale, and the next call traces and
+    compiles again, giving eager's new values, not the old weights'."""
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(128, 128, 3), torch.nn.BatchNorm2d(128), torch.nn.ReLU(),
+        torch.nn.Flatten(), torch.nn.Linear(128 * 5 * 5, 64)).eval()
+    with torch.no_grad():
+        model[1].running_mean.uniform_(-0.5, 0.5)
+        model[1].running_var.uniform_(0.5, 2.0)
+    f = pbc.jit(model, lowering="bridge")
+    x = torch.randn(1, 128, 7, 7)
+    with torch.no_grad():
+        close(f(x), model(x), "before the writes")
+        close(f(x), model(x), "second call (packed weights reused)")
+        model[0].weight.mul_(-0.5)                  # in place, same address
+        model[1].running_var.add_(1.0)              # folded into the conv
+        model[4].weight.copy_(torch.randn_like(model[4].weight))
+        close(f(x), model(x), "after writing the parameters")
+
+
 if __name__ == "__main__":
     seed()
     for name, fn in list(globals().items()):

@@ -150,12 +150,38 @@ static void drain(int fd, PbcStrBuf *out, size_t limit) {
 
 /* --- loading ---------------------------------------------------------------- */
 
-static PbcProgram *load(const char *libPath, PbcEntrySig *sigs, int n, char **error) {
-  void *h = dlopen(libPath, RTLD_NOW | RTLD_LOCAL);
+/* A private copy of the library at `path`, loaded and unlinked: a program
+ * whose arguments are marked pbc.invariant keeps their packed tiles in the
+ * library's globals (S3's pbc-pack-once), which must not be shared with
+ * another program compiled from the same text (other weights) that dlopen
+ * would otherwise hand the same loaded library. */
+static void *openPrivateCopy(const char *path) {
+  char copy[4300];
+  snprintf(copy, sizeof(copy), "%s.XXXXXX", path);
+  int out = mkstemp(copy);
+  if (out < 0)
+    return NULL;
+  int in = open(path, O_RDONLY);
+  bool ok = in >= 0;
+  char buf[1 << 16];
+  for (ssize_t got; ok && (got = read(in, buf, sizeof(buf))) != 0;)
+    ok = got > 0 && write(out, buf, (size_t)got) == got;
+  if (in >= 0)
+    close(in);
+  ok &= close(out) == 0;
+  void *h = ok ? dlopen(copy, RTLD_NOW | RTLD_LOCAL) : NULL;
+  unlink(copy);
+  return h;
+}
+
+static PbcProgram *load(const char *libPath, bool privateCopy, PbcEntrySig *sigs, int n,
+                        char **error) {
+  void *h = privateCopy ? openPrivateCopy(libPath) : dlopen(libPath, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
+    const char *why = dlerror();
     free(sigs);
     pbcLibSetError(error, pbcLibMessage("libpbc: cannot load the compiled program: %s",
-                                        dlerror()));
+                                        why ? why : strerror(errno)));
     return NULL;
   }
   PbcProgram *p = calloc(1, sizeof(*p));
@@ -261,6 +287,7 @@ typedef struct Request {
   int opt;
   uint64_t key;
   const char *cacheFolder; /* "": no cache */
+  bool hasState;           /* pbc.invariant arguments: see openPrivateCopy */
 } Request;
 
 /* Runs `pbc --emit=lib` on the text (its stdin, a memory file) into
@@ -381,12 +408,13 @@ static PbcProgram *build(const Request *r, PbcCacheEntry *e, bool cached, char *
     pbcLibSetError(error, pbcLibMessage("%s", diag.len ? diag.data : "libpbc: compilation failed"));
   } else if (cached && pbcCacheCommit(e, tmpLib, sigs, n, why, sizeof(why))) {
     pbcCacheEvict(e->dir, e);
-    p = load(e->lib, sigs, n, error);
+    p = load(e->lib, r->hasState, sigs, n, error);
   } else {
     /* No cache, or the record could not be written (the library may have
      * moved into place already): load what exists; it stays loaded once
      * unlinked. */
-    p = load(access(tmpLib, R_OK) == 0 || !e->lib[0] ? tmpLib : e->lib, sigs, n, error);
+    p = load(access(tmpLib, R_OK) == 0 || !e->lib[0] ? tmpLib : e->lib, r->hasState, sigs, n,
+             error);
   }
   unlink(tmpLib);
   pbcStrBufDestroy(&diag);
@@ -401,7 +429,7 @@ static PbcProgram *loadOrBuild(const Request *r, PbcCacheEntry *e, bool cached, 
   PbcEntrySig *sigs = cached ? pbcCacheRead(e, &n, &missing, why, sizeof(why)) : NULL;
   if (sigs) {
     pbcCacheTouch(e);
-    return load(e->lib, sigs, n, error);
+    return load(e->lib, r->hasState, sigs, n, error);
   }
   if (cached && !missing)
     pbcCacheRemove(e); /* corrupt or stale: rebuilt below */
@@ -424,6 +452,7 @@ PbcProgram *pbcProgramCompile(const char *text, const char *name,
     return NULL;
   }
   Request r = {.text = text, .name = name ? name : "<program>"};
+  r.hasState = strstr(text, "pbc.invariant") != NULL;
   r.o = options ? *options : (PbcCompileOptions){.optLevel = -1};
   r.opt = r.o.optLevel < 0 || r.o.optLevel > 3 ? 3 : r.o.optLevel;
 

@@ -89,6 +89,8 @@ class Compiled:
     def plan(self, *args):
         key = self._key(args)
         p = self.plans.get(key)
+        if p is not None and getattr(p, "stale", lambda: False)():
+            p = None  # a parameter was written: traced and compiled again
         if p is None:
             fn = self.fn
             try:
@@ -119,7 +121,9 @@ def backend(gm, example_inputs, target="cpu"):
     Dynamo passes parameters and buffers as graph inputs and tags them
     static: they become the compiled graph's constants (read, not copied,
     when it compiles; batch norms fold into convolutions), so only the
-    other inputs are passed at run time. Inference only, as for pbc.jit."""
+    other inputs are passed at run time; one written in place afterwards
+    has the graph traced and compiled again (Plan.stale). Inference only,
+    as for pbc.jit."""
     example_inputs = list(example_inputs)
     static = {i: t for i, t in enumerate(example_inputs)
               if isinstance(t, torch.Tensor) and getattr(t, "_dynamo_static_input_type", None)}
@@ -133,16 +137,19 @@ def backend(gm, example_inputs, target="cpu"):
             full[i] = t
         return gm(*full)
 
+    def make_plan():
+        return best_plan(graph, [example_inputs[i] for i in dynamic], target)
+
     try:
-        plan = best_plan(graph, [example_inputs[i] for i in dynamic], target)
+        plan = make_plan()
     except TraceError as e:
         warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=2)
         return gm.forward
-    if not static:
-        return plan
 
     def run(*args):
-        return plan(*[args[i] for i in dynamic])
+        if getattr(run.plan, "stale", lambda: False)():
+            run.plan = make_plan()  # a parameter was written: traced and compiled again
+        return run.plan(*[args[i] for i in dynamic])
     run.plan = plan
     return run
 

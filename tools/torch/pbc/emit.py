@@ -99,21 +99,27 @@ class Function:
 
     def __init__(self, name):
         self.name, self.lines, self.args, self.n = name, [], [], 0
+        self.invariant = set()  # args whose contents never change between calls
 
     def fresh(self):
         self.n += 1
         return "%%v%d" % self.n
 
-    def arg(self, shape, elem=F32):
+    def arg(self, shape, elem=F32, invariant=False):
+        """invariant: the same tensor, unchanged, on every call (a parameter):
+        marked `pbc.invariant`, pbc packs its tiles on the first call only."""
         v = Val("%%arg%d" % len(self.args), shape, elem)
         self.args.append(v)
+        if invariant:
+            self.invariant.add(v.ssa)
         return v
 
     def emit(self, line):
         self.lines.append(line)
 
     def text(self, results):
-        sig = ", ".join("%s: %s" % (a.ssa, a.type) for a in self.args)
+        sig = ", ".join("%s: %s%s" % (a.ssa, a.type, " {pbc.invariant}" if a.ssa in self.invariant
+                                      else "") for a in self.args)
         res = ", ".join(r.type for r in results)
         body = "\n".join("    " + l for l in self.lines)
         ret = "    return %s : %s" % (", ".join(r.ssa for r in results), res)

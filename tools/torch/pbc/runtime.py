@@ -133,7 +133,7 @@ class _Ctx:
         elem = emit.elem_of(t.dtype)
         if elem is None:
             raise aten.Unsupported("constant of type %s" % t.dtype)
-        v = self.f.arg(tuple(t.shape), elem)
+        v = self.f.arg(tuple(t.shape), elem, invariant=True)
         self.seg.inputs.append(("fixed", t))
         return v
 
@@ -188,6 +188,17 @@ class Plan:
             and any(isinstance(values.get(a), torch.Tensor) and values[a].dtype == torch.int64
                     for a in n.all_input_nodes) for n in graph.nodes)
         self.values = None  # example values are not needed any more
+        # The parameters and buffers the graph read when traced, and their
+        # version counters: the plan folded them and the compiled code
+        # keeps their packed tiles (they are marked pbc.invariant), so a
+        # write into one afterwards makes the plan stale.
+        self._watched = [(t, t._version) for n, t in self.consts.items()
+                         if n.op == "get_attr" and isinstance(t, torch.Tensor)]
+
+    def stale(self):
+        """True if a parameter or buffer the graph read was written since
+        the plan was made (the caller makes a new one)."""
+        return any(t._version != v for t, v in self._watched)
 
     # ------------------------------------------------------------ planning
 

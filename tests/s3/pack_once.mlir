@@ -1,0 +1,72 @@
+// pbc-pack-once: the tiles pbc-pack copies from an argument marked
+// pbc.invariant (B here, a weight) live in a global with a slot per
+// iteration of the loop the copy depends on (kc: 4 tiles of 64 rows), the
+// buffer a subview of it; the copy runs under scf.if when B's address
+// differs from the one recorded after the nest (the first call, or another
+// B). A (not marked) is still copied on every call, into a fresh buffer.
+// Without the mark (@unmarked) nothing changes.
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=33554432};pbc-pack{cache-line-bytes=64};pbc-pack-once' | FileCheck %s
+// CHECK-DAG: memref.global "private" @[[SRC:pbc_packed_0_source]] : memref<1xi64> = dense<0>
+// CHECK-DAG: memref.global "private" @[[SLOTS:pbc_packed_0]] : memref<4x64x80xf32> = uninitialized
+// CHECK-LABEL: func.func @matmul
+// CHECK: affine.for %[[KC:.*]] = 0 to 256 step 64 {
+// CHECK: %[[G:.*]] = memref.get_global @[[SLOTS]]
+// CHECK: %[[I:.*]] = affine.apply #{{.*}}(%[[KC]])
+// CHECK: %[[B:.*]] = memref.subview %[[G]][%[[I]], 0, 0] [1, 64, 80] [1, 1, 1]
+// CHECK: %[[R:.*]] = memref.load
+// CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %arg1
+// CHECK: %[[PI:.*]] = arith.index_cast %[[P]]
+// CHECK: %[[NE:.*]] = arith.cmpi ne, %[[PI]], %[[R]]
+// CHECK: scf.if %[[NE]] {
+// CHECK: affine.load %arg1
+// CHECK-NEXT: affine.store %{{.*}}, %[[B]]
+// CHECK: } {pbc.copy}
+// CHECK-NEXT: }
+// CHECK: %[[A:.*]] = memref.alloc() : memref<32x80xf32>
+// CHECK: affine.load %arg0
+// CHECK-NEXT: affine.store %{{.*}}, %[[A]]
+// CHECK: } {pbc.copy}
+// CHECK: affine.load %[[A]]
+// CHECK-NEXT: affine.load %[[B]]
+// CHECK: memref.dealloc %[[A]]
+// CHECK-NOT: memref.dealloc
+// CHECK: } {pbc.kind = "matmul"
+// CHECK-NEXT: %[[P2:.*]] = memref.extract_aligned_pointer_as_index %arg1
+// CHECK-NEXT: %[[PI2:.*]] = arith.index_cast %[[P2]]
+// CHECK-NEXT: %[[S:.*]] = memref.get_global @[[SRC]]
+// CHECK: memref.store %[[PI2]], %[[S]][
+// CHECK-LABEL: func.func @unmarked
+// CHECK-NOT: memref.get_global
+// CHECK-NOT: scf.if
+// CHECK: memref.alloc() : memref<64x80xf32>
+func.func @matmul(%a: memref<64x256xf32>, %b: memref<256x64xf32> {pbc.invariant}, %c: memref<64x64xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.for %k = 0 to 256 {
+        %x = affine.load %a[%i, %k] : memref<64x256xf32>
+        %y = affine.load %b[%k, %j] : memref<256x64xf32>
+        %z = affine.load %c[%i, %j] : memref<64x64xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<64x64xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+
+func.func @unmarked(%a: memref<64x256xf32>, %b: memref<256x64xf32>, %c: memref<64x64xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 64 {
+      affine.for %k = 0 to 256 {
+        %x = affine.load %a[%i, %k] : memref<64x256xf32>
+        %y = affine.load %b[%k, %j] : memref<256x64xf32>
+        %z = affine.load %c[%i, %j] : memref<64x64xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<64x64xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
