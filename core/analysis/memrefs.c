@@ -22,6 +22,23 @@ bool pbcMemrefIsRoot(MlirValue memref) {
   return pbcOpIsA(def, "memref.alloc") || pbcOpIsA(def, "memref.alloca");
 }
 
+bool pbcMemrefIsInvariantArg(MlirValue v) {
+  if (!mlirValueIsABlockArgument(v))
+    return false;
+  MlirBlock block = mlirBlockArgumentGetOwner(v);
+  MlirOperation func = mlirBlockGetParentOperation(block);
+  if (!pbcOpIsA(func, "func.func") ||
+      !mlirBlockEqual(block, mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0))))
+    return false;
+  MlirAttribute all = mlirOperationGetAttributeByName(func, pbcStr("arg_attrs"));
+  intptr_t pos = mlirBlockArgumentGetArgNumber(v);
+  if (mlirAttributeIsNull(all) || !mlirAttributeIsAArray(all) || pos >= mlirArrayAttrGetNumElements(all))
+    return false;
+  MlirAttribute dict = mlirArrayAttrGetElement(all, pos);
+  return mlirAttributeIsADictionary(dict) &&
+         !mlirAttributeIsNull(mlirDictionaryAttrGetElementByName(dict, pbcStr("pbc.invariant")));
+}
+
 bool pbcMemrefHasIdentityLayout(MlirType type) {
   return mlirTypeIsAMemRef(type) && mlirAffineMapIsIdentity(mlirMemRefTypeGetAffineMap(type));
 }

@@ -13,6 +13,9 @@
  * "root" buffer: distinct roots never alias under pbc's calling convention,
  * where outputs never alias inputs). */
 bool pbcMemrefIsRoot(MlirValue memref);
+/* True for an argument of a function's entry block marked `pbc.invariant`
+ * (its contents do not change between calls: a model's weights). */
+bool pbcMemrefIsInvariantArg(MlirValue memref);
 /* True for a memref.get_global (pbc's globals are private constants). */
 bool pbcMemrefIsGlobal(MlirValue memref);
 /* True for a memref type with the identity (row-major, dense) layout. */

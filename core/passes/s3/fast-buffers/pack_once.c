@@ -68,23 +68,6 @@ typedef struct {
   bool ok;
 } Site;
 
-static bool argIsInvariant(MlirValue v) {
-  if (!mlirValueIsABlockArgument(v))
-    return false;
-  MlirBlock block = mlirBlockArgumentGetOwner(v);
-  MlirOperation func = mlirBlockGetParentOperation(block);
-  if (!pbcOpIsA(func, "func.func") ||
-      !mlirBlockEqual(block, mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0))))
-    return false;
-  MlirAttribute all = mlirOperationGetAttributeByName(func, pbcStr("arg_attrs"));
-  intptr_t pos = mlirBlockArgumentGetArgNumber(v);
-  if (mlirAttributeIsNull(all) || !mlirAttributeIsAArray(all) || pos >= mlirArrayAttrGetNumElements(all))
-    return false;
-  MlirAttribute dict = mlirArrayAttrGetElement(all, pos);
-  return mlirAttributeIsADictionary(dict) &&
-         !mlirAttributeIsNull(mlirDictionaryAttrGetElementByName(dict, pbcStr("pbc.invariant")));
-}
-
 static bool constantResult(MlirAttribute mapAttr, intptr_t k, long long *value) {
   if (mlirAttributeIsNull(mapAttr))
     return false;
@@ -182,7 +165,7 @@ static MlirWalkResult scanCopy(MlirOperation op, void *data) {
       continue;
     if (mlirTypeIsAMemRef(mlirValueGetType(v))) {
       MlirValue base = pbcMemrefBase(v);
-      if (!argIsInvariant(base) ||
+      if (!pbcMemrefIsInvariantArg(base) ||
           (!mlirValueIsNull(s->source) && !mlirValueEqual(s->source, base)))
         s->ok = false;
       s->source = base;
