@@ -123,7 +123,7 @@ def perf_profile(name, work, seconds, env):
 
 
 def category(dso, sym):
-    if dso.startswith("pbc-") and dso.endswith(".so"):
+    if dso.startswith("pbc-") and (dso.endswith(".so") or dso.endswith(".tmp")):  # .tmp: a private copy
         return "kernel"
     if "libomp" in dso:
         return "OpenMP runtime (fork/join, barriers, spinning)"

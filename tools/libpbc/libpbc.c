@@ -150,15 +150,18 @@ static void drain(int fd, PbcStrBuf *out, size_t limit) {
 
 /* --- loading ---------------------------------------------------------------- */
 
-/* A private copy of the library at `path`, loaded and unlinked: a program
- * whose arguments are marked pbc.invariant keeps their packed tiles in the
- * library's globals (S3's pbc-pack-once), which must not be shared with
- * another program compiled from the same text (other weights) that dlopen
- * would otherwise hand the same loaded library. */
-static void *openPrivateCopy(const char *path) {
-  char copy[4300];
-  snprintf(copy, sizeof(copy), "%s.XXXXXX", path);
-  int out = mkstemp(copy);
+/* A private copy of the library at `path` (named in *copy), loaded: a
+ * program whose arguments are marked pbc.invariant keeps their packed tiles
+ * in the library's globals (S3's pbc-pack-once), which must not be shared
+ * with another program compiled from the same text (other weights) that
+ * dlopen would otherwise hand the same loaded library. The copy stays on
+ * disk while loaded (profilers read its symbols) and is removed by
+ * pbcProgramDestroy; its `.tmp` name lets the cache's cleanup remove one a
+ * crashed process left. */
+static void *openPrivateCopy(const char *path, char *copy, size_t copyLen) {
+  static const char kSuffix[] = ".tmp";
+  snprintf(copy, copyLen, "%s.XXXXXX%s", path, kSuffix);
+  int out = mkstemps(copy, (int)strlen(kSuffix));
   if (out < 0)
     return NULL;
   int in = open(path, O_RDONLY);
@@ -170,13 +173,18 @@ static void *openPrivateCopy(const char *path) {
     close(in);
   ok &= close(out) == 0;
   void *h = ok ? dlopen(copy, RTLD_NOW | RTLD_LOCAL) : NULL;
-  unlink(copy);
+  if (!h) {
+    unlink(copy);
+    copy[0] = 0;
+  }
   return h;
 }
 
 static PbcProgram *load(const char *libPath, bool privateCopy, PbcEntrySig *sigs, int n,
                         char **error) {
-  void *h = privateCopy ? openPrivateCopy(libPath) : dlopen(libPath, RTLD_NOW | RTLD_LOCAL);
+  char copy[sizeof(((PbcProgram *)0)->privateCopy)] = "";
+  void *h = privateCopy ? openPrivateCopy(libPath, copy, sizeof(copy))
+                        : dlopen(libPath, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     const char *why = dlerror();
     free(sigs);
@@ -191,6 +199,7 @@ static PbcProgram *load(const char *libPath, bool privateCopy, PbcEntrySig *sigs
   p->ciface = calloc((size_t)(n ? n : 1), sizeof(void *));
   p->packed = calloc((size_t)(n ? n : 1), sizeof(*p->packed));
   snprintf(p->libPath, sizeof(p->libPath), "%s", libPath);
+  snprintf(p->privateCopy, sizeof(p->privateCopy), "%s", copy);
   for (int i = 0; i < n; ++i) {
     char sym[sizeof(sigs[0].name) + 16];
     snprintf(sym, sizeof(sym), "_mlir_ciface_%s", sigs[i].name);
@@ -413,8 +422,8 @@ static PbcProgram *build(const Request *r, PbcCacheEntry *e, bool cached, char *
     /* No cache, or the record could not be written (the library may have
      * moved into place already): load what exists; it stays loaded once
      * unlinked. */
-    p = load(access(tmpLib, R_OK) == 0 || !e->lib[0] ? tmpLib : e->lib, r->hasState, sigs, n,
-             error);
+    bool fresh = access(tmpLib, R_OK) == 0 || !e->lib[0]; /* this compile's own file */
+    p = load(fresh ? tmpLib : e->lib, r->hasState && !fresh, sigs, n, error);
   }
   unlink(tmpLib);
   pbcStrBufDestroy(&diag);
@@ -507,6 +516,8 @@ void pbcProgramDestroy(PbcProgram *p) {
     return;
   if (p->handle)
     dlclose(p->handle);
+  if (p->privateCopy[0])
+    unlink(p->privateCopy);
   free(p->sigs);
   free(p->ciface);
   free(p->packed);

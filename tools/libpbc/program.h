@@ -11,6 +11,7 @@ struct PbcProgram {
   void **ciface;
   void (**packed)(void **);
   char libPath[4200];
+  char privateCopy[4300]; /* the loaded private copy of libPath, or "" */
 };
 
 /* A message for the caller: formatted, at most 64 KiB. */
