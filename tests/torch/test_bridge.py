@@ -488,6 +488,16 @@ def test_parameters_written_after_compiling():
         model[1].running_var.add_(1.0)              # folded into the conv
         model[4].weight.copy_(torch.randn_like(model[4].weight))
         close(f(x), model(x), "after writing the parameters")
+    if not pbc.HAS_TORCH_COMPILE:
+        return
+    import torch._dynamo as dynamo
+    dynamo.reset()
+    fast = torch.compile(model, backend="pbc")
+    with torch.no_grad():
+        close(fast(x), model(x), "torch.compile, before the writes")
+        model[0].weight.mul_(-0.5)
+        model[1].running_var.add_(1.0)
+        close(fast(x), model(x), "torch.compile, after writing the parameters")
 
 
 if __name__ == "__main__":

@@ -108,6 +108,9 @@ _VIEW_OPS = {"slice", "select", "view", "_unsafe_view", "expand", "permute", "tr
              "unfold", "split", "split_with_sizes", "chunk", "unbind", "view_as_real"}
 
 
+_VERSION = operator.attrgetter("_version")
+
+
 class _Segment:
     def __init__(self, index):
         self.name = "pbc_segment%d" % index
@@ -192,13 +195,16 @@ class Plan:
         # version counters: the plan folded them and the compiled code
         # keeps their packed tiles (they are marked pbc.invariant), so a
         # write into one afterwards makes the plan stale.
-        self._watched = [(t, t._version) for n, t in self.consts.items()
+        # Version counters only grow: their sum is unchanged exactly when
+        # every one is.
+        self._watched = [t for n, t in self.consts.items()
                          if n.op == "get_attr" and isinstance(t, torch.Tensor)]
+        self._versions = sum(map(_VERSION, self._watched))
 
     def stale(self):
         """True if a parameter or buffer the graph read was written since
         the plan was made (the caller makes a new one)."""
-        return any(t._version != v for t, v in self._watched)
+        return sum(map(_VERSION, self._watched)) != self._versions
 
     # ------------------------------------------------------------ planning
 
