@@ -70,3 +70,67 @@ func.func @unmarked(%a: memref<64x256xf32>, %b: memref<256x64xf32>, %c: memref<6
   } {pbc.kind = "matmul"}
   return
 }
+
+// A nest versioned under scf.if (pbc-streaming-stores' alignment test): the
+// address is recorded in the branch that packed, after its loop, so the
+// other version's slots are not taken for filled.
+// CHECK-LABEL: func.func @versioned
+// CHECK: scf.if %arg2 {
+// CHECK: affine.for
+// CHECK: memref.subview
+// CHECK: scf.if
+// CHECK: } {pbc.copy}
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<1xi64>
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @versioned(%b: memref<256x64xf32> {pbc.invariant}, %c: memref<4x64x64xf32>, %flag: i1) {
+  scf.if %flag {
+    affine.for %kc = 0 to 256 step 64 {
+      %buf = memref.alloc() : memref<64x64xf32>
+      affine.for %k = 0 to 64 {
+        affine.for %j = 0 to 64 {
+          %v = affine.load %b[%kc + %k, %j] : memref<256x64xf32>
+          affine.store %v, %buf[%k, %j] : memref<64x64xf32>
+        }
+      } {pbc.copy}
+      affine.for %k = 0 to 64 {
+        affine.for %j = 0 to 64 {
+          %v = affine.load %buf[%k, %j] : memref<64x64xf32>
+          affine.store %v, %c[%kc floordiv 64, %k, %j] : memref<4x64x64xf32>
+        }
+      }
+      memref.dealloc %buf : memref<64x64xf32>
+    }
+  }
+  return
+}
+
+// Loops above the scf.if that holds the nest: a record after the inner loop
+// would come before other iterations of the outer one had packed their
+// slots; left alone.
+// CHECK-LABEL: func.func @loop_above_branch
+// CHECK-NOT: memref.get_global
+// CHECK: memref.alloc() : memref<64x64xf32>
+func.func @loop_above_branch(%b: memref<256x64xf32> {pbc.invariant}, %c: memref<2x4x64x64xf32>, %flag: i1) {
+  affine.for %r = 0 to 2 {
+    scf.if %flag {
+      affine.for %kc = 0 to 256 step 64 {
+        %buf = memref.alloc() : memref<64x64xf32>
+        affine.for %k = 0 to 64 {
+          affine.for %j = 0 to 64 {
+            %v = affine.load %b[%kc + %k, %j] : memref<256x64xf32>
+            affine.store %v, %buf[%k, %j] : memref<64x64xf32>
+          }
+        } {pbc.copy}
+        affine.for %k = 0 to 64 {
+          affine.for %j = 0 to 64 {
+            %v = affine.load %buf[%k, %j] : memref<64x64xf32>
+            affine.store %v, %c[%r, %kc floordiv 64, %k, %j] : memref<2x4x64x64xf32>
+          }
+        }
+        memref.dealloc %buf : memref<64x64xf32>
+      }
+    }
+  }
+  return
+}

@@ -62,6 +62,7 @@ typedef struct {
 
 typedef struct {
   MlirOperation alloc, copy;
+  MlirOperation nest; /* the outermost loop of the loops around alloc */
   MlirValue source; /* the invariant function argument the copy reads */
   Dim dims[kMaxDims];
   int nDims;
@@ -179,15 +180,36 @@ static MlirWalkResult scanCopy(MlirOperation op, void *data) {
   return s->ok ? MlirWalkResultAdvance : MlirWalkResultInterrupt;
 }
 
+static bool isLoop(MlirOperation op) {
+  return pbcOpIsA(op, "affine.for") || pbcOpIsA(op, "affine.parallel") ||
+         pbcOpIsA(op, "scf.for") || pbcOpIsA(op, "scf.parallel");
+}
+
+/* The outermost of the loops directly around `op` (a nest, or the branch of
+ * a nest versioned under scf.if), after which the address is recorded once
+ * every iteration has packed its slot; null if `op` is in no loop, or if
+ * another loop encloses that one (the record would precede iterations
+ * that still have to pack). */
+static MlirOperation nestOf(MlirOperation op) {
+  MlirOperation nest = {NULL};
+  MlirOperation p = mlirOperationGetParentOperation(op);
+  for (; !mlirOperationIsNull(p) && isLoop(p); p = mlirOperationGetParentOperation(p))
+    nest = p;
+  for (; !mlirOperationIsNull(p) && !pbcOpIsA(p, "func.func"); p = mlirOperationGetParentOperation(p))
+    if (isLoop(p))
+      return (MlirOperation){NULL};
+  return nest;
+}
+
 /* The site of `alloc` (a static buffer pbc-pack filled from an invariant
  * argument), or one with ok = false. */
 static Site siteOf(MlirOperation alloc) {
   Site s = {.alloc = alloc, .ok = true};
   MlirValue buf = mlirOperationGetResult(alloc, 0);
   MlirType t = mlirValueGetType(buf);
-  /* Inside a nest: the address is recorded after the nest that holds it. */
-  if (pbcOpIsA(mlirOperationGetParentOperation(alloc), "func.func") ||
-      mlirOperationGetNumOperands(alloc) != 0 || !mlirShapedTypeHasStaticShape(t) ||
+  s.nest = nestOf(alloc);
+  if (mlirOperationIsNull(s.nest) || mlirOperationGetNumOperands(alloc) != 0 ||
+      !mlirShapedTypeHasStaticShape(t) ||
       !pbcMemrefHasIdentityLayout(t) || mlirMemRefTypeGetMemorySpace(t).ptr != NULL) {
     s.ok = false;
     return s;
@@ -348,10 +370,7 @@ static void packOnce(Site *s, Globals *g) {
   mlirOperationMoveBefore(s->copy, mlirBlockGetFirstOperation(then));
 
   /* The address recorded after the nest: the slots hold its tiles. */
-  MlirOperation top = s->alloc;
-  while (!pbcOpIsA(mlirOperationGetParentOperation(top), "func.func"))
-    top = mlirOperationGetParentOperation(top);
-  MlirOperation after = mlirOperationGetNextInBlock(top);
+  MlirOperation after = mlirOperationGetNextInBlock(s->nest);
   MlirValue storeOps[3] = {addressOf(after, s->source), getGlobal(after, srcName, srcType),
                            pbcBuildIndexConstant(after, 0)};
   pbcBuildOp(after, "memref.store", 3, storeOps, (MlirType){NULL}, 0, NULL);
