@@ -1659,6 +1659,35 @@ def _(ctx):
         assert_close(r, x.astype(np.float64) + b[None, :], what="output at offset %d" % offset)
 
 
+@test("weights_packed_once_across_calls")
+def _(ctx):
+    # B marked pbc.invariant: its packed panels (rows 4 KiB apart: packed)
+    # are kept from the first call (pbc-pack-once). One library called again
+    # with the output elsewhere (the streaming-store nest is versioned on its
+    # alignment: the other version's panels are packed on its first run),
+    # then with another B (packed again), then the first B again.
+    M, K, N = 8 * int(ctx.rng.integers(4, 9)), 16 * int(ctx.rng.integers(2, 5)), 1024
+    body = fill("f", (M, N))
+    body += ("  %%r = linalg.matmul ins(%%a, %%b : %s, %s) outs(%%f : %s) -> %s\n"
+             % (T((M, K)), T((K, N)), T((M, N)), T((M, N))))
+    text = func("mm", [("a", T((M, K))), ("b", T((K, N)) + " {pbc.invariant}")],
+                [("r", T((M, N)))], body)
+    a, _ = ctx.rand((M, K))
+    b1, _ = ctx.rand((K, N))
+    b2, _ = ctx.rand((K, N))
+    on_cpu = "--target=cpu" in pbc_lib.TARGET_ARGS
+    name, _, results = pbc_lib.signature(text, None)
+    lib = pbc_lib.compile(text, pbc=ctx.pbc,
+                          extra_args=["--chip-set=l3-bytes=65536"] if on_cpu else [])
+    try:
+        for b, offset in ((b1, 0), (b1, 4), (b1, 0), (b2, 0), (b2, 32), (b1, 4)):
+            (r,) = lib.call(name, [a, b], results, out_offset=offset)
+            assert_close(r, a.astype(np.float64) @ b.astype(np.float64),
+                         what="B %s, output at offset %d" % ("1" if b is b1 else "2", offset))
+    finally:
+        lib.close()
+
+
 @test("tensor_collapse_shape_then_matmul")
 def _(ctx):
     A, B, K, N = rshape(ctx.rng, 4, 1, 10)
