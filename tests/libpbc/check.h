@@ -33,4 +33,12 @@ static void testFolders(const char *plugin, const char *tag, char pluginDir[4096
   snprintf(cacheDir, 4096, "%s/%s-%d", tmp, tag, rand());
 }
 
+/* n floats uniform in about [-1, 1], never 0 (malloc'ed). */
+static inline float *randomNonZero(long long n) {
+  float *a = malloc((size_t)n * sizeof(float));
+  for (long long i = 0; i < n; ++i)
+    a[i] = (float)((rand() % 2000) - 1000) / 997.0f + 0.001f;
+  return a;
+}
+
 #endif

@@ -48,13 +48,6 @@ static Desc2 matrix(int64_t rows, int64_t cols, float *data) {
   return (Desc2){data, data, 0, {rows, cols}, {cols, 1}};
 }
 
-static float *randomMatrix(int64_t n) {
-  float *a = malloc((size_t)n * sizeof(float));
-  for (int64_t i = 0; i < n; ++i)
-    a[i] = (float)((rand() % 2000) - 1000) / 997.0f + 0.001f; /* never 0 */
-  return a;
-}
-
 static double elapsedMs(struct timespec a, struct timespec b) {
   return (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
 }
@@ -101,7 +94,7 @@ int main(int argc, char **argv) {
   CHECK(!pbcProgramEntryArg(p, e, 4, &a), "arg 4 exists");
 
   /* Call it (packed) and compare with the naive reference. */
-  float *x = randomMatrix(M * K), *w = randomMatrix(K * N), *b = randomMatrix(M * N);
+  float *x = randomNonZero(M * K), *w = randomNonZero(K * N), *b = randomNonZero(M * N);
   float *y = malloc(M * N * sizeof(float)), *y2 = malloc(M * N * sizeof(float));
   for (int i = 0; i < M * N; ++i)
     y[i] = y2[i] = NAN;
