@@ -109,6 +109,7 @@ _VIEW_OPS = {"slice", "select", "view", "_unsafe_view", "expand", "permute", "tr
 
 
 _VERSION = operator.attrgetter("_version")
+_FOLDED = "_pbc_folded"  # attributes holding weights with batch norms folded in
 
 
 class _Segment:
@@ -197,8 +198,11 @@ class Plan:
         # write into one afterwards makes the plan stale.
         # Version counters only grow: their sum is unchanged exactly when
         # every one is.
+        # (Not the weights _fold_batch_norms made: the plan's own, never
+        # written; the tensors they were computed from are watched.)
         self._watched = [t for n, t in self.consts.items()
-                         if n.op == "get_attr" and isinstance(t, torch.Tensor)]
+                         if n.op == "get_attr" and isinstance(t, torch.Tensor)
+                         and not str(n.target).startswith(_FOLDED)]
         self._versions = sum(map(_VERSION, self._watched))
 
     def stale(self):
@@ -249,7 +253,7 @@ class Plan:
             with graph.inserting_before(conv):
                 nodes = []
                 for t in (new_w, new_b):
-                    attr = "_pbc_folded%d" % len(self.consts)
+                    attr = _FOLDED + "%d" % len(self.consts)
                     self.gm.register_buffer(attr, t)
                     n = graph.get_attr(attr)
                     self.consts[n] = self.values[n] = t
@@ -485,6 +489,8 @@ class Plan:
             # The packed call's argument array with the parameters' descriptors
             # in place; each call copies it and fills in the rest.
             s.argv = (ctypes.c_void_p * (len(s.inputs) + len(s.out_types)))()
+            # What each call fills in: the inputs computed at run time.
+            s.computed_inputs = [(j, x) for j, (kind, x) in enumerate(s.inputs) if kind != "fixed"]
             for j, d in s.fixed_descriptors.items():
                 s.argv[j] = ctypes.addressof(d)
 
@@ -558,12 +564,11 @@ class Plan:
                                  "[0, %d), got %d..%d)" % (rows, int(t.min()), int(t.max())))
         keep = []
         argv = type(seg.argv).from_buffer_copy(seg.argv)
-        for i, (kind, x) in enumerate(seg.inputs):
-            if kind != "fixed":
-                t = env[x].contiguous()
-                d = descriptor(t.data_ptr(), tuple(t.shape))
-                keep += (t, d)
-                argv[i] = ctypes.addressof(d)
+        for i, x in seg.computed_inputs:
+            t = env[x].contiguous()
+            d = descriptor(t.data_ptr(), tuple(t.shape))
+            keep += (t, d)
+            argv[i] = ctypes.addressof(d)
         i = len(seg.inputs)
         for n, (shape, dtype) in zip(seg.outputs, seg.out_types):
             t = torch.empty(shape, dtype=dtype)
