@@ -468,11 +468,12 @@ class Program:
         args = []
         for i in self.input_ids():
             names[i] = "%%a%d" % len(args)
-            # Every argument is marked unchanged between calls (as a model's
-            # weights are): pbc-pack-once keeps its packed tiles across the
-            # two calls run_child.py makes.
-            args.append("%s: %s {pbc.invariant}" % (names[i], ttype(self.nodes[i].shape,
-                                                                   self.nodes[i].dt)))
+            # Every second argument (a contraction's B, a convolution's
+            # filter) is marked unchanged between calls, as a model's
+            # weights are: pbc-pack-once keeps its packed tiles across the
+            # two calls run_child.py makes; the others are packed per call.
+            mark = " {pbc.invariant}" if len(args) % 2 else ""
+            args.append("%s: %s%s" % (names[i], ttype(self.nodes[i].shape, self.nodes[i].dt), mark))
         for i, n in enumerate(self.nodes):
             if n.kind != "input":
                 names[i] = EMIT[n.kind](em, n, [names[o] for o in n.operands],

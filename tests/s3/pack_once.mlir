@@ -6,14 +6,18 @@
 // B). A (not marked) is still copied on every call, into a fresh buffer.
 // Without the mark (@unmarked) nothing changes.
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=33554432};pbc-pack{cache-line-bytes=64};pbc-pack-once' | FileCheck %s
-// CHECK-DAG: memref.global "private" @[[SRC:pbc_packed_0_source]] : memref<1xi64> = dense<0>
-// CHECK-DAG: memref.global "private" @[[SLOTS:pbc_packed_0]] : memref<4x64x80xf32> = uninitialized
+// The globals' names clash with no symbol the program has (@pbc_packed_0
+// is the program's own constant here).
+// CHECK-DAG: memref.global "private" constant @pbc_packed_0 : memref<1xf32> = dense<1.000000e+00>
+// CHECK-DAG: memref.global "private" @pbc_packed_source{{[_0-9]*}} : memref<1xi64> = dense<0>
+// CHECK-DAG: memref.global "private" @[[SLOTS:pbc_packed(_[0-9]+)?]] : memref<4x64x80xf32> = uninitialized
 // CHECK-LABEL: func.func @matmul
 // CHECK: affine.for %[[KC:.*]] = 0 to 256 step 64 {
 // CHECK: %[[G:.*]] = memref.get_global @[[SLOTS]]
 // CHECK: %[[I:.*]] = affine.apply #{{.*}}(%[[KC]])
 // CHECK: %[[B:.*]] = memref.subview %[[G]][%[[I]], 0, 0] [1, 64, 80] [1, 1, 1]
-// CHECK: %[[R:.*]] = memref.load
+// CHECK: %[[SG:.*]] = memref.get_global @[[SRC:pbc_packed_source[_0-9]*]] : memref<1xi64>
+// CHECK-NEXT: %[[R:.*]] = memref.load %[[SG]]
 // CHECK: %[[P:.*]] = memref.extract_aligned_pointer_as_index %arg1
 // CHECK: %[[PI:.*]] = arith.index_cast %[[P]]
 // CHECK: %[[NE:.*]] = arith.cmpi ne, %[[PI]], %[[R]]
@@ -39,6 +43,8 @@
 // CHECK-NOT: memref.get_global
 // CHECK-NOT: scf.if
 // CHECK: memref.alloc() : memref<64x80xf32>
+memref.global "private" constant @pbc_packed_0 : memref<1xf32> = dense<1.0>
+
 func.func @matmul(%a: memref<64x256xf32>, %b: memref<256x64xf32> {pbc.invariant}, %c: memref<64x64xf32>) {
   affine.for %i = 0 to 64 {
     affine.for %j = 0 to 64 {

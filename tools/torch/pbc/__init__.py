@@ -70,6 +70,12 @@ def best_plan(fn, inputs, target="cpu", chip=None, opt_level=3, disable=None, lo
     return plan
 
 
+def _stale(plan):
+    """True for a bridge Plan whose parameters were written since it was
+    made (other plans — torch-mlir's, eager fallbacks — have no watch)."""
+    return isinstance(plan, Plan) and plan.stale()
+
+
 class Compiled:
     """A callable compiled per input signature (shapes, dtypes, non-tensor
     arguments)."""
@@ -89,7 +95,7 @@ class Compiled:
     def plan(self, *args):
         key = self._key(args)
         p = self.plans.get(key)
-        if p is not None and getattr(p, "stale", lambda: False)():
+        if p is not None and _stale(p):
             p = None  # a parameter was written: traced and compiled again
         if p is None:
             fn = self.fn
@@ -147,7 +153,7 @@ def backend(gm, example_inputs, target="cpu"):
         return gm.forward
 
     def run(*args):
-        if getattr(run.plan, "stale", lambda: False)():
+        if _stale(run.plan):
             run.plan = make_plan()  # a parameter was written: traced and compiled again
         return run.plan(*[args[i] for i in dynamic])
     run.plan = plan

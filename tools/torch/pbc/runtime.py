@@ -192,14 +192,12 @@ class Plan:
             and any(isinstance(values.get(a), torch.Tensor) and values[a].dtype == torch.int64
                     for a in n.all_input_nodes) for n in graph.nodes)
         self.values = None  # example values are not needed any more
-        # The parameters and buffers the graph read when traced, and their
-        # version counters: the plan folded them and the compiled code
-        # keeps their packed tiles (they are marked pbc.invariant), so a
-        # write into one afterwards makes the plan stale.
-        # Version counters only grow: their sum is unchanged exactly when
-        # every one is.
-        # (Not the weights _fold_batch_norms made: the plan's own, never
-        # written; the tensors they were computed from are watched.)
+        # The parameters and buffers the graph read when traced: the plan
+        # folded them and the compiled code keeps their packed tiles (they
+        # are marked pbc.invariant), so a write into one afterwards makes
+        # the plan stale. Not the weights _fold_batch_norms made (the plan's
+        # own, never written; their sources are watched). Version counters
+        # only grow: their sum is unchanged exactly when every one is.
         self._watched = [t for n, t in self.consts.items()
                          if n.op == "get_attr" and isinstance(t, torch.Tensor)
                          and not str(n.target).startswith(_FOLDED)]

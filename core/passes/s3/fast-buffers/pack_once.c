@@ -24,7 +24,6 @@
  * Applies to CPUs (fast memory = the caches); a GPU's shared-memory tiles
  * are per block and stay as they are. Last in S3: every pass that reads
  * the packed buffers has run. */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "mlir-c/AffineExpr.h"
@@ -43,10 +42,11 @@ typedef struct {
   unsigned fastSpace;
 } State;
 
-/* Per call of the pass: globals made so far (their names). */
+/* The module's symbols: the globals made here get names no other symbol
+ * has (the table renames on a clash). */
 typedef struct {
   MlirOperation module;
-  int made;
+  MlirSymbolTable symbols;
 } Globals;
 
 enum { kMaxDims = 8 };
@@ -97,7 +97,7 @@ static bool loopDim(MlirValue v, Dim *d) {
   d->iv = v;
   d->depth = depthOf(loop);
   if (pbcOpIsA(loop, "affine.for")) {
-    if (pbcLoopHasBoundOperands(loop) ||
+    if (!mlirValueEqual(v, pbcLoopIv(loop)) || pbcLoopHasBoundOperands(loop) ||
         !constantResult(mlirOperationGetAttributeByName(loop, pbcStr("lowerBoundMap")), 0, &d->lb) ||
         !constantResult(mlirOperationGetAttributeByName(loop, pbcStr("upperBoundMap")), 0, &ub))
       return false;
@@ -248,10 +248,11 @@ static MlirWalkResult findAllocs(MlirOperation op, void *data) {
 }
 
 /* `memref.global "private" @name : type` (uninitialized, or `init`),
- * 64-byte aligned, at the start of the module. */
-static void makeGlobal(MlirOperation module, const char *name, MlirType type, MlirAttribute init) {
-  MlirContext ctx = mlirOperationGetContext(module);
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
+ * 64-byte aligned, at the start of the module, under `name` or, if taken, a
+ * name made from it; returns the name given. */
+static MlirStringRef makeGlobal(const Globals *g, const char *name, MlirType type,
+                                MlirAttribute init) {
+  MlirContext ctx = mlirOperationGetContext(g->module);
   MlirNamedAttribute attrs[] = {
       pbcNamedAttr(ctx, "sym_name", mlirStringAttrGet(ctx, pbcStr(name))),
       pbcNamedAttr(ctx, "sym_visibility", mlirStringAttrGet(ctx, pbcStr("private"))),
@@ -259,15 +260,20 @@ static void makeGlobal(MlirOperation module, const char *name, MlirType type, Ml
       pbcNamedAttr(ctx, "initial_value", mlirAttributeIsNull(init) ? mlirUnitAttrGet(ctx) : init),
       pbcNamedAttr(ctx, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 64)),
   };
-  MlirOperationState st = mlirOperationStateGet(pbcStr("memref.global"), mlirOperationGetLocation(module));
+  MlirOperationState st =
+      mlirOperationStateGet(pbcStr("memref.global"), mlirOperationGetLocation(g->module));
   mlirOperationStateAddAttributes(&st, 5, attrs);
-  mlirBlockInsertOwnedOperation(body, 0, mlirOperationCreate(&st));
+  MlirOperation global = mlirOperationCreate(&st);
+  MlirStringRef given = mlirStringAttrGetValue(mlirSymbolTableInsert(g->symbols, global));
+  /* First in the module, where globals are read. */
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(g->module, 0));
+  mlirOperationMoveBefore(global, mlirBlockGetFirstOperation(body));
+  return given;
 }
 
-static MlirValue getGlobal(MlirOperation before, const char *name, MlirType type) {
+static MlirValue getGlobal(MlirOperation before, MlirStringRef name, MlirType type) {
   MlirContext ctx = mlirOperationGetContext(before);
-  MlirNamedAttribute sym =
-      pbcNamedAttr(ctx, "name", mlirFlatSymbolRefAttrGet(ctx, pbcStr(name)));
+  MlirNamedAttribute sym = pbcNamedAttr(ctx, "name", mlirFlatSymbolRefAttrGet(ctx, name));
   return mlirOperationGetResult(pbcBuildOp(before, "memref.get_global", 0, NULL, type, 1, &sym), 0);
 }
 
@@ -285,7 +291,7 @@ static int byDepth(const void *a, const void *b) {
   return ((const Dim *)a)->depth - ((const Dim *)b)->depth;
 }
 
-static void packOnce(Site *s, Globals *g) {
+static void packOnce(Site *s, const Globals *g) {
   MlirContext ctx = mlirOperationGetContext(s->alloc);
   MlirValue buf = mlirOperationGetResult(s->alloc, 0);
   MlirType t = mlirValueGetType(buf);
@@ -307,16 +313,13 @@ static void packOnce(Site *s, Globals *g) {
   MlirType elem = mlirShapedTypeGetElementType(t);
   MlirType slots = mlirMemRefTypeGet(elem, m + rank, shape, mlirAttributeGetNull(),
                                      mlirAttributeGetNull());
-  char name[64], srcName[64];
-  snprintf(name, sizeof name, "pbc_packed_%d", g->made);
-  snprintf(srcName, sizeof srcName, "pbc_packed_%d_source", g->made);
-  ++g->made;
   MlirType i64 = mlirIntegerTypeGet(ctx, 64);
   int64_t one = 1;
   MlirType srcType = mlirMemRefTypeGet(i64, 1, &one, mlirAttributeGetNull(), mlirAttributeGetNull());
   MlirType srcTensor = mlirRankedTensorTypeGet(1, &one, i64, mlirAttributeGetNull());
-  makeGlobal(g->module, name, slots, mlirAttributeGetNull());
-  makeGlobal(g->module, srcName, srcType, mlirDenseElementsAttrInt64Get(srcTensor, 1, &(int64_t){0}));
+  MlirStringRef name = makeGlobal(g, "pbc_packed", slots, mlirAttributeGetNull());
+  MlirStringRef srcName = makeGlobal(g, "pbc_packed_source", srcType,
+                                     mlirDenseElementsAttrInt64Get(srcTensor, 1, &(int64_t){0}));
 
   /* The slot: the loops' normalized ivs, then the buffer. */
   MlirOperation at = s->alloc;
@@ -392,12 +395,13 @@ static bool run(MlirOperation module, void *state) {
     return true;
   PbcOpList allocs = {0};
   mlirOperationWalk(module, findAllocs, &allocs, MlirWalkPreOrder);
-  Globals g = {module, 0};
+  Globals g = {module, mlirSymbolTableCreate(module)};
   for (int i = 0; i < allocs.n; ++i) {
     Site s = siteOf(allocs.ops[i]);
     if (s.ok)
       packOnce(&s, &g);
   }
+  mlirSymbolTableDestroy(g.symbols);
   pbcOpListDestroy(&allocs);
   return true;
 }
