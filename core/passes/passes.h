@@ -44,6 +44,7 @@ extern const PbcCPassSpec pbcSlidingWindowPass;
 extern const PbcCPassSpec pbcStreamingStoresPass;
 extern const PbcCPassSpec pbcPanelLayoutPass;
 extern const PbcCPassSpec pbcApproximateMathPass;
+extern const PbcCPassSpec pbcExpLdexpPass;
 extern const PbcCPassSpec pbcVectorizeReductionsPass;
 extern const PbcCPassSpec pbcRegisterTilePass;
 extern const PbcCPassSpec pbcUnrollJamPass;

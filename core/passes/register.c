@@ -46,6 +46,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcStreamingStoresPass,
       &pbcPrefetchPass,
       &pbcApproximateMathPass,
+      &pbcExpLdexpPass,
       &pbcFpContractPass,
       &pbcHoistReciprocalsPass,
       &pbcOutlineNestsPass,

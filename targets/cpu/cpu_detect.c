@@ -80,9 +80,10 @@ int pbcCpuDetectNative(char *buf, size_t len) {
                    "warp-size = 1\n"
                    "l1d-bytes = %ld\nl2-bytes = %ld\nl3-bytes = %ld\ncache-line-bytes = 64\n"
                    "ghz = %.2f\npeak-gflops-f32 = %.0f\nfast-memory-space = 0\n"
-                   "matrix-units = none\n",
+                   "matrix-units = none\nldexp = %s\n",
                    cpu, cores, vbits, vbits / 32, vbits == 512 ? 32 : 16, readCacheBytes(1, "Data"),
-                   readCacheBytes(2, "Unified"), readCacheBytes(3, "Unified"), ghz, peak);
+                   readCacheBytes(2, "Unified"), readCacheBytes(3, "Unified"), ghz, peak,
+                   vbits == 512 ? "native" : "library");
   LLVMDisposeMessage(cpu);
   return n > 0 && (size_t)n < len ? 0 : -1;
 }

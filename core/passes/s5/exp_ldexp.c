@@ -1,0 +1,185 @@
+/* pbc-exp-ldexp{ldexp=native|library}: math.exp on f32 (scalars and
+ * vectors) becomes a polynomial whose power of two is applied by
+ * llvm.intr.ldexp, where the chip scales by a power of two in one vector
+ * instruction (`ldexp = native` in its description: AVX-512's vscalefps).
+ * With `library` the pass does nothing and pbc-approximate-math's form
+ * (MLIR's) stays: it builds 2^k from the exponent's bits, which takes
+ * clamps of k and shifts that the scaling instruction does itself, and
+ * LLVM would call libm's ldexpf per element where there is no such
+ * instruction.
+ *
+ *   x' = min(max(x, -104), 89)   (NaN stays NaN; outside, exp is 0 or inf)
+ *   k  = roundeven(x' log2(e))   (in [-150, 129])
+ *   r  = x' - k ln2              (two steps: ln2 = hi + lo, hi exact in 9 bits)
+ *   p  = e^r on [-ln2/2, ln2/2]  (degree 7, Horner; Cephes' expf coefficients)
+ *   exp(x) = ldexp(p, k)         (inf above FLT_MAX, denormals, 0 below)
+ *
+ * Within 2 ulp of exp over the normal range (tests/e2e checks against
+ * numpy); SiLU's epilogue runs about 10% faster than with MLIR's form
+ * (tools/bench/README.md). The conversion of k to an integer sees 0 where
+ * k is NaN: fptosi(NaN) is poison (see pbc-approximate-math), and p is NaN
+ * there already. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+
+#include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
+#include "passes/passes.h"
+
+typedef struct {
+  bool native;
+} State;
+
+/* The f32 scalar or vector-of-f32 type `t`'s counterpart with element
+ * `elem` (same shape); null if `t` is neither. */
+static MlirType withElement(MlirType t, MlirType elem) {
+  if (mlirTypeIsAF32(t))
+    return elem;
+  if (!mlirTypeIsAVector(t) || !mlirTypeIsAF32(mlirShapedTypeGetElementType(t)))
+    return (MlirType){NULL};
+  int64_t rank = mlirShapedTypeGetRank(t), shape[8];
+  if (rank > 8)
+    return (MlirType){NULL};
+  for (int64_t d = 0; d < rank; ++d)
+    shape[d] = mlirShapedTypeGetDimSize(t, d);
+  return mlirVectorTypeGet(rank, shape, elem);
+}
+
+typedef struct {
+  MlirOperation at; /* new ops go before it */
+  MlirContext ctx;
+  MlirType t;       /* f32 or vector<...xf32> */
+} Builder;
+
+static MlirValue op(const Builder *b, const char *name, int n, const MlirValue *args,
+                    MlirType result, int nAttrs, const MlirNamedAttribute *attrs) {
+  return mlirOperationGetResult(pbcBuildOp(b->at, name, n, args, result, nAttrs, attrs), 0);
+}
+
+static MlirValue constant(const Builder *b, double v) {
+  MlirAttribute a = mlirFloatAttrDoubleGet(b->ctx, mlirF32TypeGet(b->ctx), v);
+  if (mlirTypeIsAVector(b->t))
+    a = mlirDenseElementsAttrSplatGet(b->t, a);
+  MlirNamedAttribute value = pbcNamedAttr(b->ctx, "value", a);
+  return op(b, "arith.constant", 0, NULL, b->t, 1, &value);
+}
+
+static MlirValue binary(const Builder *b, const char *name, MlirValue x, MlirValue y) {
+  MlirValue xy[2] = {x, y};
+  return op(b, name, 2, xy, b->t, 0, NULL);
+}
+
+static MlirValue fma3(const Builder *b, MlirValue x, MlirValue y, MlirValue z) {
+  MlirValue xyz[3] = {x, y, z};
+  return op(b, "math.fma", 3, xyz, b->t, 0, NULL);
+}
+
+/* arith.cmpf `pred` (its number) of x and y. */
+static MlirValue compare(const Builder *b, int pred, MlirValue x, MlirValue y) {
+  char text[16];
+  snprintf(text, sizeof(text), "%d : i64", pred);
+  MlirNamedAttribute p = pbcNamedAttr(
+      b->ctx, "predicate", mlirAttributeParseGet(b->ctx, mlirStringRefCreateFromCString(text)));
+  MlirValue xy[2] = {x, y};
+  return op(b, "arith.cmpf", 2, xy, withElement(b->t, mlirIntegerTypeGet(b->ctx, 1)), 1, &p);
+}
+
+static MlirValue select3(const Builder *b, MlirValue c, MlirValue x, MlirValue y) {
+  MlirValue cxy[3] = {c, x, y};
+  return op(b, "arith.select", 3, cxy, b->t, 0, NULL);
+}
+
+enum { kOLT = 4, kORD = 7 }; /* arith.cmpf predicates */
+
+/* LLVM's llvm.ldexp on p and the integers n (MLIR's llvm.intr.ldexp takes
+ * a scalar exponent only: a call of the overloaded intrinsic instead). */
+static MlirValue ldexp(const Builder *b, MlirValue p, MlirValue n) {
+  MlirContext c = b->ctx;
+  MlirNamedAttribute attrs[3] = {
+      pbcNamedAttr(c, "intrin", mlirStringAttrGet(c, mlirStringRefCreateFromCString("llvm.ldexp"))),
+      pbcNamedAttr(c, "op_bundle_sizes", mlirDenseI32ArrayGet(c, 0, NULL)),
+      pbcNamedAttr(c, "operandSegmentSizes", mlirDenseI32ArrayGet(c, 2, (int32_t[]){2, 0})),
+  };
+  return op(b, "llvm.call_intrinsic", 2, (MlirValue[]){p, n}, b->t, 3, attrs);
+}
+
+static void rewrite(MlirOperation exp) {
+  MlirValue x = mlirOperationGetOperand(exp, 0);
+  Builder b = {exp, mlirOperationGetContext(exp), mlirValueGetType(x)};
+  /* (c < v ? c : v) and (v < c ? c : v): x86's min and max, which keep a
+   * NaN v (the comparison is false). */
+  MlirValue hi = constant(&b, 89.0), lo = constant(&b, -104.0);
+  MlirValue xc = select3(&b, compare(&b, kOLT, hi, x), hi, x);
+  xc = select3(&b, compare(&b, kOLT, xc, lo), lo, xc);
+  MlirValue k = op(&b, "math.roundeven", 1,
+                   (MlirValue[]){binary(&b, "arith.mulf", xc, constant(&b, 1.44269504088896341))},
+                   b.t, 0, NULL);
+  MlirValue r = fma3(&b, k, constant(&b, -0.693359375), xc);
+  r = fma3(&b, k, constant(&b, 2.12194440e-4), r);
+  static const double kCoeffs[] = {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3,
+                                   4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1,
+                                   1.0,             1.0};
+  MlirValue p = constant(&b, kCoeffs[0]);
+  for (size_t i = 1; i < sizeof(kCoeffs) / sizeof(kCoeffs[0]); ++i)
+    p = fma3(&b, p, r, constant(&b, kCoeffs[i]));
+  MlirValue kk = select3(&b, compare(&b, kORD, k, k), k, constant(&b, 0.0));
+  MlirValue n = op(&b, "arith.fptosi", 1, &kk, withElement(b.t, mlirIntegerTypeGet(b.ctx, 32)), 0,
+                   NULL);
+  MlirValue y = ldexp(&b, p, n);
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(exp, 0), y);
+  mlirOperationDestroy(exp);
+}
+
+typedef struct {
+  MlirOperation *ops;
+  int n, cap;
+} Exps;
+
+static MlirWalkResult collect(MlirOperation o, void *data) {
+  Exps *e = data;
+  if (pbcOpIsA(o, "math.exp") &&
+      !mlirTypeIsNull(withElement(mlirValueGetType(mlirOperationGetOperand(o, 0)),
+                                  mlirF32TypeGet(mlirOperationGetContext(o))))) {
+    if (e->n == e->cap) {
+      e->cap = e->cap ? 2 * e->cap : 64;
+      e->ops = realloc(e->ops, (size_t)e->cap * sizeof(MlirOperation));
+    }
+    e->ops[e->n++] = o;
+  }
+  return MlirWalkResultAdvance;
+}
+
+static bool run(MlirOperation module, void *state) {
+  if (!((const State *)state)->native)
+    return true;
+  Exps e = {0};
+  mlirOperationWalk(module, collect, &e, MlirWalkPreOrder);
+  for (int i = 0; i < e.n; ++i)
+    rewrite(e.ops[i]);
+  free(e.ops);
+  return true;
+}
+
+static MlirPass createPass(const char *options, char *err, size_t errLen);
+
+const PbcCPassSpec pbcExpLdexpPass = {
+    "pbc-exp-ldexp", "builtin.module", "math.exp on f32 -> a polynomial scaled by ldexp", run,
+    sizeof(State),   createPass};
+
+static MlirPass createPass(const char *options, char *err, size_t errLen) {
+  static const char *const known[] = {"ldexp", NULL};
+  if (!pbcPassOptionsCheck(options, known, err, errLen))
+    return (MlirPass){NULL};
+  char how[16] = "library";
+  pbcPassOptionGet(options, "ldexp", how, sizeof(how));
+  if (strcmp(how, "native") != 0 && strcmp(how, "library") != 0) {
+    snprintf(err, errLen, "ldexp: 'native' or 'library', not '%s'", how);
+    return (MlirPass){NULL};
+  }
+  State st = {.native = strcmp(how, "native") == 0};
+  return pbcCPassCreate(&pbcExpLdexpPass, &st);
+}
