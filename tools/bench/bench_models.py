@@ -5,7 +5,7 @@ process of its own per round, rounds interleaved, medians; every side's
 output checked against eager PyTorch before the table.
 
 usage: tools/bench/bench_models.py [--models a,b,...] [--sides a,b,...]
-           [--runs N] [--rounds N] [--work DIR]
+           [--runs N] [--rounds N] [--threads N] [--work DIR]
 Any python may start it: it runs itself in the frontends' environment
 (tools/python-env.sh: torch 2.15, onnxruntime 1.32, IREE 3.13, transformers;
 created once, cached).
@@ -35,6 +35,8 @@ turn; a worker builds its side's callable (pbc's and Inductor's compiles
 come from their caches after the first round), warms up for --runs calls,
 then times --runs calls: the round's figure is their median, the table's
 the median over rounds. Ratio = the peer's time / pbc's (> 1: pbc faster).
+--threads N (default 2) gives every side N threads instead (the issue's bar
+is at 2; 1 separates the kernels' speed from the sides' scaling).
 """
 
 import argparse
@@ -155,10 +157,11 @@ def side_callable(side, name, work):
     import numpy as np
     x = np.load(path(work, name, "x.npy"))
     notes = {}
+    threads = int(os.environ["PBC_BENCH_THREADS"])
     if side == "ort":
         import onnxruntime as ort
         so = ort.SessionOptions()
-        so.intra_op_num_threads = 2
+        so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         sess = ort.InferenceSession(path(work, name, "onnx"), so,
@@ -166,14 +169,14 @@ def side_callable(side, name, work):
         return (lambda: sess.run(None, {"x": x})[0]), notes
     if side == "iree":
         import iree.runtime as ireert
-        ireert.flags.parse_flags("--task_topology_max_group_count=2")  # before the device
+        ireert.flags.parse_flags("--task_topology_max_group_count=%d" % threads)  # before the device
         with open(path(work, name, "vmfb"), "rb") as f:
             module = ireert.load_vm_flatbuffer(f.read(), driver="local-task")
         fn = module.main_graph if hasattr(module, "main_graph") else module[
             next(iter(module.vm_module.function_names))]
         return (lambda: np.asarray(fn(x).to_host())), notes
     import torch
-    torch.set_num_threads(2)
+    torch.set_num_threads(threads)
     torch.set_grad_enabled(False)
     model, _ = build_model(name)
     xt = torch.from_numpy(x)
@@ -205,8 +208,9 @@ def worker(side, name, work, runs):
     print(json.dumps(notes))
 
 
-def worker_env(side):
-    env = dict(os.environ, OMP_NUM_THREADS="2", PBC_LIBPBC=os.environ.get(
+def worker_env(side, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), PBC_BENCH_THREADS=str(threads),
+               PBC_LIBPBC=os.environ.get(
         "PBC_LIBPBC", os.path.join(ROOT, "build", "bin")))
     if side == "pbc":
         env["LD_PRELOAD"] = LIBOMP
@@ -215,9 +219,9 @@ def worker_env(side):
     return env
 
 
-def run_worker(side, name, work, runs):
+def run_worker(side, name, work, runs, threads):
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", side, name,
-                        work, str(runs)], capture_output=True, text=True, env=worker_env(side))
+                        work, str(runs)], capture_output=True, text=True, env=worker_env(side, threads))
     if r.returncode != 0:
         raise RuntimeError("%s worker on %s failed:\n%s" % (side, name, r.stderr[-3000:]))
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -239,6 +243,7 @@ def main():
     ap.add_argument("--sides", default=DEFAULT_SIDES)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--work", default=os.path.expanduser("~/.cache/pbc/bench-models"))
     ap.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -258,9 +263,9 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     load = os.popen("cat /proc/loadavg").read().split()[0]
     cpu = [l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")]
-    print("%s, %d cpus, load %s; torch %s; pbc via %s; medians of %d rounds x %d calls"
+    print("%s, %d cpus, load %s; torch %s; pbc via %s; %d threads; medians of %d rounds x %d calls"
           % (cpu[0] if cpu else "?", os.cpu_count(), load, torch.__version__,
-             worker_env("pbc")["PBC_LIBPBC"], a.rounds, a.runs), flush=True)
+             worker_env("pbc", a.threads)["PBC_LIBPBC"], a.threads, a.rounds, a.runs), flush=True)
     peers = [s for s in sides if s != "pbc"]
     rows = []
     for name in a.models.split(","):
@@ -270,7 +275,7 @@ def main():
         for _ in range(a.rounds):
             for s in present:
                 try:
-                    r = run_worker(s, name, a.work, a.runs)
+                    r = run_worker(s, name, a.work, a.runs, a.threads)
                 except RuntimeError as e:
                     print("  %s" % e, flush=True)
                     continue

@@ -4,20 +4,23 @@ profile (issue 46): which kernels, and how much in OpenMP's runtime,
 allocation and the bridge.
 
 usage: tools/bench/profile_model.py MODEL [--seconds S] [--top N] [--work DIR]
-           [--no-ort]
+           [--threads N] [--no-ort]
 MODEL: as tools/bench/bench_models.py (a torchvision classifier, bert or
 encoder12); like it, the script runs itself in the frontends' environment
 (tools/python-env.sh: torch 2.15, onnxruntime 1.32).
 
-pbc: the model runs through pbc.jit (2 OpenMP threads) in a child process,
+pbc: the model runs through pbc.jit (--threads OpenMP threads, default 2; the
+same for onnxruntime) in a child process,
 warmed up, then called for --seconds under `perf record` (999 Hz, that
 process only); samples are grouped by function: each of pbc's kernels (one
 function per loop nest; `..omp_par` parts counted with their nest), the
 OpenMP runtime (libomp: forks, barriers, spinning), allocation (malloc,
 free, memset, page faults: libc and the kernel), and the bridge (Python,
 PyTorch). Each kernel is described from the segment's IR after
-pbc-outline-nests (its kind and its buffers' shapes). ms/call = share x
-the median call time measured in the same child without perf.
+pbc-outline-nests (its kind, its buffers' shapes and how many times the
+segment calls it: identical nests are one function). ms/call = share x
+the median call time measured in the same child without perf (all calls of
+the function together).
 
 onnxruntime: the ONNX export of bench_models.py, with `enable_profiling`, the
 same thread settings; per node type, the summed node time per call.
@@ -51,7 +54,7 @@ def worker(name, work, seconds):
     import torch
     import pbc
     import pbc.runtime as rt
-    torch.set_num_threads(2)
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     texts = []
 
     class Recording(rt.Program):
@@ -76,7 +79,7 @@ def worker(name, work, seconds):
 
 
 def nest_info(pbc_bin, seg, work):
-    """{function: (kind, buffer shapes)} from the IR after pbc-outline-nests."""
+    """{function: (kind, buffer shapes, calls)} from the IR after pbc-outline-nests."""
     d = tempfile.mkdtemp(dir=work)
     subprocess.run([pbc_bin, "--emit=s4", "--jobs=1", "--dump-dir=" + d, "-o", os.devnull, seg],
                    check=True, capture_output=True)
@@ -85,6 +88,7 @@ def nest_info(pbc_bin, seg, work):
         return {}
     text = open(path[0]).read()
     info = {}
+    calls = collections.Counter(re.findall(r"\bcall @(\w+)\(", text))
     heads = list(re.finditer(r"func\.func private @(\w+)\(([^)]*)\)", text))
     for i, m in enumerate(heads):
         body = text[m.end():heads[i + 1].start() if i + 1 < len(heads) else len(text)]
@@ -92,7 +96,7 @@ def nest_info(pbc_bin, seg, work):
         copy = "pbc.copy" in body
         shapes = re.findall(r"memref<([0-9x]+)x(?:f|i|bf)\d+", m.group(2))
         info[m.group(1)] = ((kind.group(1) if kind else "copy" if copy else "-"),
-                            ", ".join(shapes))
+                            ", ".join(shapes), calls[m.group(1)])
     return info
 
 
@@ -134,12 +138,12 @@ def category(dso, sym):
     return "bridge (Python, PyTorch, libc)"
 
 
-def ort_profile(name, work, py):
+def ort_profile(name, work, py, threads):
     code = r"""
 import json, sys, numpy as np, onnxruntime as ort
-work, name = sys.argv[1], sys.argv[2]
+work, name, threads = sys.argv[1], sys.argv[2], int(sys.argv[3])
 so = ort.SessionOptions()
-so.intra_op_num_threads = 2; so.inter_op_num_threads = 1
+so.intra_op_num_threads = threads; so.inter_op_num_threads = 1
 so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
 so.enable_profiling = True; so.profile_file_prefix = work + "/" + name + ".ortprof"
 s = ort.InferenceSession(work + "/" + name + ".onnx", so, providers=["CPUExecutionProvider"])
@@ -147,7 +151,7 @@ x = np.load(work + "/" + name + ".x.npy")
 for _ in range(30): s.run(None, {"x": x})
 print(s.end_profiling())
 """
-    r = subprocess.run([py, "-c", code, work, name], capture_output=True, text=True, check=True)
+    r = subprocess.run([py, "-c", code, work, name, str(threads)], capture_output=True, text=True, check=True)
     events = json.load(open(r.stdout.strip().splitlines()[-1]))
     runs = [e for e in events if e.get("name") == "model_run"]
     per_op = collections.Counter()
@@ -165,6 +169,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=10)
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--work", default=None)
+    ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--no-ort", action="store_true")
     ap.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -181,7 +186,7 @@ def main():
     # No kernel cache: cached kernels are named by their key (pbc_k<key>_i),
     # the others keep the names pbc-outline-nests gave them, which
     # nest_info describes.
-    env = dict(os.environ, OMP_NUM_THREADS="2", OPENBLAS_NUM_THREADS="1", LD_PRELOAD=LIBOMP,
+    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS="1", LD_PRELOAD=LIBOMP,
                PBC_CACHE_DIR=os.environ.get("PBC_CACHE_DIR", os.path.join(work, "cache")),
                PBC_KERNEL_CACHE_DIR="off")
     pbc_bin = os.environ.get("PBC", os.path.join(ROOT, "build", "bin", "pbc"))
@@ -199,7 +204,7 @@ def main():
         if cat == "kernel":
             fn = sym.split("..omp_par")[0]
             nests[fn] += share
-            kinds[info.get(fn, ("?", ""))[0]] += share
+            kinds[info.get(fn, ("?", "", 0))[0]] += share
     print("%s under pbc: %.2f ms per call (median of 20); %d kernels seen in %.0f s of samples"
           % (name, call_ms, len(nests), a.seconds))
     print("\n| where | share | ms/call |\n|---|---|---|")
@@ -208,12 +213,12 @@ def main():
     print("\n| kernels by kind | share | ms/call |\n|---|---|---|")
     for k, s in kinds.most_common():
         print("| %s | %.1f%% | %.2f |" % (k, 100 * s, s * call_ms))
-    print("\n| kernel | kind | buffers | share | ms/call |\n|---|---|---|---|---|")
+    print("\n| kernel | kind | buffers | calls | share | ms/call |\n|---|---|---|---|---|---|")
     for fn, s in nests.most_common(a.top):
-        kind, shapes = info.get(fn, ("?", ""))
-        print("| %s | %s | %s | %.1f%% | %.2f |" % (fn, kind, shapes, 100 * s, s * call_ms))
+        kind, shapes, n = info.get(fn, ("?", "", 0))
+        print("| %s | %s | %s | %d | %.1f%% | %.2f |" % (fn, kind, shapes, n, 100 * s, s * call_ms))
     if not a.no_ort:
-        run_ms, ops = ort_profile(name, work, sys.executable)
+        run_ms, ops = ort_profile(name, work, sys.executable, a.threads)
         print("\nonnxruntime: %.2f ms per run (median, profiling on)" % run_ms)
         print("\n| ONNX op | ms/call |\n|---|---|")
         for op, ms in sorted(ops.items(), key=lambda kv: -kv[1])[:a.top]:
