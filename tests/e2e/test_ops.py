@@ -281,6 +281,28 @@ def _(ctx):
     matmul_fixed_case(ctx, M, 1024, 64 * int(ctx.rng.integers(5, 13)))
 
 
+@test("matmul_skinny_b_past_l2")
+def _(ctx):
+    # B larger than L2 (1-2 MiB on the cpu chips): a one-row-tile skinny GEMM
+    # sweeps each core's columns by blocks of rows of B (blockGemvK; tests/
+    # s3/tile_skinny.mlir @rows), C accumulated across the blocks: a CNN's
+    # classifier (1 x 1280 . 1280 x 1000, J's last partial tile apart), K
+    # with a block below 16 (1000: blocks of 10), a few rows, and C += A.B.
+    M = int(ctx.rng.integers(2, 9))
+    for m, n, k in [(1, 1000, 1280), (1, 1024, 1000), (M, 768, 16 * int(ctx.rng.integers(40, 80)))]:
+        matmul_fixed_case(ctx, m, n, k)
+    k = 1024 + 16 * int(ctx.rng.integers(0, 16))
+    a, a32 = ctx.rand((M, k), F32)
+    b, b32 = ctx.rand((k, 1024), F32)
+    c, c32 = ctx.rand((M, 1024), F32)
+    body = ("  %%r = linalg.matmul ins(%%a, %%b : %s, %s) outs(%%c : %s) -> %s\n"
+            % (T((M, k)), T((k, 1024)), T((M, 1024)), T((M, 1024))))
+    text = func("matmul", [("a", T((M, k))), ("b", T((k, 1024))), ("c", T((M, 1024)))],
+                [("r", T((M, 1024)))], body)
+    (r,) = ctx.run(text, [a, b, c])
+    assert_close(r, a32.astype(np.float64) @ b32.astype(np.float64) + c32, F32, k=k)
+
+
 @test("matmul_skinny_accumulate")
 def _(ctx):
     # C += A.B: the partial columns' copies start from C's own values.

@@ -12,15 +12,31 @@
 // With an L3 of 32 KiB, @dot_rows64's B (16 KiB) is larger than a quarter of
 // it: 64 rows are read as dot products too, in tiles of 8 rows (A fits L1).
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=32768}' | FileCheck %s --check-prefix=SMALLL3
+// B outgrows L2 and all rows are one register tile (blockGemvK): each
+// core's columns (one tile of 48 here) are swept by blocks of 16 rows of B,
+// [jT kT iT i j k], jT parallel; with a 256 KiB L2 (B fits, streaming at a vector a cycle), the plain
+// plan, all 7 vectors of J in one tile.
+// RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=262144 l3-bytes=33554432}' | FileCheck %s --check-prefix=FITS
 // CHECK-LABEL: func.func @rows
 // CHECK-NOT: memref.alloc
 // CHECK: %[[C96:.*]] = arith.constant 96 : index
-// CHECK-NEXT: affine.for %{{.*}} = 0 to 2 {
-// CHECK-NEXT: affine.for %{{.*}} = 0 to 96 {
-// CHECK-NEXT: affine.for %{{.*}} = 0 to 256 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 96 step 48 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 256 step 16 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 2 step 2 {
+// CHECK-NEXT: affine.for
+// CHECK-NEXT: affine.for
+// CHECK-NEXT: affine.for
 // CHECK: } {pbc.register_tile = 48 : i64, pbc.vectorize}
-// CHECK-NEXT: } {pbc.kind = "matmul", pbc.register_tile = 2 : i64}
+// CHECK-NEXT: } {pbc.register_tile = 2 : i64}
+// CHECK: } {pbc.kind = "matmul", pbc.parallel}
 // CHECK-NEXT: affine.for %{{.*}} = 0 to 2 {
+// FITS-LABEL: func.func @rows
+// FITS: affine.for %{{.*}} = 0 to 2 {
+// FITS-NEXT: affine.for %{{.*}} = 0 to 112 {
+// FITS-NEXT: affine.for %{{.*}} = 0 to 256 {
+// FITS: } {pbc.register_tile = 112 : i64, pbc.vectorize}
+// FITS-NEXT: } {pbc.kind = "matmul", pbc.register_tile = 2 : i64}
+// FITS-NEXT: return
 // CHECK-NEXT: affine.for %[[J:.*]] = 0 to 16 {
 // CHECK-NEXT: affine.for %{{.*}} = 0 to 256 {
 // CHECK-NEXT: affine.apply #{{.*}}(%[[C96]], %[[J]])

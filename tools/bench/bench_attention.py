@@ -27,7 +27,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PBC = os.path.join(HERE, "..", "..", "build", "bin", "pbc")
+PBC = os.environ.get("PBC", os.path.join(HERE, "..", "..", "build", "bin", "pbc"))
 
 PEER = r"""
 import statistics, sys, time, torch

@@ -725,6 +725,9 @@ static int skinnyTileVectors(long long vectors, int mr, long long bBytes, bool d
  * False (the nest untouched) if it does not apply. */
 enum { kSkinnyKBlock = 256 };
 
+static bool blockSkinny(MlirOperation root, const Nest *n, int mr, long long nr, long long jc,
+                        long long kc);
+
 static bool blockSkinnyK(MlirOperation root, const Nest *n, int mr, long long nr, const State *st) {
   int I = n->I, J = n->J, K = n->n - 1;
   long long eb = n->elemBytes, kTrip = n->trip[K];
@@ -744,22 +747,55 @@ static bool blockSkinnyK(MlirOperation root, const Nest *n, int mr, long long nr
       pitch = mlirShapedTypeGetDimSize(t, x->rank - 1) * eb;
   }
   bool crowded = kTrip * (nr + mr) * eb > st->l2 / 2 || (pitch > 0 && pitch % kSetGroupBytes == 0);
-  if (!crowded)
-    return false;
-  unsigned sizes[3] = {(unsigned)n->trip[I], (unsigned)nr, (unsigned)kc};
+  return crowded && blockSkinny(root, n, mr, nr, nr, kc);
+}
+
+/* [I J K] -> [jT kT iT i j k] for a skinny GEMM (I, J, K the band's loops
+ * 0, 1, 2): tiles of all rows, jc columns and kc steps of K, jT parallel,
+ * i and j register-tiled by mr (where above 1) and nr. False (the nest
+ * untouched) if MLIR cannot tile the band. */
+static bool blockSkinny(MlirOperation root, const Nest *n, int mr, long long nr, long long jc,
+                        long long kc) {
+  unsigned sizes[3] = {(unsigned)n->trip[n->I], (unsigned)jc, (unsigned)kc};
   MlirAttribute kind = mlirOperationGetAttributeByName(root, pbcStr(PBC_MARK_KIND));
   MlirType i64 = mlirIntegerTypeGet(mlirOperationGetContext(root), 64); /* root is replaced */
-  MlirOperation band[3] = {n->band[I], n->band[J], n->band[K]}, t[6];
+  MlirOperation band[3] = {n->band[n->I], n->band[n->J], n->band[n->n - 1]}, t[6];
   if (!pbcExtAffineTile(band, 3, sizes, t))
     return false;
   permuteGemmTiles(t);
   pbcOpSetUnitAttr(t[1], PBC_MARK_PARALLEL);
   if (!mlirAttributeIsNull(kind))
     mlirOperationSetAttributeByName(pbcRootOf(t[0]), pbcStr(PBC_MARK_KIND), kind);
-  mlirOperationSetAttributeByName(t[3], pbcStr(PBC_MARK_REGISTER_TILE), mlirIntegerAttrGet(i64, mr));
+  if (mr > 1)
+    mlirOperationSetAttributeByName(t[3], pbcStr(PBC_MARK_REGISTER_TILE), mlirIntegerAttrGet(i64, mr));
   mlirOperationSetAttributeByName(t[4], pbcStr(PBC_MARK_REGISTER_TILE), mlirIntegerAttrGet(i64, nr));
   pbcOpSetUnitAttr(t[4], PBC_MARK_VECTORIZE);
   return true;
+}
+
+/* A skinny GEMM of one row tile (a GEMV; B as K x N) reads B in runs of NR
+ * columns a row apart (6 vectors of a 1000-wide B: 384 of every 4000
+ * bytes, down all of K, tile after tile), which the prefetchers follow
+ * poorly where B comes from memory: a CNN's classifier (5-8 MiB) is
+ * evicted by the rest of the network between calls. Where B outgrows L2,
+ * each core's share of J's tiles (a block of jc columns) is swept by
+ * blocks of kGemvKBlock rows of B instead, [I J K] -> [jT kT iT i j k]
+ * with j of trip jc register-tiled by NR: a block reads its rows in runs of
+ * jc columns, and C's jc columns (in L1) are loaded and stored once per
+ * block (1x1000x1280, cold caches, one core, C: 0.38 -> 0.22-0.27 ms;
+ * tools/bench/README.md). False if it does not apply: J's tiles must split
+ * evenly over the cores and K into blocks of at least half the size. */
+enum { kGemvKBlock = 16 };
+
+static bool blockGemvK(MlirOperation root, const Nest *n, int mr, long long nr, long long bBytes,
+                       const State *st) {
+  int I = n->I, J = n->J, K = n->n - 1;
+  long long tiles = pbcLoopZeroBasedTrip(n->band[J]) / nr, kTrip = n->trip[K];
+  long long kc = divisorTile(kTrip, 1, kGemvKBlock);
+  if (I != 0 || J != 1 || K != 2 || mr != n->trip[I] || bBytes <= st->l2 ||
+      tiles % st->cores != 0 || kTrip <= kc || kc < kGemvKBlock / 2)
+    return false;
+  return blockSkinny(root, n, mr, nr, nr * (tiles / st->cores), kc);
 }
 
 static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
@@ -798,6 +834,8 @@ static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
   MlirContext ctx = mlirOperationGetContext(root);
   MlirType i64 = mlirIntegerTypeGet(ctx, 64);
   if (!dot && mr < M && blockSkinnyK(root, n, mr, nr, st))
+    return true;
+  if (!dot && blockGemvK(root, n, mr, nr, bBytes, st))
     return true;
   if (mr > 1)
     mlirOperationSetAttributeByName(n->band[n->I], pbcStr(PBC_MARK_REGISTER_TILE),
