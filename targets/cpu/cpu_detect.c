@@ -83,7 +83,7 @@ int pbcCpuDetectNative(char *buf, size_t len) {
                    "matrix-units = none\nldexp = %s\n",
                    cpu, cores, vbits, vbits / 32, vbits == 512 ? 32 : 16, readCacheBytes(1, "Data"),
                    readCacheBytes(2, "Unified"), readCacheBytes(3, "Unified"), ghz, peak,
-                   vbits == 512 ? "native" : "library");
+                   vbits == 512 ? "avx512" : "library");
   LLVMDisposeMessage(cpu);
   return n > 0 && (size_t)n < len ? 0 : -1;
 }
