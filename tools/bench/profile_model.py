@@ -16,7 +16,11 @@ process only); samples are grouped by function: each of pbc's kernels (one
 function per loop nest; `..omp_par` parts counted with their nest), the
 OpenMP runtime (libomp: forks, barriers, spinning), allocation (malloc,
 free, memset, page faults: libc and the kernel), and the bridge (Python,
-PyTorch). Each kernel is described from the segment's IR after
+PyTorch); and per thread (the main one and each OpenMP worker with a
+twentieth of its samples or more), the shares of the kernels' parallel
+parts, serial kernel code, the OpenMP runtime and the rest: a worker waits
+in the runtime while the main thread runs serial code. Each kernel is
+described from the segment's IR after
 pbc-outline-nests (its kind, its buffers' shapes and how many times the
 segment calls it: identical nests are one function). ms/call = share x
 the median call time measured in the same child without perf (all calls of
@@ -123,7 +127,31 @@ def perf_profile(name, work, seconds, env):
         if m:
             rows.append((float(m.group(1)), "[kernel]" if m.group(3) == "k" else m.group(2),
                          m.group(4)))
-    return rows
+    return rows, per_thread(data)
+
+
+def per_thread(data):
+    """{thread: Counter(place: samples)}: each thread's samples in the
+    kernels' parallel parts (an `..omp_par` function), in serial kernel code
+    (a nest run by the main thread alone, or the segment's glue), in the
+    OpenMP runtime, or elsewhere (category()). While the main thread runs
+    serial code the workers wait in the runtime: the time two threads
+    lose."""
+    out = subprocess.run(["perf", "script", "-i", data, "-F", "pid,tid,ip,sym,dso"],
+                         capture_output=True, text=True).stdout
+    threads = collections.defaultdict(collections.Counter)
+    for line in out.splitlines():
+        m = re.match(r"\s*(\d+)/(\d+)\s+[0-9a-f]+\s+(.*?)\s*\(([^)]*)\)\s*$", line)
+        if not m:
+            continue
+        dso, sym = os.path.basename(m.group(4)), m.group(3)
+        dso = "[kernel]" if dso.startswith("[kernel") else dso
+        place = category(dso, sym)
+        if place == "kernel":
+            place = "kernel, parallel part" if "..omp_par" in sym else "kernel, serial"
+        who = "main" if m.group(1) == m.group(2) else "thread %s" % m.group(2)
+        threads[who][place] += 1
+    return threads
 
 
 def category(dso, sym):
@@ -190,7 +218,7 @@ def main():
                PBC_CACHE_DIR=os.environ.get("PBC_CACHE_DIR", os.path.join(work, "cache")),
                PBC_KERNEL_CACHE_DIR="off")
     pbc_bin = os.environ.get("PBC", os.path.join(ROOT, "build", "bin", "pbc"))
-    rows = perf_profile(name, work, a.seconds, env)
+    rows, threads = perf_profile(name, work, a.seconds, env)
     call_ms = float(open(os.path.join(work, name + ".ms")).read())
     info = {}
     for seg in sorted(glob.glob(os.path.join(work, name + ".seg*.mlir"))):
@@ -210,6 +238,14 @@ def main():
     print("\n| where | share | ms/call |\n|---|---|---|")
     for c, s in cats.most_common():
         print("| %s | %.1f%% | %.2f |" % (c, 100 * s, s * call_ms))
+    busy = [(who, c) for who, c in threads.items() if sum(c.values()) >= 0.05 * max(
+        sum(v.values()) for v in threads.values())]
+    if busy:
+        places = sorted({p for _, c in busy for p in c}, key=lambda p: -sum(c[p] for _, c in busy))
+        print("\n| thread | " + " | ".join(places) + " |\n|---|" + "---|" * len(places))
+        for who, c in sorted(busy, key=lambda wc: wc[0] != "main"):
+            n = sum(c.values())
+            print("| %s | " % who + " | ".join("%.1f%%" % (100.0 * c[p] / n) for p in places) + " |")
     print("\n| kernels by kind | share | ms/call |\n|---|---|---|")
     for k, s in kinds.most_common():
         print("| %s | %.1f%% | %.2f |" % (k, 100 * s, s * call_ms))
