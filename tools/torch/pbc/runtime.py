@@ -536,8 +536,9 @@ class Plan:
 
     def __call__(self, *inputs):
         # The constants are looked up, not copied in: a copy of every entry
-        # per call touched hundreds of objects, and the call's kernels ran
-        # about 0.1 ms longer after it (MobileNet-v2; tools/bench/README.md).
+        # per call touched hundreds of objects, all evicted from the caches
+        # by the previous call's kernels: about 0.1 ms a call on
+        # MobileNet-v2 (tools/bench/README.md).
         env = collections.ChainMap(dict(zip(self.placeholders, inputs)), self.consts)
         with torch.no_grad():
             for step in self.steps:
