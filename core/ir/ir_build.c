@@ -362,3 +362,37 @@ MlirValue pbcBuildCollapseLastTwo(MlirOperation before, MlirValue memref) {
   return mlirOperationGetResult(
       pbcBuildOp(before, "memref.collapse_shape", 1, &memref, collapsed, 1, &reassoc), 0);
 }
+
+MlirType pbcTypeWithElement(MlirType t, MlirType elem) {
+  if (!mlirTypeIsAVector(t))
+    return elem;
+  int64_t rank = mlirShapedTypeGetRank(t), shape[8];
+  if (rank > 8)
+    return (MlirType){NULL};
+  for (int64_t d = 0; d < rank; ++d)
+    shape[d] = mlirShapedTypeGetDimSize(t, d);
+  return mlirVectorTypeGet(rank, shape, elem);
+}
+
+void pbcGuardNaNBeforeConversion(MlirOperation conv) {
+  MlirValue x = mlirOperationGetOperand(conv, 0);
+  MlirType t = mlirValueGetType(x);
+  MlirContext ctx = mlirOperationGetContext(conv);
+  MlirType boolType = pbcTypeWithElement(t, mlirIntegerTypeGet(ctx, 1));
+  if (mlirTypeIsNull(boolType))
+    return; /* no such vectors come out of the approximations */
+  MlirType elem = mlirTypeIsAVector(t) ? mlirShapedTypeGetElementType(t) : t;
+  MlirAttribute zero = mlirFloatAttrDoubleGet(ctx, elem, 0.0);
+  if (mlirTypeIsAVector(t))
+    zero = mlirDenseElementsAttrSplatGet(t, zero);
+  MlirNamedAttribute value = pbcNamedAttr(ctx, "value", zero);
+  MlirValue z = mlirOperationGetResult(pbcBuildOp(conv, "arith.constant", 0, NULL, t, 1, &value), 0);
+  MlirNamedAttribute ordered = pbcNamedAttr(
+      ctx, "predicate", mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString("7 : i64")));
+  MlirValue xx[2] = {x, x};
+  MlirValue isNum =
+      mlirOperationGetResult(pbcBuildOp(conv, "arith.cmpf", 2, xx, boolType, 1, &ordered), 0);
+  MlirValue sel[3] = {isNum, x, z};
+  MlirValue safe = mlirOperationGetResult(pbcBuildOp(conv, "arith.select", 3, sel, t, 0, NULL), 0);
+  mlirOperationSetOperand(conv, 0, safe);
+}

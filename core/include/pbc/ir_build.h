@@ -67,6 +67,14 @@ MlirOperation pbcBuildOp(MlirOperation before, const char *name, int n, const Ml
 /* memref.collapse_shape of a static, identity-layout `memref` merging its
  * last two dimensions (a view of the same elements), before `before`. */
 MlirValue pbcBuildCollapseLastTwo(MlirOperation before, MlirValue memref);
+/* A vector type of `t`'s shape with element `elem` if `t` is a vector
+ * (null past rank 8), else `elem`. */
+MlirType pbcTypeWithElement(MlirType t, MlirType elem);
+/* Makes the float-to-int conversion `conv` (arith.fptosi/fptoui) read 0
+ * where its operand is NaN: fptosi(NaN) is poison, and once the operand is
+ * a constant LLVM folds it so and deletes what depends on it. For callers
+ * whose result is NaN there anyway (the polynomial exp's 2^k). */
+void pbcGuardNaNBeforeConversion(MlirOperation conv);
 /* arith.constant `v` : index, before `before`. */
 MlirValue pbcBuildIndexConstant(MlirOperation before, int64_t v);
 /* scf.if `cond` without results before `before`: a then block holding just

@@ -54,42 +54,6 @@ static bool among(const Conversions *c, MlirOperation op) {
   return false;
 }
 
-/* MLIR's polynomials take the exponent of 2^n from fptosi(n), n a float
- * that is NaN where the input is; fptosi(NaN) is poison, and once the input
- * is a constant (exp(x * NaN)) LLVM folds the result to poison and deletes
- * the stores of it. The conversion reads 0 instead of NaN: the polynomial
- * part already yields NaN, the right result. */
-static void guardNaN(MlirOperation conv) {
-  MlirValue x = mlirOperationGetOperand(conv, 0);
-  MlirType t = mlirValueGetType(x);
-  MlirContext ctx = mlirOperationGetContext(conv);
-  bool vec = mlirTypeIsAVector(t);
-  MlirType elem = vec ? mlirShapedTypeGetElementType(t) : t;
-  MlirAttribute zero = mlirFloatAttrDoubleGet(ctx, elem, 0.0);
-  if (vec)
-    zero = mlirDenseElementsAttrSplatGet(t, zero);
-  MlirNamedAttribute value = mlirNamedAttributeGet(
-      mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("value")), zero);
-  MlirValue z = mlirOperationGetResult(pbcBuildOp(conv, "arith.constant", 0, NULL, t, 1, &value), 0);
-  MlirType boolType = mlirIntegerTypeGet(ctx, 1);
-  if (vec) {
-    int64_t rank = mlirShapedTypeGetRank(t), shape[8];
-    if (rank > 8)
-      return; /* no such vectors come out of the approximations */
-    for (int64_t d = 0; d < rank; ++d)
-      shape[d] = mlirShapedTypeGetDimSize(t, d);
-    boolType = mlirVectorTypeGet(rank, shape, boolType);
-  }
-  MlirNamedAttribute ordered = mlirNamedAttributeGet(
-      mlirIdentifierGet(ctx, mlirStringRefCreateFromCString("predicate")),
-      mlirAttributeParseGet(ctx, mlirStringRefCreateFromCString("7 : i64"))); /* ord */
-  MlirValue xx[2] = {x, x};
-  MlirValue isNum = mlirOperationGetResult(pbcBuildOp(conv, "arith.cmpf", 2, xx, boolType, 1, &ordered), 0);
-  MlirValue sel[3] = {isNum, x, z};
-  MlirValue safe = mlirOperationGetResult(pbcBuildOp(conv, "arith.select", 3, sel, t, 0, NULL), 0);
-  mlirOperationSetOperand(conv, 0, safe);
-}
-
 static bool approximateIn(MlirOperation op, const State *st) {
   const char *ops[kMaxOps];
   for (int i = 0; i < st->n; ++i)
@@ -101,7 +65,9 @@ static bool approximateIn(MlirOperation op, const State *st) {
     mlirOperationWalk(op, collectConversions, &after, MlirWalkPreOrder);
     for (int i = 0; i < after.n; ++i)
       if (!among(&before, after.ops[i]))
-        guardNaN(after.ops[i]);
+        /* MLIR's polynomials take 2^n's exponent from fptosi(n), n NaN
+         * where the input is (exp(x * NaN) once folded lost its stores). */
+        pbcGuardNaNBeforeConversion(after.ops[i]);
   }
   free(before.ops);
   free(after.ops);

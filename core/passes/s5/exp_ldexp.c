@@ -34,19 +34,12 @@ typedef struct {
   Ldexp ldexp;
 } State;
 
-/* The f32 scalar or vector-of-f32 type `t`'s counterpart with element
- * `elem` (same shape); null if `t` is neither. */
+/* `t`'s counterpart with element `elem` if `t` is f32 or a vector of f32;
+ * else null. */
 static MlirType withElement(MlirType t, MlirType elem) {
-  if (mlirTypeIsAF32(t))
-    return elem;
-  if (!mlirTypeIsAVector(t) || !mlirTypeIsAF32(mlirShapedTypeGetElementType(t)))
-    return (MlirType){NULL};
-  int64_t rank = mlirShapedTypeGetRank(t), shape[8];
-  if (rank > 8)
-    return (MlirType){NULL};
-  for (int64_t d = 0; d < rank; ++d)
-    shape[d] = mlirShapedTypeGetDimSize(t, d);
-  return mlirVectorTypeGet(rank, shape, elem);
+  bool f32 = mlirTypeIsAF32(t) ||
+             (mlirTypeIsAVector(t) && mlirTypeIsAF32(mlirShapedTypeGetElementType(t)));
+  return f32 ? pbcTypeWithElement(t, elem) : (MlirType){NULL};
 }
 
 typedef struct {
@@ -93,7 +86,7 @@ static MlirValue select3(const Builder *b, MlirValue c, MlirValue x, MlirValue y
   return op(b, "arith.select", 3, cxy, b->t, 0, NULL);
 }
 
-enum { kOLT = 4, kORD = 7 }; /* arith.cmpf predicates */
+enum { kOLT = 4 }; /* arith.cmpf predicate: ordered, less than */
 
 /* A call of the LLVM intrinsic `name` on args, of b's type. */
 static MlirValue intrinsic(const Builder *b, const char *name, int n, const MlirValue *args) {
@@ -108,7 +101,7 @@ static MlirValue intrinsic(const Builder *b, const char *name, int n, const Mlir
 
 static MlirValue integer(const Builder *b, MlirType t, long long v) {
   MlirNamedAttribute value = pbcNamedAttr(b->ctx, "value", mlirIntegerAttrGet(t, v));
-  return mlirOperationGetResult(pbcBuildOp(b->at, "arith.constant", 0, NULL, t, 1, &value), 0);
+  return op(b, "arith.constant", 0, NULL, t, 1, &value);
 }
 
 /* p * 2^k, k a whole float (never NaN where p is a number). On 16 f32
@@ -124,10 +117,10 @@ static MlirValue scaleByPowerOf2(const Builder *b, MlirValue p, MlirValue k, Lde
                          integer(b, mlirIntegerTypeGet(b->ctx, 32), 4)}; /* all lanes; MXCSR rounding */
     return intrinsic(b, "llvm.x86.avx512.mask.scalef.ps.512", 5, args);
   }
-  MlirValue kk = select3(b, compare(b, kORD, k, k), k, constant(b, 0.0));
-  MlirValue n = op(b, "arith.fptosi", 1, &kk, withElement(b->t, mlirIntegerTypeGet(b->ctx, 32)), 0,
-                   NULL);
-  return intrinsic(b, "llvm.ldexp", 2, (MlirValue[]){p, n});
+  MlirOperation n = pbcBuildOp(b->at, "arith.fptosi", 1, &k,
+                               withElement(b->t, mlirIntegerTypeGet(b->ctx, 32)), 0, NULL);
+  pbcGuardNaNBeforeConversion(n);
+  return intrinsic(b, "llvm.ldexp", 2, (MlirValue[]){p, mlirOperationGetResult(n, 0)});
 }
 
 static void rewrite(MlirOperation exp, Ldexp how) {

@@ -136,13 +136,14 @@ class _Frame:
     ms a call on MobileNet-v2 (tools/bench/README.md). `lock` is held during
     a call; a thread that finds it taken makes a frame of its own."""
 
-    def __init__(self, seg, inputs):
+    def __init__(self, seg):
         self.lock = threading.Lock()
         self.argv = type(seg.argv).from_buffer_copy(seg.argv)
-        shapes = [tuple(t.shape) for t in inputs] + [tuple(s) for s, _ in seg.out_types]
         slots = [i for i, _ in seg.computed_inputs] + [
             len(seg.inputs) + j for j in range(len(seg.out_types))]
-        self.descriptors = [descriptor(0, shape) for shape in shapes]
+        # Shapes as the compiled entry takes them (_signature_mismatch
+        # checked them against the traced tensors).
+        self.descriptors = [descriptor(0, seg.entry.args[i][1]) for i in slots]
         for i, d in zip(slots, self.descriptors):
             self.argv[i] = ctypes.addressof(d)
 
@@ -590,7 +591,7 @@ class Plan:
         if frame is None or not frame.lock.acquire(blocking=False):
             # The first call, or another thread is inside this segment: a
             # frame of its own (the next calls reuse the first one).
-            frame = _Frame(seg, inputs)
+            frame = _Frame(seg)
             frame.lock.acquire()
             if seg.frame is None:
                 seg.frame = frame

@@ -707,49 +707,6 @@ static int skinnyTileVectors(long long vectors, int mr, long long bBytes, bool d
   return best;
 }
 
-/* A skinny GEMM of several row tiles (B as K x N) rereads each core's K x NR
- * panel of B from L2, once per row tile. Where the panel and a row tile's
- * rows of A outgrow half of L2, or B's rows are a multiple of 4 KiB apart
- * (the panel's rows then share a few cache sets and evict each other), the
- * rereads come from L3 instead: K is blocked by a divisor of it from
- * kSkinnyKBlock / 4 to kSkinnyKBlock, [I J K] -> [jT kT iT i j k], so the
- * panel's kc rows stay in L2 across the row tiles
- * (pbc/oneDNN time, paired: 32x1024x1024 1.55 -> 1.06, 16x768x3072 1.27 ->
- * 0.97, 32x768x3072 1.15 -> 0.98; 16x1000x2048, whose panel fits, 0.97 ->
- * 1.05 when blocked). C's tile is then loaded and stored once per block.
- * (Not pbcRowsCrowdCacheSets: that is L1's test, any multiple of 256 bytes.
- * The panel must stay in L2, whose sets 3 KiB rows still spread over (a
- * 768-wide B keeps its unblocked plan); 4 KiB multiples leave it 16 sets
- * per line, 256 rows. Rows 2 KiB apart crowd it only past 512 rows, which
- * this approximation does not block.)
- * False (the nest untouched) if it does not apply. */
-enum { kSkinnyKBlock = 256 };
-
-static bool blockSkinny(MlirOperation root, const Nest *n, int mr, long long nr, long long jc,
-                        long long kc);
-
-static bool blockSkinnyK(MlirOperation root, const Nest *n, int mr, long long nr, const State *st) {
-  int I = n->I, J = n->J, K = n->n - 1;
-  long long eb = n->elemBytes, kTrip = n->trip[K];
-  long long kc = divisorTile(kTrip, 1, kSkinnyKBlock);
-  if (I != 0 || J != 1 || K != 2 || kTrip <= kSkinnyKBlock || kc < kSkinnyKBlock / 4)
-    return false;
-  long long pitch = 0; /* bytes between B's rows: B is read along J */
-  Accs a;
-  pbcGatherAccesses(n->band[K], a.acc, 64, &a.n);
-  for (int i = 0; i < a.n && pitch == 0; ++i) {
-    const PbcAccess *x = &a.acc[i];
-    MlirType t = mlirValueGetType(x->memref);
-    if (!x->isWrite && x->rank >= 2 && pbcMemrefHasIdentityLayout(t) &&
-        mlirShapedTypeHasStaticShape(t) &&
-        pbcAccessStrideAlong(x, n->band[J]) == PBC_STRIDE_CONTIGUOUS &&
-        pbcAccessStrideAlong(x, n->band[K]) != PBC_STRIDE_INVARIANT)
-      pitch = mlirShapedTypeGetDimSize(t, x->rank - 1) * eb;
-  }
-  bool crowded = kTrip * (nr + mr) * eb > st->l2 / 2 || (pitch > 0 && pitch % kSetGroupBytes == 0);
-  return crowded && blockSkinny(root, n, mr, nr, nr, kc);
-}
-
 /* [I J K] -> [jT kT iT i j k] for a skinny GEMM (I, J, K the band's loops
  * 0, 1, 2): tiles of all rows, jc columns and kc steps of K, jT parallel,
  * i and j register-tiled by mr (where above 1) and nr. False (the nest
@@ -771,6 +728,46 @@ static bool blockSkinny(MlirOperation root, const Nest *n, int mr, long long nr,
   mlirOperationSetAttributeByName(t[4], pbcStr(PBC_MARK_REGISTER_TILE), mlirIntegerAttrGet(i64, nr));
   pbcOpSetUnitAttr(t[4], PBC_MARK_VECTORIZE);
   return true;
+}
+
+/* A skinny GEMM of several row tiles (B as K x N) rereads each core's K x NR
+ * panel of B from L2, once per row tile. Where the panel and a row tile's
+ * rows of A outgrow half of L2, or B's rows are a multiple of 4 KiB apart
+ * (the panel's rows then share a few cache sets and evict each other), the
+ * rereads come from L3 instead: K is blocked by a divisor of it from
+ * kSkinnyKBlock / 4 to kSkinnyKBlock, [I J K] -> [jT kT iT i j k], so the
+ * panel's kc rows stay in L2 across the row tiles
+ * (pbc/oneDNN time, paired: 32x1024x1024 1.55 -> 1.06, 16x768x3072 1.27 ->
+ * 0.97, 32x768x3072 1.15 -> 0.98; 16x1000x2048, whose panel fits, 0.97 ->
+ * 1.05 when blocked). C's tile is then loaded and stored once per block.
+ * (Not pbcRowsCrowdCacheSets: that is L1's test, any multiple of 256 bytes.
+ * The panel must stay in L2, whose sets 3 KiB rows still spread over (a
+ * 768-wide B keeps its unblocked plan); 4 KiB multiples leave it 16 sets
+ * per line, 256 rows. Rows 2 KiB apart crowd it only past 512 rows, which
+ * this approximation does not block.)
+ * False (the nest untouched) if it does not apply. */
+enum { kSkinnyKBlock = 256 };
+
+static bool blockSkinnyK(MlirOperation root, const Nest *n, int mr, long long nr, const State *st) {
+  int I = n->I, J = n->J, K = n->n - 1;
+  long long eb = n->elemBytes, kTrip = n->trip[K];
+  long long kc = divisorTile(kTrip, 1, kSkinnyKBlock);
+  if (I != 0 || J != 1 || K != 2 || kTrip <= kSkinnyKBlock || kc < kSkinnyKBlock / 4)
+    return false;
+  long long pitch = 0; /* bytes between B's rows: B is read along J */
+  Accs a;
+  pbcGatherAccesses(n->band[K], a.acc, 64, &a.n);
+  for (int i = 0; i < a.n && pitch == 0; ++i) {
+    const PbcAccess *x = &a.acc[i];
+    MlirType t = mlirValueGetType(x->memref);
+    if (!x->isWrite && x->rank >= 2 && pbcMemrefHasIdentityLayout(t) &&
+        mlirShapedTypeHasStaticShape(t) &&
+        pbcAccessStrideAlong(x, n->band[J]) == PBC_STRIDE_CONTIGUOUS &&
+        pbcAccessStrideAlong(x, n->band[K]) != PBC_STRIDE_INVARIANT)
+      pitch = mlirShapedTypeGetDimSize(t, x->rank - 1) * eb;
+  }
+  bool crowded = kTrip * (nr + mr) * eb > st->l2 / 2 || (pitch > 0 && pitch % kSetGroupBytes == 0);
+  return crowded && blockSkinny(root, n, mr, nr, nr, kc);
 }
 
 /* A skinny GEMM of one row tile (a GEMV; B as K x N) reads B in runs of NR
