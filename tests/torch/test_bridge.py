@@ -535,6 +535,36 @@ def test_calls_from_threads():
     close(f(xs[1]), want[1], "after the threads")
 
 
+def test_direct_calls():
+    """A plan that is one compiled segment on the graph's inputs is called
+    without the environment walk (Plan._direct): a single result, a tuple
+    (a result twice, the inputs in another order than the arguments) and,
+    the general path, a list or an input returned as is, all against
+    eager; results with requires_grad set on the inputs have no history, as
+    the general path's under no_grad."""
+    cases = [
+        (lambda a, b: torch.tanh(a) * b, True),
+        (lambda a, b: (b - a, torch.relu(a) + 1.0, b - a), True),
+        (lambda a, b: [a * b, a + b], False),
+        (lambda a, b: (a * 2.0, b), False),
+    ]
+    for i, (fn, direct) in enumerate(cases):
+        f = pbc.jit(fn, lowering="bridge")
+        a, b = torch.randn(6, 40), torch.randn(6, 40)
+        got, want = f(a, b), fn(a, b)
+        plan = f.plan(a, b)
+        assert (plan._direct is not None) == direct, "case %d: direct path %s" % (
+            i, plan._direct)
+        assert type(got) is type(want) or (isinstance(got, list) and isinstance(want, list)), \
+            "case %d: %s, eager %s" % (i, type(got), type(want))
+        for g, w in zip(got if isinstance(want, (tuple, list)) else [got],
+                        want if isinstance(want, (tuple, list)) else [want]):
+            close(g, w, "direct call case %d" % i)
+        got = f(a.requires_grad_(), b)
+        for g in got if isinstance(got, (tuple, list)) else [got]:
+            assert g.grad_fn is None, "case %d: a result with history" % i
+
+
 if __name__ == "__main__":
     seed()
     for name, fn in list(globals().items()):

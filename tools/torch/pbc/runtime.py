@@ -215,6 +215,7 @@ class Plan:
             and any(isinstance(values.get(a), torch.Tensor) and values[a].dtype == torch.int64
                     for a in n.all_input_nodes) for n in graph.nodes)
         self.values = None  # example values are not needed any more
+        self._direct = self._direct_call()
         # The parameters and buffers the graph read when traced: the plan
         # folded them and the compiled code keeps their packed tiles (they
         # are marked pbc.invariant), so a write into one afterwards makes
@@ -535,7 +536,37 @@ class Plan:
 
     # ------------------------------------------------------------ running
 
+    def _direct_call(self):
+        """For a plan that is one compiled segment reading only the graph's
+        inputs and returning only its results (a CNN): (positions of the
+        inputs it computes with, its outputs' order in the result), which
+        the call runs with no environment, no grad-mode switch and no walk
+        of the output structure. None otherwise."""
+        if len(self.steps) != 1 or not isinstance(self.steps[0], _Segment):
+            return None
+        seg = self.steps[0]
+        if seg.entry is None or seg.index_checks or \
+                any(x not in self.placeholders for _, x in seg.computed_inputs):
+            return None
+        result = self.output_node.args[0]
+        single = isinstance(result, torch.fx.Node)
+        nodes = [result] if single else result
+        if not (single or type(result) is tuple) or \
+                any(not isinstance(n, torch.fx.Node) or n not in seg.outputs for n in nodes):
+            return None  # (other structures: map_arg's types, below)
+        where = [self.placeholders.index(x) for _, x in seg.computed_inputs]
+        order = [seg.outputs.index(n) for n in nodes]
+        return where, (order[0] if single else order)
+
     def __call__(self, *inputs):
+        if self._direct is not None:
+            # The kernels write new tensors and read the inputs: no autograd
+            # record either way. (Measured: tools/bench/README.md, bridge.)
+            where, result = self._direct
+            outputs = self._call_segment(self.steps[0], [inputs[i] for i in where])
+            if isinstance(result, int):
+                return outputs[result]
+            return tuple(outputs[i] for i in result)
         # The constants are looked up, not copied in: a copy of every entry
         # per call touched hundreds of objects, all evicted from the caches
         # by the previous call's kernels: about 0.1 ms a call on
@@ -585,7 +616,15 @@ class Plan:
             if t.numel() and (int(t.min()) < 0 or int(t.max()) >= rows):
                 raise IndexError("index out of range in self (pbc: indices must lie in "
                                  "[0, %d), got %d..%d)" % (rows, int(t.min()), int(t.max())))
-        inputs = [env[x].contiguous() for _, x in seg.computed_inputs]  # alive for the call
+        outputs = Plan._call_segment(seg, [env[x] for _, x in seg.computed_inputs])
+        for n, t in zip(seg.outputs, outputs):
+            env[n] = t
+
+    @staticmethod
+    def _call_segment(seg, tensors):
+        """The segment's compiled code on `tensors` (its computed inputs, in
+        order): its results, new tensors."""
+        inputs = [t.contiguous() for t in tensors]  # alive for the call
         outputs = [torch.empty(shape, dtype=dtype) for shape, dtype in seg.out_types]
         frame = seg.frame
         if frame is None or not frame.lock.acquire(blocking=False):
@@ -601,5 +640,4 @@ class Plan:
             seg.entry.packed(frame.argv)
         finally:
             frame.lock.release()
-        for n, t in zip(seg.outputs, outputs):
-            env[n] = t
+        return outputs
