@@ -2,10 +2,12 @@
 """Two compilations of one program, timed in one process, interleaved.
 
 usage: tools/bench/ab_segment.py PROGRAM.mlir [--a OPTS] [--b OPTS]
-           [--rounds N] [--calls N] [--entry NAME]
+           [--b-program OTHER.mlir] [--rounds N] [--calls N] [--entry NAME]
 OPTS: comma-separated settings of one side: disable=GROUP[+GROUP...],
 chip=NAME, O=LEVEL, or NAME=VALUE for an environment variable set while
 that side compiles (pbc's driver inherits it). Default: both sides as built.
+--b-program: side B compiles OTHER.mlir instead (e.g. the segment a changed
+bridge emits; its entry takes arguments of its own shapes).
 
 On this machine the time of a model's segment moves by 10-30% between runs
 minutes apart (other tenants share the caches and memory), so two builds or
@@ -97,12 +99,13 @@ def main():
     ap.add_argument("program")
     ap.add_argument("--a", default="")
     ap.add_argument("--b", default="")
+    ap.add_argument("--b-program")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--entry")
     a = ap.parse_args()
-    text = open(a.program).read()
-    calls = [Call(compile_side(text, parse_side(s)), a.entry) for s in (a.a, a.b)]
+    texts = [open(a.program).read(), open(a.b_program or a.program).read()]
+    calls = [Call(compile_side(t, parse_side(s)), a.entry) for t, s in zip(texts, (a.a, a.b))]
     for c in calls:
         for _ in range(5):
             c()
@@ -116,8 +119,9 @@ def main():
                 ts.append(time.perf_counter() - t)
             ms[side].append(statistics.median(ts) * 1e3)
     ratios = [b / x for x, b in zip(*ms)]
-    print("A (%s): median %.3f ms; B (%s): median %.3f ms" % (
-        a.a or "as built", statistics.median(ms[0]), a.b or "as built", statistics.median(ms[1])))
+    print("A (%s): median %.3f ms; B (%s%s): median %.3f ms" % (
+        a.a or "as built", statistics.median(ms[0]), a.b or "as built",
+        ", " + a.b_program if a.b_program else "", statistics.median(ms[1])))
     print("B/A per round (%d rounds of %d calls): median %.3f, range %.3f-%.3f" % (
         a.rounds, a.calls, statistics.median(ratios), min(ratios), max(ratios)))
 
