@@ -7,7 +7,9 @@
 // although B fits in L2) or the rows are read one by one along the innermost
 // loop (A's rows, along k: in place in every case but @a_rows_4k). Rows of a
 // page or more read across (@rows_6k: B's, along k) are copied, except
-// where at most 128 rows of A use them (@seq128, @seq128_rows_12k).
+// where at most 128 rows of A use them (@seq128, @seq128_rows_12k). A weight
+// marked pbc.invariant is copied in every case (@seq128_invariant: its tiles
+// are packed once, by pbc-pack-once).
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=1048576}' | FileCheck %s
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=1048576 l3-bytes=33554432};pbc-pack{cache-line-bytes=64 l2-bytes=4194304}' | FileCheck %s --check-prefix=FITS
 // CHECK-LABEL: func.func @rows_3k
@@ -134,6 +136,14 @@ func.func @rows_6k(%a: memref<1536x768xf32>, %b: memref<768x1536xf32>, %c: memre
 // CHECK: } {pbc.copy}
 // CHECK: affine.load %[[A]][
 // CHECK-NEXT: affine.load %arg1[
+// CHECK-LABEL: func.func @seq128_invariant
+// CHECK: %[[B:.*]] = memref.alloc() : memref<{{[0-9]+}}x{{[0-9]+}}xf32>
+// CHECK: affine.load %arg1[
+// CHECK: } {pbc.copy}
+// CHECK-NOT: affine.load %arg1[
+// CHECK: affine.load %[[B]][
+// CHECK-NOT: affine.load %arg1[
+// CHECK: return
 func.func @seq128(%a: memref<128x768xf32>, %b: memref<768x768xf32>, %c: memref<128x768xf32>) {
   affine.for %i = 0 to 128 {
     affine.for %j = 0 to 768 {
@@ -159,6 +169,22 @@ func.func @seq128_rows_12k(%a: memref<128x768xf32>, %b: memref<768x3072xf32>, %c
         %p = arith.mulf %x, %y : f32
         %s = arith.addf %z, %p : f32
         affine.store %s, %c[%i, %j] : memref<128x3072xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+
+func.func @seq128_invariant(%a: memref<128x768xf32>, %b: memref<768x768xf32> {pbc.invariant}, %c: memref<128x768xf32>) {
+  affine.for %i = 0 to 128 {
+    affine.for %j = 0 to 768 {
+      affine.for %k = 0 to 768 {
+        %x = affine.load %a[%i, %k] : memref<128x768xf32>
+        %y = affine.load %b[%k, %j] : memref<768x768xf32>
+        %z = affine.load %c[%i, %j] : memref<128x768xf32>
+        %p = arith.mulf %x, %y : f32
+        %s = arith.addf %z, %p : f32
+        affine.store %s, %c[%i, %j] : memref<128x768xf32>
       }
     }
   } {pbc.kind = "matmul"}
