@@ -19,10 +19,11 @@ their range. Inputs are random (weights too), the same for both sides.
 
 PROGRAM is what pbc takes (e.g. a segment the bridge compiles:
 tools/bench/profile_model.py writes them as WORK/MODEL.seg0.mlir). The
-entry is called through libpbc with every argument of the compiled
-signature (f32, f16, i32, i64; outputs included). Needs build/bin/libpbc.so
-(or $PBC_LIBPBC), numpy and PyTorch (the bridge's package loads it); run with OMP_NUM_THREADS and the libomp preload
-you want measured (the figures in README.md used OMP_NUM_THREADS=2,
+entry (--entry names it where the program has several) is called through
+libpbc with every argument of the compiled signature (any element type
+numpy has; outputs included). Needs build/bin/libpbc.so (or $PBC_LIBPBC),
+numpy and PyTorch (the bridge's package loads it); run with
+OMP_NUM_THREADS and the libomp preload you want measured (the figures in README.md used OMP_NUM_THREADS=2,
 LD_PRELOAD=/usr/lib/llvm-22/lib/libomp.so.5).
 """
 
@@ -41,9 +42,8 @@ os.environ.setdefault("PBC_LIBPBC", os.path.join(ROOT, "build", "bin"))
 
 import numpy as np  # noqa: E402
 
+from pbc.arrays import dtype_of  # noqa: E402
 from pbc.libpbc import Program, descriptor  # noqa: E402
-
-_DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}
 
 
 def parse_side(text):
@@ -78,14 +78,17 @@ class Call:
 
     def __init__(self, program, entry):
         self.program = program  # its library stays loaded while the entry is called
-        self.entry = program.entries[entry] if entry else list(program.entries.values())[0]
+        if entry is None:
+            if len(program.entries) != 1:
+                raise SystemExit("ab_segment: the program has %d entry points; name one "
+                                 "(--entry)" % len(program.entries))
+            entry = next(iter(program.entries))
+        self.entry = program.entries[entry]
         rng = np.random.default_rng(1)
         self.arrays = []
         for elem, shape in self.entry.args:
-            if elem not in _DTYPES:
-                raise SystemExit("ab_segment: arguments of type %s are not supported" % elem)
             a = rng.standard_normal(shape) * 0.1 if elem[0] == "f" else np.zeros(shape)
-            self.arrays.append(np.ascontiguousarray(a, dtype=_DTYPES[elem]))
+            self.arrays.append(np.ascontiguousarray(a, dtype=dtype_of(elem)))
         self.descriptors = [descriptor(a.ctypes.data, a.shape) for a in self.arrays]
         self.argv = (ctypes.c_void_p * len(self.descriptors))(
             *[ctypes.addressof(d) for d in self.descriptors])

@@ -539,9 +539,10 @@ class Plan:
     def _direct_call(self):
         """For a plan that is one compiled segment reading only the graph's
         inputs and returning only its results (a CNN): (positions of the
-        inputs it computes with, its outputs' order in the result), which
-        the call runs with no environment, no grad-mode switch and no walk
-        of the output structure. None otherwise."""
+        inputs it computes with, its outputs' order in the result, whether
+        the result is one tensor rather than a tuple), which the call runs
+        with no environment, no grad-mode switch and no walk of the output
+        structure. None otherwise."""
         if len(self.steps) != 1 or not isinstance(self.steps[0], _Segment):
             return None
         seg = self.steps[0]
@@ -555,18 +556,15 @@ class Plan:
                 any(not isinstance(n, torch.fx.Node) or n not in seg.outputs for n in nodes):
             return None  # (other structures: map_arg's types, below)
         where = [self.placeholders.index(x) for _, x in seg.computed_inputs]
-        order = [seg.outputs.index(n) for n in nodes]
-        return where, (order[0] if single else order)
+        return where, [seg.outputs.index(n) for n in nodes], single
 
     def __call__(self, *inputs):
         if self._direct is not None:
             # The kernels write new tensors and read the inputs: no autograd
             # record either way. (Measured: tools/bench/README.md, bridge.)
-            where, result = self._direct
+            where, order, single = self._direct
             outputs = self._call_segment(self.steps[0], [inputs[i] for i in where])
-            if isinstance(result, int):
-                return outputs[result]
-            return tuple(outputs[i] for i in result)
+            return outputs[order[0]] if single else tuple(outputs[i] for i in order)
         # The constants are looked up, not copied in: a copy of every entry
         # per call touched hundreds of objects, all evicted from the caches
         # by the previous call's kernels: about 0.1 ms a call on
