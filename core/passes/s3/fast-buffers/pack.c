@@ -137,8 +137,8 @@ static bool wholeRowCopyIsWaste(const PbcAccess *x, MlirOperation site, const St
    * tiles are packed on the first call only (pbc-pack-once), so the copy
    * costs no pass per call, and the micro kernel streams packed panels
    * better than rows read in place (BERT-base's linear layers at 128
-   * tokens, MobileNet-v2's 1x1 convolutions at 7x7: their segments 3.3%
-   * and 3.7% faster; tools/bench/README.md). */
+   * tokens, MobileNet-v2's 1x1 convolutions at 7x7: tools/bench/README.md,
+   * "model weights packed in every case"). */
   if (st->fastSpace != 0 || st->l2 <= 0 || !mlirShapedTypeHasStaticShape(t) ||
       !pbcMemrefHasIdentityLayout(t) || pbcMemrefIsInvariantArg(x->memref))
     return false;
