@@ -303,6 +303,27 @@ def _(ctx):
     assert_close(r, a32.astype(np.float64) @ b32.astype(np.float64) + c32, F32, k=k)
 
 
+@test("matmul_gemv_split_k")
+def _(ctx):
+    # One row of A and a B of 4-9 MiB: on the cpu target with several cores
+    # they split B's rows, each summing its block into a partial row of C,
+    # then C gets the partial rows added (tests/s3/split_gemv.mlir). N with
+    # a last partial vector (1000: 8 columns), an odd N, whole vectors; K a
+    # multiple of 64 (of cores x 4 rows up to 16 cores); and C += A.B.
+    k = 64 * int(ctx.rng.integers(16, 33))
+    for n in (1000, 2 * int(ctx.rng.integers(500, 600)) + 1, 16 * int(ctx.rng.integers(64, 72))):
+        matmul_fixed_case(ctx, 1, n, k)
+    a, a32 = ctx.rand((1, k), F32)
+    b, b32 = ctx.rand((k, 1000), F32)
+    c, c32 = ctx.rand((1, 1000), F32)
+    body = ("  %%r = linalg.matmul ins(%%a, %%b : %s, %s) outs(%%c : %s) -> %s\n"
+            % (T((1, k)), T((k, 1000)), T((1, 1000)), T((1, 1000))))
+    text = func("matmul", [("a", T((1, k))), ("b", T((k, 1000))), ("c", T((1, 1000)))],
+                [("r", T((1, 1000)))], body)
+    (r,) = ctx.run(text, [a, b, c])
+    assert_close(r, a32.astype(np.float64) @ b32.astype(np.float64) + c32, F32, k=k)
+
+
 @test("matmul_skinny_accumulate")
 def _(ctx):
     # C += A.B: the partial columns' copies start from C's own values.

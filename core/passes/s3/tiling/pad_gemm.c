@@ -1,4 +1,4 @@
-/* pbc-pad-gemm{vector-bits,l3-bytes}: partial tiles of a GEMM by padding (PolyBlocks
+/* pbc-pad-gemm{vector-bits,l3-bytes,cores,l1d-bytes,l2-bytes}: partial tiles of a GEMM by padding (PolyBlocks
  * §4.3: "partial tiles handled"). pbc-tile only takes register tiles that
  * divide the loops (MR rows by NV vectors), so N not a multiple of the
  * vector lanes left a GEMM untiled and scalar (997^3 ran at 0.017x oneDNN,
@@ -31,6 +31,8 @@
 typedef struct {
   int vectorBits;
   long long l3; /* which skinny GEMMs pbc-tile reads as dot products */
+  int cores;
+  long long l1, l2; /* and which GEMVs it splits by rows of B */
 } State;
 
 enum { kMaxAccesses = 16, kMaxOperands = 3, kMaxRank = 3, kMaxDepth = kMaxRank + 1 };
@@ -339,6 +341,9 @@ static void padGemm(MlirOperation root, const State *st) {
   if (readsBAlongK(&g) &&
       pbcSkinnyDotRowTile(m, k, n * k * (bits / 8), st->vectorBits, bits, 0, st->l3))
     return; /* dot products along K: J needs no whole vectors */
+  if (!readsBAlongK(&g) && g.batchPos < 0 &&
+      pbcGemvSplitsK(m, k, n * (bits / 8), n * k * (bits / 8), st->cores, st->l1, st->l2))
+    return; /* pbc-tile sweeps the partial vector within each core's rows */
   bool skinny = pbcSkinnyKnRowTile(m) > 0;
   if (n % lanes && skinny && n > lanes) {
     padPartialColumns(root, &g, lanes, bits);
@@ -429,15 +434,17 @@ const PbcCPassSpec pbcPadGemmPass = {
     sizeof(State),  createPass};
 
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  enum { VECTOR_BITS, L3_BYTES, NUM_OPTIONS };
+  enum { VECTOR_BITS, L3_BYTES, CORES, L1D_BYTES, L2_BYTES, NUM_OPTIONS };
   static const PbcCountOption kOptions[] = {
       [VECTOR_BITS] = {"vector-bits", 256},
       [L3_BYTES] = {"l3-bytes", 8 << 20},
+      [CORES] = {"cores", 1},
+      [L1D_BYTES] = {"l1d-bytes", 32768},
+      [L2_BYTES] = {"l2-bytes", 1 << 20},
       [NUM_OPTIONS] = {NULL, 0}};
   long long v[NUM_OPTIONS];
   if (!pbcPassCountOptions(options, kOptions, v, err, errLen))
     return (MlirPass){NULL};
-  State st = {(int)v[VECTOR_BITS],
-              v[L3_BYTES]};
+  State st = {(int)v[VECTOR_BITS], v[L3_BYTES], (int)v[CORES], v[L1D_BYTES], v[L2_BYTES]};
   return pbcCPassCreate(&pbcPadGemmPass, &st);
 }

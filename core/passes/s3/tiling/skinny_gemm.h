@@ -59,4 +59,23 @@ static inline int pbcSkinnyDotRowTile(long long rows, long long kTrip, long long
  * 64x1000x2048) the blocked plan wins. 0: not skinny. */
 static inline int pbcSkinnyKnRowTile(long long rows) { return pbcSkinnyRowTile(rows, 32, true); }
 
+/* Rows of B (as K x N) per load and store of a GEMV's partial vector when
+ * the cores split its rows (split_gemv.h). */
+enum { kPbcGemvSplitRows = 4 };
+
+/* Whether pbc-tile splits a GEMV's reduction between the cores
+ * (split_gemv.h): one row of A, B as K x N larger than L2 (it streams from
+ * L3 or memory, so its traffic is the GEMV's time), a partial row of C
+ * (rowBytes) within a quarter of L1 (it is loaded and stored once per
+ * kPbcGemvSplitRows rows of B while B's lines pass through L1), K a
+ * multiple of cores * kPbcGemvSplitRows. pbc-pad-gemm then leaves the last
+ * partial vector of columns to pbc-tile, which sweeps it within each
+ * core's rows. */
+static inline bool pbcGemvSplitsK(long long rows, long long kTrip, long long rowBytes,
+                                  long long bBytes, int cores, long long l1Bytes,
+                                  long long l2Bytes) {
+  return rows == 1 && cores >= 2 && bBytes > l2Bytes && rowBytes <= l1Bytes / 4 &&
+         kTrip % (cores * kPbcGemvSplitRows) == 0;
+}
+
 #endif

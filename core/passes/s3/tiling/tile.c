@@ -38,6 +38,7 @@
 #include "pbc/op_list.h"
 #include "passes/passes.h"
 #include "passes/s3/tiling/skinny_gemm.h"
+#include "passes/s3/tiling/split_gemv.h"
 #include "passes/s3/tiling/transpose_input.h"
 
 typedef struct {
@@ -781,7 +782,8 @@ static bool blockSkinnyK(MlirOperation root, const Nest *n, int mr, long long nr
  * jc columns, and C's jc columns (in L1) are loaded and stored once per
  * block (1x1000x1280, cold caches, one core, C: 0.38 -> 0.22-0.27 ms;
  * tools/bench/README.md). False if it does not apply: J's tiles must split
- * evenly over the cores and K into blocks of at least half the size. */
+ * evenly over the cores and K into blocks of at least half the size. (One
+ * row of A on several cores splits B's rows instead: splitGemvK.) */
 enum { kGemvKBlock = 16 };
 
 static bool blockGemvK(MlirOperation root, const Nest *n, int mr, long long nr, long long bBytes,
@@ -793,6 +795,17 @@ static bool blockGemvK(MlirOperation root, const Nest *n, int mr, long long nr, 
       tiles % st->cores != 0 || kTrip <= kc || kc < kGemvKBlock / 2)
     return false;
   return blockSkinny(root, n, mr, nr, nr * (tiles / st->cores), kc);
+}
+
+/* A GEMV whose B streams from L3 or memory: the cores split B's rows
+ * (pbcGemvSplitsK). */
+static bool splitGemvK(MlirOperation root, const Nest *n, long long bBytes, const State *st) {
+  if (n->I != 0 || n->J != 1 || n->n != 3 || !mlirOperationEqual(n->band[0], root) ||
+      !pbcGemvSplitsK(n->trip[0], n->trip[2], n->trip[1] * n->elemBytes, bBytes, st->cores, st->l1,
+                      st->l2))
+    return false;
+  MlirOperation band[3] = {n->band[0], n->band[1], n->band[2]};
+  return pbcSplitGemvK(band, st->cores, kPbcGemvSplitRows, st->vectorBits / (8 * n->elemBytes));
 }
 
 static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
@@ -811,6 +824,8 @@ static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
   if (dot && (n->nTranspose > 1 ||
               pbcAccessStrideAlong(&n->transpose[0], n->band[n->n - 1]) != PBC_STRIDE_CONTIGUOUS))
     return false;
+  if (!dot && splitGemvK(root, n, bBytes, st))
+    return true;
   long long unit = dot ? 1 : n->lanes; /* J iterations per unit of the tile */
   if (n->trip[n->J] % unit)
     return false;
