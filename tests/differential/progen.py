@@ -39,6 +39,10 @@ BIG_MAX_MACS = 1 << 27
 # values (a softmax's) in f16 or bf16 loses the small terms once the running
 # sum outgrows them, by up to K units of roundoff however it is ordered.
 LOW_PRECISION_SUM = {"f16": 512, "bf16": 128}
+# Past this many terms a sum in f32 is as order-dependent as those: a running
+# sum in one accumulator (-O0, --disable=vectorization) of 87381 terms was off
+# by 7000 units of roundoff of the result, against numpy's pairwise 0.
+LONG_F32_SUM = 1 << 14
 
 # Values the generator keeps each element type's tensors under (by scaling),
 # so that no overflow or near-overflow rounding separates pbc from numpy.
@@ -444,8 +448,9 @@ class Program:
                     scale = np.abs(v)
                     k = CONTRACTED.get(n.kind, lambda n, ops: 0)(n, ops)
                     # Sums in f16/bf16 are off by up to K roundoffs (the
-                    # running sum swallows small terms); f32 by sqrt(K).
-                    kf = k if n.dt in LOW_PRECISION_SUM else math.sqrt(k)
+                    # running sum swallows small terms); f32 by sqrt(K), or
+                    # K past LONG_F32_SUM terms.
+                    kf = k if n.dt in LOW_PRECISION_SUM or k > LONG_F32_SUM else math.sqrt(k)
                     if n.kind == "softmax":
                         scale = scale * (2 + kf)
                     elif k:

@@ -94,3 +94,53 @@ func.func @two_dots(%a: memref<2048xf32>, %b: memref<2x2048xf32>, %c: memref<2xf
   affine.store %r#1, %c[1] : memref<2xf32>
   return
 }
+// A row of 197 (prime: no lanes divide it): 12 whole vectors, then the last
+// 5 elements in a scalar loop that starts from the vector part's sum, whose
+// result the store takes. A whole tensor of 87381 elements: 4 chains of 16
+// lanes over the first 87360, then 21 scalar ones.
+// CHECK-LABEL: func.func @odd_row_sum
+// CHECK: %[[V:.*]] = affine.for %{{.*}} = 0 to 192 step 16 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf32>)
+// CHECK: %[[H:.*]] = vector.reduction <add>, %[[V]] : vector<16xf32> into f32
+// CHECK: %[[R:.*]] = affine.for %{{.*}} = 192 to 197 iter_args(%{{.*}} = %[[H]]) -> (f32)
+// CHECK: affine.store %[[R]], %arg1[%{{.*}}]
+// CHECK-LABEL: func.func @odd_total
+// CHECK: affine.for %{{.*}} = 0 to 87360 step 64 iter_args(%{{.*}} = %{{.*}}) -> (vector<64xf32>)
+// CHECK: affine.for %{{.*}} = 87360 to 87381 iter_args
+// A short odd row (23: fewer than 4 vectors) stays scalar.
+// CHECK-LABEL: func.func @short_odd_row
+// CHECK-NOT: vector
+// CHECK: return
+func.func @odd_row_sum(%x: memref<64x197xf32>, %s: memref<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 64 {
+    %r = affine.for %j = 0 to 197 iter_args(%acc = %zero) -> (f32) {
+      %v = affine.load %x[%i, %j] : memref<64x197xf32>
+      %a = arith.addf %acc, %v : f32
+      affine.yield %a : f32
+    }
+    affine.store %r, %s[%i] : memref<64xf32>
+  }
+  return
+}
+func.func @odd_total(%x: memref<87381xf32>, %s: memref<f32>) {
+  %zero = arith.constant 0.0 : f32
+  %r = affine.for %j = 0 to 87381 iter_args(%acc = %zero) -> (f32) {
+    %v = affine.load %x[%j] : memref<87381xf32>
+    %a = arith.addf %acc, %v : f32
+    affine.yield %a : f32
+  } {pbc.kind = "reduction"}
+  affine.store %r, %s[] : memref<f32>
+  return
+}
+func.func @short_odd_row(%x: memref<64x23xf32>, %s: memref<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 64 {
+    %r = affine.for %j = 0 to 23 iter_args(%acc = %zero) -> (f32) {
+      %v = affine.load %x[%i, %j] : memref<64x23xf32>
+      %a = arith.addf %acc, %v : f32
+      affine.yield %a : f32
+    }
+    affine.store %r, %s[%i] : memref<64xf32>
+  }
+  return
+}
