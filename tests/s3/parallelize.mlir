@@ -238,3 +238,25 @@ func.func @conv_weight_copy(%w: memref<3x3x128x64xf32>, %p: memref<2x3x3x128x32x
   }
   return
 }
+// A root copy nest (pbc-interleave's replicas) whose outer loop has one
+// iteration, too little work for the nests' rule but enough for copies':
+// its next loop moves outermost and runs in parallel, and the nest's kind
+// moves with it to the new root (the S3 contract: every root nest keeps its
+// kind).
+// RUN: pbc-opt %s -p 'pbc-parallelize{min-trip=2 min-work=131072 min-bytes=262144}' | FileCheck %s --check-prefix=COPY
+// COPY-LABEL: func.func @root_copy_one_outer_iteration
+// COPY: affine.parallel (%{{.*}}) = (0) to (32) {
+// COPY-NEXT: affine.for %{{.*}} = 0 to 1 {
+// COPY: } {pbc.copy}
+// COPY-NEXT: } {pbc.copy, pbc.kind = "pointwise"}
+func.func @root_copy_one_outer_iteration(%x: memref<1x32x100xf32>, %p: memref<1x32x800xf32>) {
+  affine.for %n = 0 to 1 {
+    affine.for %c = 0 to 32 {
+      affine.for %e = 0 to 800 {
+        %v = affine.load %x[%n, %c, %e mod 100] : memref<1x32x100xf32>
+        affine.store %v, %p[%n, %c, %e] : memref<1x32x800xf32>
+      }
+    }
+  } {pbc.copy, pbc.kind = "pointwise"}
+  return
+}

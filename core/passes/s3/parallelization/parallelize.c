@@ -320,8 +320,14 @@ static MlirOperation copyLoopToSplit(MlirOperation nest, const State *st) {
     unsigned perm[PBC_MAX_BAND];
     for (int i = 0; i < depth; ++i)
       perm[i] = i < l ? (unsigned)i + 1 : i == l ? 0 : (unsigned)i;
-    if (pbcExtAffinePermute(band, depth, perm))
+    MlirAttribute kind = mlirOperationGetAttributeByName(band[0], pbcStr(PBC_MARK_KIND));
+    if (pbcExtAffinePermute(band, depth, perm)) {
+      if (!mlirAttributeIsNull(kind)) { /* band[l] is the root now */
+        mlirOperationRemoveAttributeByName(band[0], pbcStr(PBC_MARK_KIND));
+        mlirOperationSetAttributeByName(band[l], pbcStr(PBC_MARK_KIND), kind);
+      }
       return band[l];
+    }
     break;
   }
   return outerTrip >= st->minTrip ? nest : (MlirOperation){NULL};
@@ -333,9 +339,13 @@ static void parallelizeCopy(MlirOperation nest, const State *st) {
   nest = copyLoopToSplit(nest, st);
   if (mlirOperationIsNull(nest))
     return;
+  MlirAttribute kind = mlirOperationGetAttributeByName(nest, pbcStr(PBC_MARK_KIND));
   MlirOperation par = pbcExtAffineParallelize(nest);
-  if (!mlirOperationIsNull(par))
-    pbcOpSetUnitAttr(par, PBC_MARK_COPY);
+  if (mlirOperationIsNull(par))
+    return;
+  pbcOpSetUnitAttr(par, PBC_MARK_COPY);
+  if (!mlirAttributeIsNull(kind)) /* a root copy nest (pbc-interleave's) keeps its kind */
+    mlirOperationSetAttributeByName(par, pbcStr(PBC_MARK_KIND), kind);
 }
 
 static MlirWalkResult unmark(MlirOperation op, void *data) {
