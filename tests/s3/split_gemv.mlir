@@ -1,9 +1,10 @@
 // pbc-tile on a GEMV (one row of A, B as K x N) whose B outgrows L2
 // (split_gemv.h): the cores split B's rows, each reading one contiguous
 // block (here 128 of the 256 rows, 4 rows per step) into its own partial
-// row P[t] of C, zeroed first; whole vectors of columns (112) and the last
-// partial vector (8) in two j loops inside each step; then one pointwise
-// nest adds both partial rows to C. With a 64 KiB L2, B (120 KiB) streams.
+// row P[t] of C (128 wide: each row starts at a whole vector), zeroed
+// first; whole vectors of columns (112) and the last partial vector (8) in
+// two j loops inside each step; then one pointwise nest adds both partial
+// rows to C. With a 64 KiB L2, B (120 KiB) streams.
 // RUN: pbc-opt %s -p 'pbc-tile{vector-bits=512 vector-registers=32 cores=2 l1d-bytes=49152 l2-bytes=65536 l3-bytes=33554432}' | FileCheck %s
 // B within L2 (256 KiB), one core, or K no multiple of cores x 4 rows: the
 // GEMV keeps the column split (blockGemvK or the plain plan), no partial rows.
@@ -15,7 +16,7 @@
 // RUN: pbc-opt %s -p 'pbc-pad-gemm{vector-bits=512 cores=1 l1d-bytes=49152 l2-bytes=65536}' | FileCheck %s --check-prefix=PAD1
 
 // CHECK-LABEL: func.func @gemv
-// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x120xf32>
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x128xf32>
 // CHECK: affine.for %[[T:.*]] = 0 to 2 {
 // CHECK-NEXT: affine.for %{{.*}} = 0 to 1 {
 // CHECK-NEXT: affine.for %{{.*}} = 0 to 120 {

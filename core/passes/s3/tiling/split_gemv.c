@@ -106,8 +106,11 @@ bool pbcSplitGemvK(MlirOperation band[3], int parts, int kRows, int lanes) {
   MlirLocation loc = mlirOperationGetLocation(root);
   MlirContext ctx = mlirLocationGetContext(loc);
 
-  /* The partial rows, and the loop over the parts (the new root). */
-  int64_t shape[3] = {parts, 1, n};
+  /* The partial rows, each starting at a whole vector (a row at an odd half
+   * vector splits every load and store of it in two: 1x1000x2048 ran at
+   * 0.070 ms instead of 0.050 in some processes), and the loop over the
+   * parts (the new root). */
+  int64_t shape[3] = {parts, 1, lanes > 1 ? (n + lanes - 1) / lanes * lanes : n};
   MlirType pType = mlirMemRefTypeContiguousGet(elem, 3, shape, mlirAttributeGetNull());
   MlirValue p = mlirOperationGetResult(pbcBuildAlloc(root, pType, loc), 0);
   MlirValue zero = floatZero(root, elem);

@@ -18,7 +18,7 @@
  * 1, one floating-point accumulation C[i, j] += ... in the body, loaded and
  * stored at identity subscripts (i, j); k's trip a multiple of parts *
  * kRows) into
- *   P = alloc(parts x 1 x N)
+ *   P = alloc(parts x 1 x N', N' = N rounded up to whole vectors)
  *   for t in [0, parts) (pbc.parallel; the root, of band[0]'s kind):
  *     P[t] = 0
  *     for kT in rows [t * K / parts, (t + 1) * K / parts) by kRows:
