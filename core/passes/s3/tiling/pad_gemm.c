@@ -342,7 +342,7 @@ static void padGemm(MlirOperation root, const State *st) {
       pbcSkinnyDotRowTile(m, k, n * k * (bits / 8), st->vectorBits, bits, 0, st->l3))
     return; /* dot products along K: J needs no whole vectors */
   if (!readsBAlongK(&g) && g.batchPos < 0 &&
-      pbcGemvSplitsK(m, k, n * (bits / 8), n * k * (bits / 8), st->cores, st->l1, st->l2))
+      pbcGemvSplitsK(m, k, bits, n * (bits / 8), n * k * (bits / 8), st->cores, st->l1, st->l2))
     return; /* pbc-tile sweeps the partial vector within each core's rows */
   bool skinny = pbcSkinnyKnRowTile(m) > 0;
   if (n % lanes && skinny && n > lanes) {

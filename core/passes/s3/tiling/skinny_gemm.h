@@ -65,17 +65,18 @@ enum { kPbcGemvSplitRows = 4 };
 
 /* Whether pbc-tile splits a GEMV's reduction between the cores
  * (split_gemv.h): one row of A, B as K x N larger than L2 (it streams from
- * L3 or memory, so its traffic is the GEMV's time), a partial row of C
- * (rowBytes) within a quarter of L1 (it is loaded and stored once per
- * kPbcGemvSplitRows rows of B while B's lines pass through L1), K a
- * multiple of cores * kPbcGemvSplitRows. pbc-pad-gemm then leaves the last
- * partial vector of columns to pbc-tile, which sweeps it within each
- * core's rows. */
-static inline bool pbcGemvSplitsK(long long rows, long long kTrip, long long rowBytes,
+ * L3 or memory, so its traffic is the GEMV's time), C's elements of 32 bits
+ * or more (`cBits`: sums in f16 or bf16 depend too much on their order), a
+ * partial row of C (rowBytes) within a quarter of L1 (it is loaded and
+ * stored once per kPbcGemvSplitRows rows of B while B's lines pass through
+ * L1), K a multiple of cores * kPbcGemvSplitRows. pbc-pad-gemm then leaves
+ * the last partial vector of columns to pbc-tile, which sweeps it within
+ * each core's rows. */
+static inline bool pbcGemvSplitsK(long long rows, long long kTrip, int cBits, long long rowBytes,
                                   long long bBytes, int cores, long long l1Bytes,
                                   long long l2Bytes) {
-  return rows == 1 && cores >= 2 && bBytes > l2Bytes && rowBytes <= l1Bytes / 4 &&
-         kTrip % (cores * kPbcGemvSplitRows) == 0;
+  return rows == 1 && cores >= 2 && cBits >= 32 && bBytes > l2Bytes &&
+         rowBytes <= l1Bytes / 4 && kTrip % (cores * kPbcGemvSplitRows) == 0;
 }
 
 #endif

@@ -28,7 +28,8 @@
  *   C[i, j] += P[0, i, j] + ... + P[parts - 1, i, j]  (kind pointwise)
  *   dealloc P
  * Each kT step then loads and stores a vector of P once per kRows rows of
- * B. False (nothing changed) if the nest does not have that form. */
+ * B. False (nothing changed) if the nest does not have that form, or C's
+ * elements are narrower than f32 (their sums depend too much on order). */
 bool pbcSplitGemvK(MlirOperation band[3], int parts, int kRows, int lanes);
 
 #endif

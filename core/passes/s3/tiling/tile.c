@@ -801,8 +801,8 @@ static bool blockGemvK(MlirOperation root, const Nest *n, int mr, long long nr, 
  * (pbcGemvSplitsK). */
 static bool splitGemvK(MlirOperation root, const Nest *n, long long bBytes, const State *st) {
   if (n->I != 0 || n->J != 1 || n->n != 3 || !mlirOperationEqual(n->band[0], root) ||
-      !pbcGemvSplitsK(n->trip[0], n->trip[2], n->trip[1] * n->elemBytes, bBytes, st->cores, st->l1,
-                      st->l2))
+      !pbcGemvSplitsK(n->trip[0], n->trip[2], n->elemBytes * 8, n->trip[1] * n->elemBytes, bBytes,
+                      st->cores, st->l1, st->l2))
     return false;
   MlirOperation band[3] = {n->band[0], n->band[1], n->band[2]};
   return pbcSplitGemvK(band, st->cores, kPbcGemvSplitRows, st->vectorBits / (8 * n->elemBytes));
