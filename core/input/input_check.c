@@ -4,10 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mlir-c/AffineExpr.h"
+#include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Diagnostics.h"
 #include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
 #include "pbc/entry_sig.h"
 #include "pbc/session.h"
 
@@ -123,6 +126,58 @@ static bool checkAttributes(MlirOperation op) {
   return true;
 }
 
+/* A linalg.generic output whose subscripts are not distinct loop indices
+ * (d0 floordiv 2; a constant other than 0 into a dimension of 1), or that
+ * leaves out a parallel loop, is written by several iterations at some
+ * elements (which one lands is undefined) and may leave others unwritten:
+ * MLIR's verifier lets it through, and pbc's code and a naive reference
+ * then disagree. */
+static bool checkGenericOutputs(MlirOperation op) {
+  if (!pbcOpIsA(op, "linalg.generic"))
+    return true;
+  MlirAttribute seg = mlirOperationGetAttributeByName(op, pbcStr("operandSegmentSizes"));
+  MlirAttribute maps = mlirOperationGetAttributeByName(op, pbcStr("indexing_maps"));
+  MlirAttribute iters = mlirOperationGetAttributeByName(op, pbcStr("iterator_types"));
+  if (mlirAttributeIsNull(seg) || mlirAttributeIsNull(maps) || mlirAttributeIsNull(iters))
+    return true; /* the verifier's to report */
+  intptr_t nIns = mlirDenseI32ArrayGetElement(seg, 0), nOuts = mlirDenseI32ArrayGetElement(seg, 1);
+  intptr_t nLoops = mlirArrayAttrGetNumElements(iters);
+  if (mlirArrayAttrGetNumElements(maps) != nIns + nOuts || nLoops > 64)
+    return true;
+  MlirAttribute parallel = pbcLinalgParallelIterator(mlirOperationGetContext(op));
+  for (intptr_t o = 0; o < nOuts; ++o) {
+    MlirAffineMap map = mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, nIns + o));
+    MlirType t = mlirValueGetType(mlirOperationGetOperand(op, nIns + o));
+    bool used[64] = {false};
+    for (intptr_t r = 0; r < mlirAffineMapGetNumResults(map); ++r) {
+      MlirAffineExpr e = mlirAffineMapGetResult(map, r);
+      bool unitZero = mlirAffineExprIsAConstant(e) && mlirAffineConstantExprGetValue(e) == 0 &&
+                      mlirShapedTypeHasRank(t) && r < mlirShapedTypeGetRank(t) &&
+                      mlirShapedTypeGetDimSize(t, r) == 1;
+      intptr_t d = mlirAffineExprIsADim(e) ? mlirAffineDimExprGetPosition(e) : -1;
+      if (unitZero)
+        continue;
+      if (d < 0 || d >= nLoops || used[d]) {
+        pbcEmitOpError(op,
+                       "'linalg.generic' output %ld: subscript %ld is not a loop index of its "
+                       "own (several iterations would write one element)",
+                       (long)o, (long)r);
+        return false;
+      }
+      used[d] = true;
+    }
+    for (intptr_t d = 0; d < nLoops; ++d)
+      if (!used[d] && mlirAttributeEqual(mlirArrayAttrGetElement(iters, d), parallel)) {
+        pbcEmitOpError(op,
+                       "'linalg.generic' output %ld leaves out parallel loop d%ld (its "
+                       "iterations would write the same elements)",
+                       (long)o, (long)d);
+        return false;
+      }
+  }
+  return true;
+}
+
 static MlirWalkResult checkOp(MlirOperation op, void *ud) {
   WalkState *st = ud;
   if (!accepted(op)) {
@@ -140,7 +195,7 @@ static MlirWalkResult checkOp(MlirOperation op, void *ud) {
     st->ok = false;
     return MlirWalkResultInterrupt;
   }
-  if (!checkSizes(op) || !checkAttributes(op)) {
+  if (!checkSizes(op) || !checkAttributes(op) || !checkGenericOutputs(op)) {
     st->ok = false;
     return MlirWalkResultInterrupt;
   }
