@@ -271,10 +271,22 @@ static MlirStringRef makeGlobal(const Globals *g, const char *name, MlirType typ
   return given;
 }
 
-static MlirValue getGlobal(MlirOperation before, MlirStringRef name, MlirType type) {
-  MlirContext ctx = mlirOperationGetContext(before);
+/* memref.get_global of `name`, first in the function that holds `within`:
+ * outside every nest, so pbc-outline-nests passes the global to a nest's
+ * function as an argument, and nests that differ only in whose tiles they
+ * keep share one function, one LLVM compile and one kernel-cache entry
+ * (BERT's 12 layers: 72 GEMM kernels, each referring to its own global,
+ * were compiled on every compile of the model). */
+static MlirValue getGlobal(MlirOperation within, MlirStringRef name, MlirType type) {
+  MlirContext ctx = mlirOperationGetContext(within);
+  MlirOperation func = within;
+  while (!pbcOpIsA(func, "func.func"))
+    func = mlirOperationGetParentOperation(func);
+  MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
   MlirNamedAttribute sym = pbcNamedAttr(ctx, "name", mlirFlatSymbolRefAttrGet(ctx, name));
-  return mlirOperationGetResult(pbcBuildOp(before, "memref.get_global", 0, NULL, type, 1, &sym), 0);
+  return mlirOperationGetResult(pbcBuildOp(mlirBlockGetFirstOperation(entry), "memref.get_global", 0,
+                                           NULL, type, 1, &sym),
+                                0);
 }
 
 /* The argument's address as i64, before `before`. */
