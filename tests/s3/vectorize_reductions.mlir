@@ -144,3 +144,40 @@ func.func @short_odd_row(%x: memref<64x23xf32>, %s: memref<64xf32>) {
   }
   return
 }
+// A row reduction whose bounds take an outer index (a tile of K) still
+// gets vector accumulators when the lanes divide its trip.
+// CHECK-LABEL: func.func @tiled_row_sum
+// CHECK: affine.for %{{.*}} = #{{.*}}(%{{.*}}) to #{{.*}}(%{{.*}}) step 16 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xf32>)
+// CHECK: vector.reduction <add>
+// A trip no full vector divides, from a lower bound other than 0: not split
+// (the split restates bounds from 0), the loop stays whole and scalar.
+// CHECK-LABEL: func.func @odd_row_from_five
+// CHECK: affine.for %{{.*}} = 5 to 202 iter_args
+// CHECK-NOT: vector
+// CHECK: return
+func.func @tiled_row_sum(%x: memref<8x256xf32>, %s: memref<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 8 {
+    affine.for %kt = 0 to 256 step 64 {
+      %r = affine.for %k = affine_map<(d0) -> (d0)>(%kt) to affine_map<(d0) -> (d0 + 64)>(%kt) iter_args(%acc = %zero) -> (f32) {
+        %v = affine.load %x[%i, %k] : memref<8x256xf32>
+        %a = arith.addf %acc, %v : f32
+        affine.yield %a : f32
+      }
+      affine.store %r, %s[%i, %kt floordiv 64] : memref<8x4xf32>
+    }
+  }
+  return
+}
+func.func @odd_row_from_five(%x: memref<64x202xf32>, %s: memref<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 64 {
+    %r = affine.for %j = 5 to 202 iter_args(%acc = %zero) -> (f32) {
+      %v = affine.load %x[%i, %j] : memref<64x202xf32>
+      %a = arith.addf %acc, %v : f32
+      affine.yield %a : f32
+    }
+    affine.store %r, %s[%i] : memref<64xf32>
+  }
+  return
+}

@@ -73,12 +73,12 @@ static int candidateLanes(MlirOperation loop, const State *st, long long *whole)
       return 0;
     }
   }
-  if (pbcLoopHasBoundOperands(loop) || bits <= 0)
-    return 0;
   int full = st->vectorBits / bits;
   int lanes = pbcVectorLanes(st->vectorBits, bits, trip); /* divides trip */
   *whole = trip;
-  if (lanes < full && full > 1 && trip >= (long long)kMinSplitVectors * full) {
+  /* The split needs bounds it can restate: from 0 to a constant. */
+  bool splittable = pbcLoopZeroBasedTrip(loop) == trip;
+  if (lanes < full && full > 1 && splittable && trip >= (long long)kMinSplitVectors * full) {
     lanes = full; /* whole vectors, then a scalar rest */
     *whole = trip - trip % full;
   }
@@ -87,7 +87,7 @@ static int candidateLanes(MlirOperation loop, const State *st, long long *whole)
    * wait on each other's latency. */
   if (nResults == 1 && lanes == full && trip >= (long long)kLongChain * lanes) {
     long long step = (long long)kChains * lanes;
-    if (*whole % step == 0 || *whole < trip) {
+    if (*whole % step == 0 || (splittable && *whole < trip)) {
       lanes *= kChains;
       *whole = trip - trip % step;
     }
@@ -99,7 +99,7 @@ static int candidateLanes(MlirOperation loop, const State *st, long long *whole)
  * trip) run in a copy after it that starts from its results, which the
  * loop's users now take from the copy. */
 static void splitRest(MlirOperation loop, long long at) {
-  long long trip = pbcExtAffineConstantTripCount(loop);
+  long long trip = pbcLoopZeroBasedTrip(loop);
   int n = (int)mlirOperationGetNumResults(loop);
   MlirOperation rest = mlirOperationClone(loop);
   mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(loop), loop, rest);
