@@ -43,6 +43,12 @@ MlirValue pbcBuildIndexConstant(MlirOperation before, int64_t v) {
   return mlirOperationGetResult(pbcBuildOp(before, "arith.constant", 0, NULL, index, 1, &value), 0);
 }
 
+MlirValue pbcBuildFloatConstant(MlirOperation before, MlirType t, double v) {
+  MlirContext ctx = mlirTypeGetContext(t);
+  MlirNamedAttribute value = pbcNamedAttr(ctx, "value", mlirFloatAttrDoubleGet(ctx, t, v));
+  return mlirOperationGetResult(pbcBuildOp(before, "arith.constant", 0, NULL, t, 1, &value), 0);
+}
+
 MlirOperation pbcBuildIf(MlirOperation before, MlirValue cond, bool withElse) {
   MlirLocation loc = mlirOperationGetLocation(before);
   MlirRegion regions[2] = {mlirRegionCreate(), mlirRegionCreate()};

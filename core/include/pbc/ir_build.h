@@ -77,6 +77,8 @@ MlirType pbcTypeWithElement(MlirType t, MlirType elem);
 void pbcGuardNaNBeforeConversion(MlirOperation conv);
 /* arith.constant `v` : index, before `before`. */
 MlirValue pbcBuildIndexConstant(MlirOperation before, int64_t v);
+/* arith.constant `v` of the float type `t`, before `before`. */
+MlirValue pbcBuildFloatConstant(MlirOperation before, MlirType t, double v);
 /* scf.if `cond` without results before `before`: a then block holding just
  * scf.yield and, if `withElse`, an else block like it (else no else block). */
 MlirOperation pbcBuildIf(MlirOperation before, MlirValue cond, bool withElse);

@@ -139,9 +139,7 @@ static void rewrite(MlirOperation b, MlirOperation c) {
   mlirValueReplaceAllUsesExcept(result, mlirOperationGetResult(add, 0), 1, except);
   /* B yields zero: a fill. */
   MlirOperation bYield = yieldOf(bodyOf(b));
-  MlirNamedAttribute value = pbcNamedAttr(ctx, "value", mlirFloatAttrDoubleGet(ctx, elem, 0.0));
-  MlirOperation zero = pbcBuildOp(bYield, "arith.constant", 0, NULL, elem, 1, &value);
-  mlirOperationSetOperand(bYield, 0, mlirOperationGetResult(zero, 0));
+  mlirOperationSetOperand(bYield, 0, pbcBuildFloatConstant(bYield, elem, 0.0));
 }
 
 static MlirWalkResult collect(MlirOperation op, void *data) {

@@ -183,14 +183,10 @@ static void buildShiftedCopy(MlirOperation before, MlirValue src, const long lon
   MlirValue ivs[kMaxRank], from[kMaxRank], to[kMaxRank];
   MlirOperation end;
   MlirOperation nest = pbcBuildAffineNest(before, shape, rank, loc, ivs, &end);
-  MlirContext ctx = mlirOperationGetContext(nest);
   offsetIndices(end, ivs, dstOrigin, rank, loc, to);
   MlirValue v;
   if (mlirValueIsNull(src)) {
-    MlirType e = mlirShapedTypeGetElementType(mlirValueGetType(dst));
-    MlirNamedAttribute value = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("value")),
-                                                     mlirFloatAttrDoubleGet(ctx, e, 0.0));
-    v = mlirOperationGetResult(pbcBuildOp(end, "arith.constant", 0, NULL, e, 1, &value), 0);
+    v = pbcBuildFloatConstant(end, mlirShapedTypeGetElementType(mlirValueGetType(dst)), 0.0);
   } else {
     offsetIndices(end, ivs, srcOrigin, rank, loc, from);
     v = mlirOperationGetResult(pbcBuildAffineLoad(end, src, from, rank, loc), 0);

@@ -57,16 +57,6 @@ static bool findAccumulation(MlirOperation k, MlirValue i, MlirValue j, MlirOper
   return !mlirOperationIsNull(*load);
 }
 
-static bool isUnitStepFromZero(MlirOperation loop) {
-  return pbcLoopZeroBasedTrip(loop) > 0;
-}
-
-static MlirValue floatZero(MlirOperation before, MlirType elem) {
-  MlirContext ctx = mlirTypeGetContext(elem);
-  MlirNamedAttribute value = pbcNamedAttr(ctx, "value", mlirFloatAttrDoubleGet(ctx, elem, 0.0));
-  return mlirOperationGetResult(pbcBuildOp(before, "arith.constant", 0, NULL, elem, 1, &value), 0);
-}
-
 /* C[i, j] += P[0, i, j] + ... + P[parts - 1, i, j] over C's 1 x N, before
  * `before`; returns the nest. */
 static MlirOperation buildSum(MlirOperation before, MlirValue c, MlirValue p, int parts,
@@ -89,7 +79,7 @@ static MlirOperation buildSum(MlirOperation before, MlirValue c, MlirValue p, in
 bool pbcSplitGemvK(MlirOperation band[3], int parts, int kRows, int lanes) {
   MlirOperation root = band[0];
   for (int d = 0; d < 3; ++d)
-    if (!isUnitStepFromZero(band[d]))
+    if (pbcLoopZeroBasedTrip(band[d]) <= 0) /* from 0, step 1, a constant bound */
       return false;
   long long n = pbcLoopZeroBasedTrip(band[1]), k = pbcLoopZeroBasedTrip(band[2]);
   if (parts < 2 || kRows < 1 || pbcLoopZeroBasedTrip(band[0]) != 1 || k % (parts * kRows) != 0 ||
@@ -117,7 +107,7 @@ bool pbcSplitGemvK(MlirOperation band[3], int parts, int kRows, int lanes) {
   int64_t shape[3] = {parts, 1, lanes > 1 ? (n + lanes - 1) / lanes * lanes : n};
   MlirType pType = mlirMemRefTypeContiguousGet(elem, 3, shape, mlirAttributeGetNull());
   MlirValue p = mlirOperationGetResult(pbcBuildAlloc(root, pType, loc), 0);
-  MlirValue zero = floatZero(root, elem);
+  MlirValue zero = pbcBuildFloatConstant(root, elem, 0.0);
   MlirOperation tLoop = pbcBuildAffineFor(root, parts, loc);
   MlirValue t = pbcLoopIv(tLoop);
   mlirOperationMoveBefore(root, mlirBlockGetTerminator(pbcLoopBody(tLoop)));
