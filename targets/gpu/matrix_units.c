@@ -199,9 +199,10 @@ PbcTileLaunch pbcGpuTileLaunch(const PbcGemm *g, int lanes) {
   return t;
 }
 
-MlirOperation pbcGpuTileKLoop(const PbcTileLaunch *t, const PbcGemm *g, MlirValue acc0) {
+MlirOperation pbcGpuTileKLoop(const PbcTileLaunch *t, const PbcGemm *g, int kStep,
+                              MlirValue acc0) {
   return pbcGpuBuildFor(t->end, pbcGpuConstIndex(t->end, 0), pbcGpuConstIndex(t->end, g->k),
-                        pbcGpuConstIndex(t->end, kPbcFrag), 1, &acc0);
+                        pbcGpuConstIndex(t->end, kStep), 1, &acc0);
 }
 
 int pbcGpuTileIndices(const PbcTileLaunch *t, MlirValue row, MlirValue col, bool transposed,

@@ -25,7 +25,7 @@ enum { kPbcMaxBand = 8 };
 typedef enum { kPbcBatch, kPbcRowM, kPbcColN, kPbcRed } PbcGemmRole;
 
 /* A contraction C[...] += ext?(A[...]) * ext?(B[...]) on f16, bf16 or i8
- * operands (both the same; bf16 and i8: mma-sync only): a
+ * operands (both the same; not subgroup-mma's whole fragments): a
  * perfect band whose loops are batch (in A, B and C), row (A and C), column
  * (B and C) or reduction (A and B) loops. M, N, K and batch are the products
  * of their loops' trips; element m of the rows is the row loops' indices
@@ -44,7 +44,7 @@ typedef struct {
    * [j][k] (column-major fragments). */
   bool plain, aT, bT;
   bool bf16; /* A and B are bf16 (else f16) */
-  bool i8;   /* A and B are i8, C i32 (mma-sync only) */
+  bool i8;   /* A and B are i8, C i32 */
   /* M, N or K is not a multiple of 16: only emitters that mask their
    * copies and stores (mma-sync) take it. */
   bool partial;
@@ -119,9 +119,10 @@ typedef struct {
   bool batched;
 } PbcTileLaunch;
 PbcTileLaunch pbcGpuTileLaunch(const PbcGemm *g, int lanes);
-/* scf.for k0 = 0 to K step 16 carrying the accumulator (from acc0), before
- * t->end; its body ends with scf.yield of the carried value. */
-MlirOperation pbcGpuTileKLoop(const PbcTileLaunch *t, const PbcGemm *g, MlirValue acc0);
+/* scf.for k0 = 0 to K step kStep carrying the accumulator (from acc0),
+ * before t->end; its body ends with scf.yield of the carried value. */
+MlirOperation pbcGpuTileKLoop(const PbcTileLaunch *t, const PbcGemm *g, int kStep,
+                              MlirValue acc0);
 /* The subscripts of element (row, col) of a plain gemm's operand ([b,] row,
  * col, or [b,] col, row when stored transposed); returns their number. */
 int pbcGpuTileIndices(const PbcTileLaunch *t, MlirValue row, MlirValue col, bool transposed,
@@ -151,18 +152,22 @@ MlirValue pbcGpuGemmLoad(MlirOperation before, const PbcGemm *g, const PbcAccess
                          const MlirValue iv[]);
 void pbcGpuGemmStore(MlirOperation before, const PbcGemm *g, MlirValue v, const MlirValue iv[]);
 
-/* The lane layout of a per-lane matrix instruction, 16x16x16. With lane l,
+/* The lane layout of a per-lane matrix instruction, 16x16xk. With lane l,
  * r = l % 16, q = l / 16 and e the element of a lane's vector:
  *   A[r][kPerQuad*q + e] and B[kPerQuad*q + e][r]   (e < abElems)
  *   C[cRowPerQuad*q + cRowPerElem*e][r]             (e < cElems)  */
 typedef struct {
   const char *op; /* amdgpu.mfma, amdgpu.wmma */
-  int lanes, abElems, kPerQuad, cElems, cRowPerQuad, cRowPerElem;
+  int lanes, k, abElems, kPerQuad, cElems, cRowPerQuad, cRowPerElem;
 } PbcLaneLayout;
 
-/* v_mfma_f32_16x16x16f16 (CDNA, wave 64), v_wmma_f32_16x16x16_f16 (RDNA3,
- * wave 32: the two half-waves hold the same A and B). */
-extern const PbcLaneLayout pbcMfma16x16x16F16, pbcWmma16x16x16F16;
+/* CDNA (wave 64): v_mfma_f32_16x16x16f16, _16x16x16bf16_1k and
+ * v_mfma_i32_16x16x16i8 take 4 elements of A and B per lane;
+ * v_mfma_i32_16x16x32_i8 (CDNA3, which has no k16 i8 form) takes 8.
+ * RDNA3 (wave 32): v_wmma_f32_16x16x16_f16, _bf16 and
+ * v_wmma_i32_16x16x16_iu8 (signed operands); the two half-waves hold the
+ * same A and B. */
+extern const PbcLaneLayout pbcMfma16x16x16, pbcMfma16x16x32, pbcWmma16x16x16;
 
 /* The block tiling of the mma.sync emitter (mma_sync.c): BM x BN x BK block
  * tiles, warpsM x warpsN warps, `stages` shared-memory copies in flight of

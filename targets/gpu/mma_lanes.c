@@ -1,10 +1,11 @@
 /* The per-lane emitter (AMD amdgpu.mfma / amdgpu.wmma): each lane loads the
  * elements of A, B and C that the instruction's layout assigns to it
- * (matrix_units.h), packs them into vectors, and the wave multiplies 16x16x16
- * tiles with one instruction per k step, accumulating in f32 registers.
- * Element loads take any affine subscripts (gemm_index.c): transposed
- * operands and convolutions (implicit GEMM) included. The copy-out
- * (gemm_epilogue.c) narrows f16 C and runs an absorbed pointwise consumer. */
+ * (matrix_units.h), packs them into vectors, and the wave multiplies 16x16xk
+ * tiles with one instruction per k step, accumulating in f32 registers (i32
+ * for i8 operands). Element loads take any affine subscripts (gemm_index.c):
+ * transposed operands and convolutions (implicit GEMM) included. The
+ * copy-out (gemm_epilogue.c) narrows f16 or bf16 C and runs an absorbed
+ * pointwise consumer. */
 #include <string.h>
 
 #include "gpu_build.h"
@@ -12,8 +13,9 @@
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 
-const PbcLaneLayout pbcMfma16x16x16F16 = {"amdgpu.mfma", 64, 4, 4, 4, 4, 1};
-const PbcLaneLayout pbcWmma16x16x16F16 = {"amdgpu.wmma", 32, 16, 0, 8, 1, 2};
+const PbcLaneLayout pbcMfma16x16x16 = {"amdgpu.mfma", 64, 16, 4, 4, 4, 4, 1};
+const PbcLaneLayout pbcMfma16x16x32 = {"amdgpu.mfma", 64, 32, 8, 8, 4, 4, 1};
+const PbcLaneLayout pbcWmma16x16x16 = {"amdgpu.wmma", 32, 16, 16, 0, 8, 1, 2};
 
 static MlirValue cst(MlirOperation before, long long v) { return pbcGpuConstIndex(before, v); }
 
@@ -34,8 +36,9 @@ static void cRow(MlirOperation before, const PbcGemm *g, const PbcLaneLayout *L,
 void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
   PbcTileLaunch t = pbcGpuTileLaunch(g, L->lanes);
   MlirOperation end = t.end;
-  MlirContext ctx = mlirOperationGetContext(g->root);
-  MlirType f32 = mlirF32TypeGet(ctx);
+  /* The operands' type packs as it is (f16, bf16, i8); the accumulators
+   * are f32, or i32 for i8. */
+  MlirType ab = mlirShapedTypeGetElementType(mlirValueGetType(g->a.memref));
   /* Lane l: r = l % 16 (A's row, B's and C's column), q = l / 16. */
   MlirValue r = pbcGpuArith(end, "remui", t.lane, cst(end, kPbcFrag));
   MlirValue q = pbcGpuArith(end, "divui", t.lane, cst(end, kPbcFrag));
@@ -52,12 +55,13 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
     cRow(end, g, L, t.i0, q, e, ivC);
     acc[e] = pbcGpuAccInit(end, g, ivC);
   }
-  MlirValue acc0 = pack(end, acc, L->cElems, f32);
-  MlirOperation loop = pbcGpuTileKLoop(&t, g, acc0);
+  MlirType accType = mlirValueGetType(acc[0]);
+  MlirValue acc0 = pack(end, acc, L->cElems, accType);
+  MlirOperation loop = pbcGpuTileKLoop(&t, g, L->k, acc0);
   MlirBlock body = pbcGpuBody(loop, 0);
   MlirOperation yield = mlirBlockGetTerminator(body);
   MlirValue k0 = mlirBlockGetArgument(body, 0);
-  MlirValue a[16], b[16];
+  MlirValue a[kPbcFrag], b[kPbcFrag];
   for (int e = 0; e < L->abElems; ++e) {
     /* Element e of both operands is at k = k0 + kPerQuad*q + e. */
     pbcGpuGemmDelinearize(yield, g, kPbcRed, pbcGpuAffine1(yield, k0, L->kPerQuad, q, e), ivA);
@@ -67,20 +71,19 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
     a[e] = pbcGpuGemmLoad(yield, g, &g->a, ivA);
     b[e] = pbcGpuGemmLoad(yield, g, &g->b, ivB);
   }
-  MlirType f16 = mlirF16TypeGet(ctx);
-  MlirValue ops[3] = {pack(yield, a, L->abElems, f16), pack(yield, b, L->abElems, f16),
+  MlirValue ops[3] = {pack(yield, a, L->abElems, ab), pack(yield, b, L->abElems, ab),
                       mlirBlockGetArgument(body, 1)};
   /* MFMA: one block, no broadcast (cbsz, abid, blgp keep their defaults). */
   MlirNamedAttribute attrs[4] = {
       pbcGpuNamedI32(yield, "m", kPbcFrag), pbcGpuNamedI32(yield, "n", kPbcFrag),
-      pbcGpuNamedI32(yield, "k", kPbcFrag), pbcGpuNamedI32(yield, "blocks", 1)};
+      pbcGpuNamedI32(yield, "k", L->k), pbcGpuNamedI32(yield, "blocks", 1)};
   bool mfma = strcmp(L->op, "amdgpu.mfma") == 0;
   MlirValue next = pbcGpuOp(yield, L->op, 3, ops, mlirValueGetType(acc0), mfma ? 4 : 3, attrs);
   mlirOperationSetOperand(yield, 0, next);
   /* Store the accumulator once, after the k loop. */
   MlirValue res = mlirOperationGetResult(loop, 0);
   for (int e = 0; e < L->cElems; ++e) {
-    MlirValue v = pbcGpuVectorExtract(end, res, 1, (int64_t[]){e}, f32);
+    MlirValue v = pbcGpuVectorExtract(end, res, 1, (int64_t[]){e}, accType);
     cRow(end, g, L, t.i0, q, e, ivC);
     pbcGpuCopyOut(end, g, v, ivC);
   }

@@ -38,7 +38,7 @@ void pbcGpuEmitSubgroupMma(const PbcGemm *g) {
   MlirValue cIdx[3], aIdx[3], bIdx[3];
   int n = pbcGpuTileIndices(&t, t.i0, t.j0, false, cIdx);
   MlirValue acc0 = loadFrag(t.end, g->c.memref, cIdx, n, "COp", false);
-  MlirOperation loop = pbcGpuTileKLoop(&t, g, acc0);
+  MlirOperation loop = pbcGpuTileKLoop(&t, g, kPbcFrag, acc0);
   MlirOperation yield = mlirBlockGetTerminator(pbcGpuBody(loop, 0));
   MlirValue k0 = mlirBlockGetArgument(pbcGpuBody(loop, 0), 0);
   pbcGpuTileIndices(&t, t.i0, k0, g->aT, aIdx);

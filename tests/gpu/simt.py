@@ -28,6 +28,18 @@ and "ldmatrix"); g = lane / 4, t = lane % 4:
     nothing, and their loads read element 0 (any address they compute is
     then harmless).
   gpu.shuffle xor: lane l receives lane (l ^ offset)'s value.
+AMD matrix instructions (AMD's matrix instruction calculator for CDNA2/3,
+the RDNA3 ISA guide's WMMA section); a warp is a wave of 64 (CDNA) or 32
+(RDNA3) lanes, run_function's `warp`:
+  amdgpu.mfma 16x16xK, wave 64, P = K/4 elements of A and B per lane
+    (f16, bf16 -> f32: K 16; i8 -> i32: K 16 or 32):
+    A[i][k]: lane i + 16 (k / P), element k % P; B[k][j]: lane
+    j + 16 (k / P), element k % P; C, D[i][j]: lane j + 16 (i / 4),
+    element i % 4.
+  amdgpu.wmma 16x16x16, wave 32 (f16, bf16 -> f32; i8 -> i32, signed):
+    A[i][k]: lanes i and i + 16, element k (both half-waves must hold
+    the same A and B); B[k][j]: lanes j and j + 16, element k;
+    C, D[i][j]: lane j + 16 (i % 2), element i / 2.
 Only what pbc's kernels use is modelled; anything else is an error, never
 silently skipped. Ops outside gpu.launch other than constants are skipped:
 the caller provides the memrefs' contents before the launches.
@@ -194,6 +206,7 @@ class Warp:
     def __init__(self, blocks, tid):
         self.bid = np.arange(blocks)[:, None]
         self.tid = tid
+        self.size = tid.shape[-1]
         self.pending, self.groups = [], collections.deque()
 
 
@@ -444,16 +457,18 @@ class Kernel:
         elif n == "gpu.shuffle":
             # xor mode: lane l reads lane l ^ offset's value (the offset
             # uniform, the width a whole warp: what pbc emits).
-            if "shuffle_mode xor" not in op.text or _u(get(2)) != WARP:
+            if "shuffle_mode xor" not in op.text or _u(get(2)) != w.size:
                 raise NotImplementedError("simt: gpu.shuffle other than xor over a warp")
             base = np.broadcast(w.bid, w.tid).shape
             val = np.broadcast_to(get(0), base)
-            env[op.results[0]] = val[:, (w.tid[0] % WARP) ^ _u(get(1))]
+            env[op.results[0]] = val[:, (w.tid[0] % w.size) ^ _u(get(1))]
             env[op.results[1]] = np.bool_(True)
             return
         elif n == "nvgpu.mma.sync":
             a = np.asarray(get(0))
             out = (_mma_m16n8k32_s8 if a.dtype == np.int8 else _mma_m16n8k16)(a, get(1), get(2))
+        elif n in ("amdgpu.mfma", "amdgpu.wmma"):
+            out = _amd_matrix(op, [get(i) for i in range(3)], w)
         else:
             raise NotImplementedError("simt: no model of " + n)
         if op.results:
@@ -573,11 +588,62 @@ def _mma_m16n8k32_s8(a, b, c):
     return _mma(a, b, c, 32, 4, np.int64)
 
 
-def s3_generic(pbc, mlir_opt, chip, text, extra=()):
-    """The program's S3 for nvgpu in MLIR's generic form (what
+def _amd_values(x):
+    """Operand values as numbers: bf16 bit patterns as f32, i8 as int64."""
+    x = np.asarray(x)
+    if x.dtype == np.uint16:
+        return bf16_to_f32(x).astype(np.float64)
+    return x.astype(np.int64 if x.dtype.kind in "iu" else np.float64)
+
+
+def _amd_matrix(op, vals, w):
+    """amdgpu.mfma / amdgpu.wmma 16x16xK for each block (layouts in the
+    module docstring); the result keeps C's type."""
+    m, n, k = (_ints(op, x)[0] for x in ("m", "n", "k"))
+    base = np.broadcast(w.bid, w.tid).shape
+    a, b = (np.broadcast_to(_amd_values(v), base + np.asarray(v).shape[2:]) for v in vals[:2])
+    c = np.asarray(vals[2])
+    c = np.broadcast_to(c, base + c.shape[2:])
+    nb, lanes = base
+    rows = np.arange(16)
+    if (m, n) != (16, 16):
+        raise NotImplementedError("simt: %s %dx%dx%d" % (op.name, m, n, k))
+    if op.name == "amdgpu.mfma":
+        for attr, want in (("blocks", 1), ("cbsz", 0), ("abid", 0)):
+            if _ints(op, attr)[0] != want:
+                raise NotImplementedError("simt: amdgpu.mfma with %s != %d" % (attr, want))
+        if "blgp = #amdgpu<mfma_perm_b none>" not in op.text or lanes != 64:
+            raise NotImplementedError("simt: amdgpu.mfma other than a plain wave-64 product")
+        per = k // 4
+        kk = np.arange(k)
+        A = a[:, rows[:, None] + 16 * (kk[None, :] // per), kk[None, :] % per]  # (nb, i, k)
+        B = b[:, rows[None, :] + 16 * (kk[:, None] // per), kk[:, None] % per]  # (nb, k, j)
+        C = c[:, rows[None, :] + 16 * (rows[:, None] // 4), rows[:, None] % 4]  # (nb, i, j)
+        D = A @ B + C
+        out = np.empty(c.shape, c.dtype)
+        lane, e = np.arange(64), np.arange(4)
+        out[:, lane[:, None], e[None, :]] = D[:, 4 * (lane[:, None] // 16) + e[None, :], lane[:, None] % 16]
+        return out
+    if lanes != 32 or k != 16 or "unsigned" in op.text or "clamp" in op.text:
+        raise NotImplementedError("simt: amdgpu.wmma other than a signed wave-32 16x16x16")
+    for x in (a, b):
+        if not np.array_equal(x[:, :16], x[:, 16:]):
+            raise RuntimeError("simt: amdgpu.wmma: the half-waves hold different A or B")
+    A = a[:, :16, :]                     # (nb, i, k)
+    B = np.swapaxes(b[:, :16, :], 1, 2)  # (nb, k, j)
+    C = c[:, rows[None, :] + 16 * (rows[:, None] % 2), rows[:, None] // 2]
+    D = A @ B + C
+    out = np.empty(c.shape, c.dtype)
+    lane, e = np.arange(32), np.arange(8)
+    out[:, lane[:, None], e[None, :]] = D[:, 2 * e[None, :] + lane[:, None] // 16, lane[:, None] % 16]
+    return out
+
+
+def s3_generic(pbc, mlir_opt, chip, text, extra=(), target="nvgpu"):
+    """The program's S3 for a GPU target in MLIR's generic form (what
     parse_module reads), or (None, the failing tool's message)."""
     import subprocess
-    s3 = subprocess.run([pbc, "--target=nvgpu", "--chip=" + chip, "--emit=s3", "-"] + list(extra),
+    s3 = subprocess.run([pbc, "--target=" + target, "--chip=" + chip, "--emit=s3", "-"] + list(extra),
                         input=text, capture_output=True, text=True)
     if s3.returncode:
         return None, "pbc failed:\n" + s3.stderr
@@ -588,19 +654,20 @@ def s3_generic(pbc, mlir_opt, chip, text, extra=()):
     return generic.stdout, None
 
 
-def run_function(func, args, order="forward", late_copies=True):
+def run_function(func, args, order="forward", late_copies=True, warp=WARP):
     """Runs the gpu.launch ops of func (a parsed func.func) on args (numpy
-    arrays for its memref arguments, updated in place)."""
+    arrays for its memref arguments, updated in place), in warps (waves) of
+    `warp` lanes."""
     body = func.regions[0][0]
     env = {a: Global(x) for a, x in zip(body.args, args)}
     for op in body.ops:
         if op.name == "arith.constant":
             env[op.results[0]] = _constant(op, _result_types(op)[0])
         elif op.name == "gpu.launch":
-            _launch(op, env, order, late_copies)
+            _launch(op, env, order, late_copies, warp)
 
 
-def _launch(op, env, order, late):
+def _launch(op, env, order, late, warp):
     seg = _ints(op, "operandSegmentSizes")
     if seg[0] or any(seg[7:10]):
         raise NotImplementedError("simt: async or clustered launch")
@@ -614,10 +681,10 @@ def _launch(op, env, order, late):
     raw = Shared(np.full((nb, max(smem, 1)), 0xFF, np.uint8))  # f16/f32 NaN
     kernel = Kernel(late)
     warps, coroutines = [], []
-    for wi in range((threads + WARP - 1) // WARP):
-        w = Warp(nb, wi * WARP + np.arange(WARP)[None, :])
+    for wi in range((threads + warp - 1) // warp):
+        w = Warp(nb, wi * warp + np.arange(warp)[None, :])
         inner = dict(env)
-        if (wi + 1) * WARP > threads:  # a last, partial warp: its extra lanes do nothing
+        if (wi + 1) * warp > threads:  # a last, partial warp: its extra lanes do nothing
             inner["__mask__"] = w.tid < threads
         # Threads x fastest, as the hardware numbers a block's warps.
         ids = [bid % gx, (bid // gx) % gy, bid // (gx * gy),

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""Numbers from pbc's NVIDIA tensor-core kernels, without a GPU: each case is
-compiled to S3 (`pbc --target=nvgpu --emit=s3`), its gpu.launch ops run in
-the SIMT simulator (simt.py) on fresh random inputs, and the result is
-compared with numpy. Every case runs under two schedules: warps forward
+"""Numbers from pbc's matrix-unit kernels, without a GPU: each case is
+compiled to S3 (`pbc --target=nvgpu|amdgpu --emit=s3`), its gpu.launch ops
+run in the SIMT simulator (simt.py) on fresh random inputs, and the result
+is compared with numpy. NVIDIA: mma.sync block tiles (any shape); AMD:
+amdgpu.mfma (waves of 64) or amdgpu.wmma (waves of 32), one wave per 16x16
+tile, on shapes of whole tiles (the others stay on the generic mapping). Every case runs under two schedules: warps forward
 with async copies landing as late as their waits allow, and warps in
 reverse with copies landing at once, so a missing barrier or wait changes
 the numbers. Outputs start random, so an element the kernel never writes
 fails the comparison too, and one stored twice in a launch is an error.
 
-  simt_matrix_units.py --pbc PBC [--mlir-opt MLIR_OPT] [--chip sm_80] [--only NAME]
+  simt_matrix_units.py --pbc PBC [--mlir-opt MLIR_OPT] [--target nvgpu|amdgpu]
+                       [--chip sm_80|gfx90a|gfx942|gfx1100] [--only NAME]
                        [--random N] [--family f16|bf16|i8] [--seed S]
 """
 import argparse
@@ -226,18 +229,37 @@ CASES = {
     # n (element copies into an n-major tile), partial tiles.
     "i8_mm_bt": int8_gemm_case("mk,nk->mn", dict(m=64, k=128, n=64)),
     "i8_bmm": int8_gemm_case("bmk,bkn->bmn", dict(b=2, m=40, k=72, n=24)),
+    # Whole tiles (what AMD's per-wave kernels take): bf16 C with B n x k,
+    # i8 with A k x m, batched i8 (k a multiple of 32: CDNA3's i8 k).
+    "bf16_bmm_bt_bf16_whole": bf16_gemm_case("bmk,bnk->bmn", dict(b=2, m=48, k=48, n=64),
+                                             out="bf16"),
+    "i8_mm_at": int8_gemm_case("km,kn->mn", dict(m=32, k=64, n=48)),
+    "i8_bmm_whole": int8_gemm_case("bmk,bkn->bmn", dict(b=2, m=48, k=96, n=32)),
 }
 
+# The cases of whole 16x16 tiles (k a multiple of 32), which AMD's kernels
+# take; the partial ones (mma.sync's masked tiles) are NVIDIA's only.
+WHOLE_TILES = {"mm", "mm_bt_f16", "mm_at", "bmm", "conv_s2", "conv_d2_f16", "mm_large",
+               "mm_bias_relu", "conv_bias_relu", "bmm_bias_relu", "bf16_mm",
+               "bf16_bmm_bt_bf16_whole", "i8_mm_bt", "i8_mm_at", "i8_bmm_whole"}
 
-def random_case(rng, bf16=False, i8=False):
+
+def random_case(rng, bf16=False, i8=False, whole=False):
     """A contraction of random shape: C = A B with B k x n (k-major tile) or
-    n x k (n-major tile), batched or not, f32 or f16 C (bf16: bf16 operands,
-    f32 or bf16 C); sizes from 8 to 160 (partial tiles), k a multiple of 8
-    (16-byte copies) or not (element copies)."""
-    spec = str(rng.choice(["mk,kn->mn", "mk,nk->mn", "bmk,bnk->bmn", "bmk,bkn->bmn"]))
-    k = int(rng.choice([8 * int(rng.integers(1, 21)), int(rng.integers(8, 161))]))
-    sizes = dict(b=int(rng.integers(1, 4)), m=int(rng.integers(8, 161)),
-                 n=int(rng.integers(8, 161)), k=k)
+    n x k (n-major tile), A m x k or k x m, batched or not, f32 or f16 C
+    (bf16: bf16 operands, f32 or bf16 C); sizes from 8 to 160 (partial
+    tiles), k a multiple of 8 (16-byte copies) or not (element copies).
+    whole: sizes multiples of 16 (k of 32 for i8)."""
+    spec = str(rng.choice(["mk,kn->mn", "mk,nk->mn", "bmk,bnk->bmn", "bmk,bkn->bmn"] +
+                          (["km,kn->mn", "km,nk->mn"] if whole else [])))
+    if whole:
+        kq = 32 if i8 else 16
+        sizes = dict(b=int(rng.integers(1, 4)), m=16 * int(rng.integers(1, 11)),
+                     n=16 * int(rng.integers(1, 11)), k=kq * int(rng.integers(1, 160 // kq + 1)))
+    else:
+        k = int(rng.choice([8 * int(rng.integers(1, 21)), int(rng.integers(8, 161))]))
+        sizes = dict(b=int(rng.integers(1, 4)), m=int(rng.integers(8, 161)),
+                     n=int(rng.integers(8, 161)), k=k)
     if i8:
         name = "%s %s i8 x i8 -> i32" % (spec, " ".join("%s=%d" % kv for kv in sizes.items()
                                                          if kv[0] in spec))
@@ -248,20 +270,26 @@ def random_case(rng, bf16=False, i8=False):
     return name, (bf16_gemm_case if bf16 else gemm_case)(spec, sizes, out)
 
 
-def run_case(name, pbc, mlir_opt, chip, rng, case=None):
+# The matrix instructions each target's kernels must contain, and the width
+# of a wave per chip (RDNA3 runs wave 32 for WMMA; CDNA is wave 64).
+UNIT_OPS = {"nvgpu": ("nvgpu.mma.sync", "nvvm.mma.sync"), "amdgpu": ("amdgpu.mfma", "amdgpu.wmma")}
+WAVE = {"gfx1100": 32, "gfx90a": 64, "gfx942": 64}
+
+
+def run_case(name, pbc, mlir_opt, chip, rng, case=None, target="nvgpu"):
     text, make, out = case or CASES[name]
-    generic, problem = simt.s3_generic(pbc, mlir_opt, chip, text)
+    generic, problem = simt.s3_generic(pbc, mlir_opt, chip, text, target=target)
     if problem:
         return problem
-    if "nvgpu.mma.sync" not in generic and "nvvm.mma.sync" not in generic:
-        return "no mma.sync in the S3 output"
+    if not any(u in generic for u in UNIT_OPS[target]):
+        return "no %s in the S3 output" % " or ".join(UNIT_OPS[target])
     func = list(simt.parse_module(generic).values())[0]
     args, expect = make(rng)
     tol = {"f16": 4e-3, "bf16": 8e-3, "i32": 0}.get(out, 1e-4)
     for order, late in (("forward", True), ("reverse", False)):
         run = [x.copy() for x in args]
         try:
-            simt.run_function(func, run, order=order, late_copies=late)
+            simt.run_function(func, run, order=order, late_copies=late, warp=WAVE.get(chip, 32))
         except RuntimeError as e:  # a race, a barrier mismatch, copies in flight
             return "%s warps: %s" % (order, e)
         got = simt.bf16_to_f32(run[-1]) if out == "bf16" else run[-1]
@@ -277,27 +305,32 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pbc", required=True)
     p.add_argument("--mlir-opt", default="/usr/lib/llvm-22/bin/mlir-opt")
-    p.add_argument("--chip", default="sm_80")
+    p.add_argument("--target", choices=("nvgpu", "amdgpu"), default="nvgpu")
+    p.add_argument("--chip", help="default sm_80 (nvgpu), gfx90a (amdgpu)")
     p.add_argument("--only")
     p.add_argument("--random", type=int, default=0, help="also N contractions of random shape")
     p.add_argument("--family", choices=("f16", "bf16", "i8"), default="f16",
                    help="operand type of the fixed cases (by name prefix) and random ones")
     p.add_argument("--seed", type=int, default=None)
     args = p.parse_args()
+    amd = args.target == "amdgpu"
+    chip = args.chip or ("gfx90a" if amd else "sm_80")
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
     print("seed %d" % seed)
     rng = np.random.default_rng(seed)
     failed = 0
     for _ in range(args.random):
-        name, case = random_case(rng, args.family == "bf16", args.family == "i8")
-        problem = run_case(name, args.pbc, args.mlir_opt, args.chip, rng, case)
+        name, case = random_case(rng, args.family == "bf16", args.family == "i8", whole=amd)
+        problem = run_case(name, args.pbc, args.mlir_opt, chip, rng, case, args.target)
         print(("FAIL %s: %s" % (name, problem)) if problem else "PASS %s" % name, flush=True)
         failed += bool(problem)
     for name in CASES:
         family = name.split("_")[0] if name.split("_")[0] in ("bf16", "i8") else "f16"
         if (args.only and name != args.only) or (not args.only and family != args.family):
             continue
-        problem = run_case(name, args.pbc, args.mlir_opt, args.chip, rng)
+        if amd and name not in WHOLE_TILES:
+            continue
+        problem = run_case(name, args.pbc, args.mlir_opt, chip, rng, target=args.target)
         print(("FAIL %s: %s" % (name, problem)) if problem else "PASS %s" % name, flush=True)
         failed += bool(problem)
     print("%d failed" % failed)
