@@ -33,9 +33,9 @@ typedef struct {
   long long sms, shared;
 } State;
 
-/* Attention chains first: each becomes one kernel (mma-sync only), and
- * the roots are collected again after each, as the chain's second gemm is
- * gone. */
+/* Attention chains first: each becomes one kernel (mma-sync's block
+ * tiles, or the per-lane units' waves), and the roots are collected again
+ * after each, as the chain's second gemm is gone. */
 static void fuseAttention(MlirOperation func, const State *st) {
   for (bool again = true; again;) {
     again = false;
@@ -43,8 +43,12 @@ static void fuseAttention(MlirOperation func, const State *st) {
     pbcRootNests(func, "matmul", &roots);
     for (int i = 0; i < roots.n && !again; ++i) {
       PbcAttention at;
-      if (pbcGpuMatchAttention(roots.ops[i], &at) &&
-          pbcGpuAttentionSharedBytes(&at, st->sms) <= st->shared) {
+      if (!pbcGpuMatchAttention(roots.ops[i], &at))
+        continue;
+      if (st->lanes) {
+        pbcGpuEmitAttentionLanes(&at, st->lanes);
+        again = true;
+      } else if (pbcGpuAttentionSharedBytes(&at, st->sms) <= st->shared) {
         pbcGpuEmitAttentionMmaSync(&at, st->sms);
         again = true;
       }
@@ -55,7 +59,7 @@ static void fuseAttention(MlirOperation func, const State *st) {
 
 static bool run(MlirOperation func, void *state) {
   const State *st = state;
-  if (st->mmaSync)
+  if (st->mmaSync || st->lanes)
     fuseAttention(func, st);
   PbcOpList roots = {0};
   pbcRootNests(func, "matmul", &roots);

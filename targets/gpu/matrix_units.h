@@ -168,6 +168,10 @@ typedef struct {
  * v_wmma_i32_16x16x16_iu8 (signed operands); the two half-waves hold the
  * same A and B. */
 extern const PbcLaneLayout pbcMfma16x16x16, pbcMfma16x16x32, pbcWmma16x16x16;
+/* D = A B + acc on one 16x16 tile: the layout's instruction on the lane's
+ * operand vectors (acc's type is D's). */
+MlirValue pbcGpuLaneMma(MlirOperation before, const PbcLaneLayout *L, MlirValue a, MlirValue b,
+                        MlirValue acc);
 
 /* The block tiling of the mma.sync emitter (mma_sync.c): BM x BN x BK block
  * tiles, warpsM x warpsN warps, `stages` shared-memory copies in flight of
@@ -243,6 +247,9 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at);
 void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms);
 /* The dynamic shared memory that kernel takes. */
 long long pbcGpuAttentionSharedBytes(const PbcAttention *at, long long sms);
+/* The chain as one kernel of per-lane matrix instructions (AMD MFMA/WMMA,
+ * lane_attention.c), a wave per 16 query rows; erases the chain. */
+void pbcGpuEmitAttentionLanes(const PbcAttention *at, const PbcLaneLayout *layout);
 
 /* Replace the nest (then erased) with its gpu.launch. */
 void pbcGpuEmitMmaSync(const PbcGemm *g, long long sms, long long sharedBytes);

@@ -25,6 +25,17 @@ static MlirValue pack(MlirOperation before, MlirValue *elems, int n, MlirType el
                   NULL);
 }
 
+MlirValue pbcGpuLaneMma(MlirOperation before, const PbcLaneLayout *L, MlirValue a, MlirValue b,
+                        MlirValue acc) {
+  /* MFMA: one block, no broadcast (cbsz, abid, blgp keep their defaults). */
+  MlirNamedAttribute attrs[4] = {
+      pbcGpuNamedI32(before, "m", kPbcFrag), pbcGpuNamedI32(before, "n", kPbcFrag),
+      pbcGpuNamedI32(before, "k", L->k), pbcGpuNamedI32(before, "blocks", 1)};
+  bool mfma = strcmp(L->op, "amdgpu.mfma") == 0;
+  MlirValue ops[3] = {a, b, acc};
+  return pbcGpuOp(before, L->op, 3, ops, mlirValueGetType(acc), mfma ? 4 : 3, attrs);
+}
+
 /* C's row loops (into ivC) for accumulator element e of the lane in quad q:
  * row i0 + cRowPerQuad * q + cRowPerElem * e. */
 static void cRow(MlirOperation before, const PbcGemm *g, const PbcLaneLayout *L, MlirValue i0,
@@ -71,14 +82,8 @@ void pbcGpuEmitLaneMma(const PbcGemm *g, const PbcLaneLayout *L) {
     a[e] = pbcGpuGemmLoad(yield, g, &g->a, ivA);
     b[e] = pbcGpuGemmLoad(yield, g, &g->b, ivB);
   }
-  MlirValue ops[3] = {pack(yield, a, L->abElems, ab), pack(yield, b, L->abElems, ab),
-                      mlirBlockGetArgument(body, 1)};
-  /* MFMA: one block, no broadcast (cbsz, abid, blgp keep their defaults). */
-  MlirNamedAttribute attrs[4] = {
-      pbcGpuNamedI32(yield, "m", kPbcFrag), pbcGpuNamedI32(yield, "n", kPbcFrag),
-      pbcGpuNamedI32(yield, "k", L->k), pbcGpuNamedI32(yield, "blocks", 1)};
-  bool mfma = strcmp(L->op, "amdgpu.mfma") == 0;
-  MlirValue next = pbcGpuOp(yield, L->op, 3, ops, mlirValueGetType(acc0), mfma ? 4 : 3, attrs);
+  MlirValue aV = pack(yield, a, L->abElems, ab), bV = pack(yield, b, L->abElems, ab);
+  MlirValue next = pbcGpuLaneMma(yield, L, aV, bV, mlirBlockGetArgument(body, 1));
   mlirOperationSetOperand(yield, 0, next);
   /* Store the accumulator once, after the k loop. */
   MlirValue res = mlirOperationGetResult(loop, 0);

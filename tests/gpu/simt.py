@@ -435,6 +435,12 @@ class Kernel:
             dest = np.array(np.broadcast_to(vec, np.broadcast(w.bid, w.tid).shape + vec.shape[2:]))
             dest[(slice(None), slice(None)) + pos] = get(0)
             out = dest
+        elif n == "vector.broadcast":
+            # A scalar to every element (vectors carry (block, lane) first).
+            shape, dt = _shape_dtype(types[0])
+            base = np.broadcast(w.bid, w.tid).shape
+            v = np.broadcast_to(get(0), base)
+            out = np.broadcast_to(v.reshape(base + (1,) * len(shape)), base + shape).astype(dt)
         elif n == "vector.from_elements":
             shape, dt = _shape_dtype(types[0])
             base = np.broadcast(w.bid, w.tid).shape

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Numbers from pbc's fused attention kernel (nvgpu, mma.sync), without a
-GPU: softmax(f(Q Kᵀ)) V programs of fixed and random shapes are compiled to
+"""Numbers from pbc's fused attention kernels (nvgpu: mma.sync block tiles;
+amdgpu: a wave of MFMA or WMMA per 16 query rows), without a GPU: softmax(f(Q Kᵀ)) V programs of fixed and random shapes are compiled to
 S3, checked to have become one kernel (one gpu.launch, no score buffer),
 run in the SIMT simulator (simt.py) under its two schedules and compared
 with numpy (float64 from the same f16 inputs).
@@ -12,7 +12,8 @@ f16 or bf16 operands. A quarter of the random programs take the form
 frameworks export instead (framework_mlir: f16 scores and softmax, Kᵀ
 materialized by linalg.transpose or read transposed).
 
-  simt_attention.py --pbc PBC [--mlir-opt MLIR_OPT] [--chip sm_80] [--only NAME]
+  simt_attention.py --pbc PBC [--mlir-opt MLIR_OPT] [--target nvgpu|amdgpu]
+                    [--chip sm_80|gfx90a|gfx942|gfx1100] [--only NAME]
                     [--random N] [--seed S] [--sms N]
 
 On a GPU, the same cases (same --seed and --random) compiled here and run
@@ -311,9 +312,13 @@ def as_f64(x, out):
     return (simt.bf16_to_f32(x) if out == "bf16" else x).astype(np.float64)
 
 
-def run_case(name, case, pbc, mlir_opt, chip, rng):
+# Lanes per warp (wave) by chip: CDNA's MFMA runs wave 64.
+WAVE = {"gfx90a": 64, "gfx942": 64}
+
+
+def run_case(name, case, pbc, mlir_opt, chip, rng, target="nvgpu"):
     text, make, out = case
-    generic, problem = simt.s3_generic(pbc, mlir_opt, chip, text, CHIP_SET)
+    generic, problem = simt.s3_generic(pbc, mlir_opt, chip, text, CHIP_SET, target=target)
     if problem:
         return problem
     # One kernel, and no buffer of scores: the fusion happened.
@@ -327,7 +332,8 @@ def run_case(name, case, pbc, mlir_opt, chip, rng):
     for order, late in (("forward", True), ("reverse", False)):
         run = [x.copy() for x in args]
         try:
-            simt.run_function(func, run, order=order, late_copies=late)
+            simt.run_function(func, run, order=order, late_copies=late,
+                              warp=WAVE.get(chip, simt.WARP))
         except RuntimeError as e:
             return "%s warps: %s" % (order, e)
         got = as_f64(run[-1], out)
@@ -339,13 +345,13 @@ def run_case(name, case, pbc, mlir_opt, chip, rng):
     return None
 
 
-def run_on_device(name, case, pbc, chip, rng):
+def run_on_device(name, case, pbc, chip, rng, target="nvgpu"):
     """--record (compile only) or --replay (run the recorded library)."""
     import pbc_lib
     text, make, out = case
     args, expect = make(rng)
     try:
-        pbc_lib.TARGET_ARGS = ["--target=nvgpu", "--chip=" + chip] + CHIP_SET
+        pbc_lib.TARGET_ARGS = ["--target=" + target, "--chip=" + chip] + CHIP_SET
         lib = pbc_lib.compile(text, pbc)
     except pbc_lib.CompiledOnly:
         return None
@@ -370,7 +376,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--pbc", help="required unless --replay")
     p.add_argument("--mlir-opt", default="/usr/lib/llvm-22/bin/mlir-opt")
-    p.add_argument("--chip", default="sm_80")
+    p.add_argument("--target", choices=("nvgpu", "amdgpu"), default="nvgpu")
+    p.add_argument("--chip", help="default sm_80 (nvgpu), gfx90a (amdgpu)")
     p.add_argument("--only")
     p.add_argument("--random", type=int, default=0, help="also N programs of random shape")
     p.add_argument("--seed", type=int, default=None)
@@ -380,13 +387,14 @@ def main():
     p.add_argument("--replay", metavar="DIR", help="run the libraries --record kept in DIR")
     p.set_defaults(pbc=None)
     args = p.parse_args()
+    args.chip = args.chip or ("gfx90a" if args.target == "amdgpu" else "sm_80")
     if args.sms:
         CHIP_SET.append("--chip-set=cores=%d" % args.sms)
     if args.record or args.replay:
         import pbc_lib
         pbc_lib.prebuilt_setup("record" if args.record else "replay",
                                args.record or args.replay, os.path.abspath(args.pbc or "pbc"),
-                               "nvgpu")
+                               args.target)
         args.pbc = os.path.abspath(args.pbc or "pbc")
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
     print("seed %d" % seed)
@@ -397,9 +405,9 @@ def main():
     for name, case in cases:
         t0 = time.time()
         if args.record or args.replay:
-            problem = run_on_device(name, case, args.pbc, args.chip, rng)
+            problem = run_on_device(name, case, args.pbc, args.chip, rng, args.target)
         else:
-            problem = run_case(name, case, args.pbc, args.mlir_opt, args.chip, rng)
+            problem = run_case(name, case, args.pbc, args.mlir_opt, args.chip, rng, args.target)
         print(("FAIL %s: %s" % (name, problem)) if problem else
               "PASS %s (%.1f s)" % (name, time.time() - t0), flush=True)
         failed += bool(problem)
