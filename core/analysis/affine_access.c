@@ -305,7 +305,7 @@ long long pbcLinearCoeff(const PbcLinearForm *f, MlirValue v) {
   return 0;
 }
 
-bool pbcAccessGet(MlirOperation op, PbcAccess *acc) {
+static bool accessGet(MlirOperation op, PbcAccess *acc, bool allLinear) {
   bool isLoad = pbcOpIsA(op, "affine.load") || pbcOpIsA(op, "affine.vector_load");
   bool isStore = pbcOpIsA(op, "affine.store") || pbcOpIsA(op, "affine.vector_store");
   if (!isLoad && !isStore)
@@ -335,10 +335,30 @@ bool pbcAccessGet(MlirOperation op, PbcAccess *acc) {
   for (int d = 0; d < acc->rank; ++d) {
     PbcLinearForm *f = &acc->subscripts[d];
     f->linear = flatten(mlirAffineMapGetResult(map, d), 1, operands, nDims, f);
-    if (!f->linear)
+    if (!f->linear && allLinear)
       return false;
   }
   return true;
+}
+
+bool pbcAccessGet(MlirOperation op, PbcAccess *acc) { return accessGet(op, acc, true); }
+
+bool pbcAccessGetAny(MlirOperation op, PbcAccess *acc) { return accessGet(op, acc, false); }
+
+bool pbcAccessSubscriptUses(const PbcAccess *acc, int d, MlirValue v) {
+  if (acc->subscripts[d].linear)
+    return pbcLinearCoeff(&acc->subscripts[d], v) != 0;
+  MlirOperation op = acc->op;
+  int first = acc->isWrite ? 2 : 1;
+  MlirAffineMap map = mlirAffineMapAttrGetValue(
+      mlirOperationGetInherentAttributeByName(op, pbcStr("map")));
+  int nDims = (int)mlirAffineMapGetNumDims(map);
+  MlirAffineExpr e = mlirAffineMapGetResult(map, d);
+  for (int i = first; i < (int)mlirOperationGetNumOperands(op); ++i)
+    if (mlirValueEqual(mlirOperationGetOperand(op, i), v) &&
+        (i - first >= nDims || mlirAffineExprIsFunctionOfDim(e, i - first)))
+      return true; /* a symbol: say yes */
+  return false;
 }
 
 PbcStride pbcAccessStrideAlong(const PbcAccess *acc, MlirOperation loop) {

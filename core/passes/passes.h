@@ -46,6 +46,7 @@ extern const PbcCPassSpec pbcPanelLayoutPass;
 extern const PbcCPassSpec pbcApproximateMathPass;
 extern const PbcCPassSpec pbcExpLdexpPass;
 extern const PbcCPassSpec pbcVectorizeReductionsPass;
+extern const PbcCPassSpec pbcDotI8Pass;
 extern const PbcCPassSpec pbcRegisterTilePass;
 extern const PbcCPassSpec pbcUnrollJamPass;
 extern const PbcCPassSpec pbcPromoteAccumulatorsPass;

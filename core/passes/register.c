@@ -35,6 +35,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcInterleavePass,
       &pbcVectorizePass,
       &pbcVectorizeReductionsPass,
+      &pbcDotI8Pass,
       &pbcUnrollJamPass,
       &pbcPromoteAccumulatorsPass,
       &pbcAbsorbFillPass,

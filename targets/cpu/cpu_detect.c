@@ -3,6 +3,7 @@
 #include "cpu_detect.h"
 
 #include <cpuid.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,12 @@ static double readMhz(void) {
   return mhz;
 }
 
+/* AVX-512 VNNI (vpdpbusd): four i8 products per i32 lane (pbc-dot-i8). */
+static bool hasAvx512Vnni(void) {
+  unsigned a, b, c, d;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX512F) && (c & bit_AVX512VNNI);
+}
+
 static int vectorBits(void) {
   unsigned a, b, c, d;
   if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & bit_AVX512F))
@@ -80,10 +87,10 @@ int pbcCpuDetectNative(char *buf, size_t len) {
                    "warp-size = 1\n"
                    "l1d-bytes = %ld\nl2-bytes = %ld\nl3-bytes = %ld\ncache-line-bytes = 64\n"
                    "ghz = %.2f\npeak-gflops-f32 = %.0f\nfast-memory-space = 0\n"
-                   "matrix-units = none\nldexp = %s\n",
+                   "matrix-units = none\nldexp = %s\nint8-dot = %s\n",
                    cpu, cores, vbits, vbits / 32, vbits == 512 ? 32 : 16, readCacheBytes(1, "Data"),
                    readCacheBytes(2, "Unified"), readCacheBytes(3, "Unified"), ghz, peak,
-                   vbits == 512 ? "avx512" : "library");
+                   vbits == 512 ? "avx512" : "library", hasAvx512Vnni() ? "avx512-vnni" : "none");
   LLVMDisposeMessage(cpu);
   return n > 0 && (size_t)n < len ? 0 : -1;
 }

@@ -1,6 +1,8 @@
 /* The cpu target plugin: multicore x86-64 via LLVM and OpenMP.
  * Everything the host interprets is data: chip descriptions and the S4/S5
  * pipelines are text files embedded at build time. */
+#include <string.h>
+
 #include "cpu_detect.h"
 #include "pbc/plugin.h"
 #include "pbc/plugin_files.h"
@@ -15,6 +17,14 @@ static const char *const kChips[] = {pbc_cpu_chip_v4, pbc_cpu_chip_v3, NULL};
 static char runtimePath[4096];
 static const char *const kRuntime[] = {runtimePath, "/usr/lib/llvm-22/lib/libomp.so", NULL};
 
+/* i8 register tiles on the chip's dot-product instruction, once the
+ * tiles are vectorized and before the nests are parallelized. */
+static const char *extensionPoint(const char *name) {
+  if (strcmp(name, "s3-before-parallelize") == 0)
+    return "[vectorization] pbc-dot-i8{int8-dot=${int8-dot}}\n";
+  return NULL;
+}
+
 static const PbcTargetPlugin kPlugin = {
     .struct_size = sizeof(PbcTargetPlugin),
     .api_version = PBC_PLUGIN_API_VERSION,
@@ -28,6 +38,7 @@ static const PbcTargetPlugin kPlugin = {
     .s5_pipeline = pbc_cpu_s5,
     .host_triple = "",
     .runtime_libraries = kRuntime,
+    .extension_point = extensionPoint,
 };
 
 PBC_PLUGIN_EXPORT const PbcTargetPlugin *pbc_target_plugin_query(uint32_t hostVersion) {

@@ -414,6 +414,24 @@ def _(ctx):
         assert np.array_equal(r.astype(np.int64), ref), "i8 matmul differs (bt=%s)" % bt
 
 
+@test("matmul_i8_dot_product_tiles")
+def _(ctx):
+    # Shapes whose register tiles the cpu target runs on vpdpbusd where the
+    # chip has AVX-512 VNNI (pbc-dot-i8: K a multiple of 4, columns of 8 or
+    # 16 lanes): B packed or read where it is, either way round, extreme
+    # values (the u8 offset of A and its correction), exact.
+    rng = ctx.rng
+    for M, N, K, bt in ((64, 128, 256, False), (33, 200, 300, True), (128, 48, 64, False),
+                        (7, 1000, 516, False), (100, 24, 124, True)):
+        a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+        b = rng.integers(-128, 128, (N, K) if bt else (K, N)).astype(np.int8)
+        a[0, :] = -128  # the extremes: -128 * -128 summed K times
+        b[..., 0] = -128
+        (r,) = ctx.run(int8_matmul_text(M, N, K, bt, False), [a, b])
+        ref = a.astype(np.int64) @ (b.T if bt else b).astype(np.int64)
+        assert np.array_equal(r.astype(np.int64), ref), "i8 matmul %dx%dx%d differs" % (M, N, K)
+
+
 @test("matmul_i8_dequantize")
 def _(ctx):
     # The quantized linear's form: i8 products, then scales per tensor (A)

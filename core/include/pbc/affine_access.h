@@ -44,6 +44,13 @@ typedef struct {
 /* Fills `acc` for affine.load/store/vector_load/vector_store; false for any
  * other op or a non-linear subscript. */
 bool pbcAccessGet(MlirOperation op, PbcAccess *acc);
+/* The same for an access whose subscripts may be non-linear (those have
+ * linear=false and nothing else in their form). */
+bool pbcAccessGetAny(MlirOperation op, PbcAccess *acc);
+/* Whether subscript d of the access depends on the value v (for a
+ * non-linear subscript: whether its expression uses v's dimension; true if
+ * v is one of the map's symbols). */
+bool pbcAccessSubscriptUses(const PbcAccess *acc, int d, MlirValue v);
 /* Coefficient of `v` in a linear form (0 if absent). */
 long long pbcLinearCoeff(const PbcLinearForm *f, MlirValue v);
 /* What every value of scale * (f - f.constant) is a multiple of: the gcd of

@@ -28,8 +28,8 @@
 /* Unit: a nest that only copies (packing, transposed inputs, interleaved
  * channels), parallelized and cost-modelled as a copy.
  * Set: pbc-pack (through pbcExtAffineDataCopy), pbc-transpose-input (of
- * pbc-tile), pbc-interleave, pbc-parallelize (on the parallel loop it
- * makes). Read: pbc-transpose-copies, pbc-parallelize, pbc-pack,
+ * pbc-tile), pbc-interleave, pbc-dot-i8 (its panel relayout),
+ * pbc-parallelize (on the parallel loop it makes). Read: pbc-transpose-copies, pbc-parallelize, pbc-pack,
  * affine_access.c (a copy's loops are not the key nest's). */
 #define PBC_MARK_COPY "pbc.copy"
 
