@@ -17,6 +17,7 @@ extern const PbcCPassSpec pbcClampGatherIndicesPass;
 extern const PbcCPassSpec pbcShareConcatPrefixesPass;
 extern const PbcCPassSpec pbcFoldUnitOperandDimsPass;
 extern const PbcCPassSpec pbcBiasEpiloguePass;
+extern const PbcCPassSpec pbcQuantizedMatmulPass;
 extern const PbcCPassSpec pbcFreeAfterLastUsePass;
 extern const PbcCPassSpec pbcClassifyNestsPass;
 extern const PbcCPassSpec pbcParallelizePass;

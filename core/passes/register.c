@@ -15,6 +15,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcShareConcatPrefixesPass,
       &pbcFoldUnitOperandDimsPass,
       &pbcBiasEpiloguePass,
+      &pbcQuantizedMatmulPass,
       &pbcFreeAfterLastUsePass,
       &pbcClassifyNestsPass,
       &pbcParallelizePass,

@@ -432,6 +432,47 @@ def _(ctx):
         assert np.array_equal(r.astype(np.int64), ref), "i8 matmul %dx%dx%d differs" % (M, N, K)
 
 
+@test("matmul_of_dequantized_i8")
+def _(ctx):
+    # The quantized linear as importers leave it (ONNX QDQ with per-channel
+    # weight scales through torch-mlir): a float matmul of dequantized i8
+    # tensors, A's scale per tensor, B's per output channel with zero zero
+    # points. pbc-quantized-matmul makes it an i8 matmul with the scales
+    # after; the reference is the float product of the dequantized values.
+    rng = ctx.rng
+    ident = "affine_map<(d0, d1) -> (d0, d1)>"
+    col = "affine_map<(d0, d1) -> (d1)>"
+    par = '["parallel", "parallel"]'
+    for M, N, K in ((16, 64, 128), (5, 40, 36), (64, 48, 200)):
+        aq = rng.integers(-128, 128, (M, K)).astype(np.int8)
+        wq = rng.integers(-128, 128, (K, N)).astype(np.int8)
+        sw = (rng.random(N) * 0.02 + 0.001).astype(np.float32)
+        body = ("  %%sa = arith.constant 0.0625 : f32\n  %%zp = arith.constant dense<0> : %s\n"
+                "  %%ea = tensor.empty() : %s\n" % (T((N,), "i8"), T((M, K))))
+        body += ("  %%a = linalg.generic {indexing_maps = [%s, %s], iterator_types = %s} "
+                 "ins(%%aq : %s) outs(%%ea : %s) {\n  ^bb0(%%x: i8, %%o: f32):\n"
+                 "    %%f = arith.sitofp %%x : i8 to f32\n    %%r = arith.mulf %%f, %%sa : f32\n"
+                 "    linalg.yield %%r : f32\n  } -> %s\n"
+                 % (ident, ident, par, T((M, K), "i8"), T((M, K)), T((M, K))))
+        body += "  %%ew = tensor.empty() : %s\n" % T((K, N))
+        body += ("  %%w = linalg.generic {indexing_maps = [%s, %s, %s, %s], iterator_types = %s} "
+                 "ins(%%wq, %%sw, %%zp : %s, %s, %s) outs(%%ew : %s) {\n"
+                 "  ^bb0(%%x: i8, %%s: f32, %%z: i8, %%o: f32):\n"
+                 "    %%ze = arith.extsi %%z : i8 to i16\n    %%xe = arith.extsi %%x : i8 to i16\n"
+                 "    %%d = arith.subi %%xe, %%ze : i16\n    %%f = arith.sitofp %%d : i16 to f32\n"
+                 "    %%r = arith.mulf %%f, %%s : f32\n    linalg.yield %%r : f32\n  } -> %s\n"
+                 % (ident, col, col, ident, par, T((K, N), "i8"), T((N,)), T((N,), "i8"), T((K, N)),
+                    T((K, N))))
+        body += fill("c", (M, N))
+        body += ("  %%y = linalg.matmul ins(%%a, %%w : %s, %s) outs(%%c : %s) -> %s\n"
+                 % (T((M, K)), T((K, N)), T((M, N)), T((M, N))))
+        text = func("qlinear", [("aq", T((M, K), "i8")), ("wq", T((K, N), "i8")), ("sw", T((N,)))],
+                    [("y", T((M, N)))], body)
+        (r,) = ctx.run(text, [aq, wq, sw])
+        ref = (aq.astype(np.float64) * 0.0625) @ (wq.astype(np.float64) * sw.astype(np.float64))
+        assert_close(r, ref, F32, k=K)
+
+
 @test("matmul_i8_dequantize")
 def _(ctx):
     # The quantized linear's form: i8 products, then scales per tensor (A)

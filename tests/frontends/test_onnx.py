@@ -1,7 +1,8 @@
 """pbc.onnx.compile against onnxruntime on models exported from PyTorch
 (random weights, fresh random inputs): ResNet-18 (torchvision) and a
 BERT-base encoder layer (hidden 768, 12 heads, GELU, post-norm, seq 128)
-with a dynamic batch fixed through `shapes`; the command-line route
+with a dynamic batch fixed through `shapes`; an int8 QDQ linear layer
+(per-channel weight scales); the command-line route
 (python -m pbc.onnx) writes text pbc compiles. Runs in the frontends
 Python environment (tools/python-env.sh)."""
 
@@ -89,6 +90,40 @@ def test_bert_layer(tmp):
     model = pbc.onnx.compile(path, shapes={"x": (1, 128, 768)})
     x = np.random.randn(1, 128, 768).astype(np.float32)
     close(model(x)[0], reference(path, x), "BERT layer")
+
+
+def qdq_linear(path, m, k, n):
+    """x -> QuantizeLinear -> DequantizeLinear (per tensor, symmetric); an
+    i8 weight -> DequantizeLinear per output channel; MatMul; + bias: the
+    QDQ form quantization tools write (a weight-and-activation int8 linear)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    w = np.random.randint(-127, 128, (k, n)).astype(np.int8)
+    inits = [numpy_helper.from_array(w, "w_q"),
+             numpy_helper.from_array((np.random.rand(n) * 0.02 + 0.005).astype(np.float32), "w_s"),
+             numpy_helper.from_array(np.zeros(n, np.int8), "w_zp"),
+             numpy_helper.from_array(np.array(0.05, np.float32), "x_s"),
+             numpy_helper.from_array(np.array(0, np.int8), "x_zp"),
+             numpy_helper.from_array(np.random.randn(n).astype(np.float32), "bias")]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "x_s", "x_zp"], ["x_q"]),
+             helper.make_node("DequantizeLinear", ["x_q", "x_s", "x_zp"], ["x_dq"]),
+             helper.make_node("DequantizeLinear", ["w_q", "w_s", "w_zp"], ["w_dq"], axis=1),
+             helper.make_node("MatMul", ["x_dq", "w_dq"], ["mm"]),
+             helper.make_node("Add", ["mm", "bias"], ["y"])]
+    g = helper.make_graph(nodes, "qdq_linear",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [m, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [m, n])], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_qdq_linear(tmp):
+    # pbc runs the float matmul of dequantized i8 tensors as an i8 matmul
+    # (pbc-quantized-matmul), on vpdpbusd where the CPU has AVX-512 VNNI.
+    path = os.path.join(tmp, "qdq_linear.onnx")
+    qdq_linear(path, 64, 256, 96)
+    model = pbc.onnx.compile(path)
+    x = (np.random.randn(64, 256) * 3).astype(np.float32)
+    close(model(x)[0], reference(path, x), "QDQ linear (per-channel int8 weights)")
 
 
 def test_command_line(tmp):
