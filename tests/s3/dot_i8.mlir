@@ -2,8 +2,10 @@
 // ext(B panel)) steps k by 4 with one vpdpbusd per accumulator; the panel
 // is laid out again with four rows of k interleaved (P4[.., k/4, 4j + k%4]),
 // A's four bytes go in as one broadcast i32 with their top bits flipped
-// (u8 = a + 128), and 128 * sum_k B comes off after the loop (one more
-// vpdpbusd per panel vector, of 0x80 bytes).
+// (u8 = a + 128), and 128 * sum_k B comes off after the loop: the panel's
+// column sums, made while it is laid out again, where the k loop covers
+// all its rows; else summed in the loop (one more vpdpbusd per panel
+// vector, of 0x80 bytes).
 // RUN: pbc-opt %s -p 'pbc-dot-i8{int8-dot=avx512-vnni}' | FileCheck %s
 // Without the instruction nothing changes.
 // RUN: pbc-opt %s -p 'pbc-dot-i8{int8-dot=none}' | FileCheck %s --check-prefix=NONE
@@ -28,19 +30,23 @@
 // CHECK: %[[P:.*]] = memref.alloc() : memref<2x64x32xi8>
 // CHECK: } {pbc.copy}
 // CHECK: %[[P4:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x16x128xi8>
+// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x32xi32>
 // CHECK: affine.for %[[I:.*]] = 0 to 2 {
-// CHECK: affine.for %[[Q:.*]] = 0 to 16 {
 // CHECK: affine.for %[[C:.*]] = 0 to 2 {
+// CHECK: affine.vector_store %{{.*}}, %[[S]][%[[I]], %[[C]] * 16] : memref<2x32xi32>, vector<16xi32>
+// CHECK: affine.for %[[Q:.*]] = 0 to 16 {
 // CHECK: %[[R0:.*]] = affine.vector_load %[[P]][%[[I]], %[[Q]] * 4, %[[C]] * 16] : memref<2x64x32xi8>, vector<16xi8>
 // CHECK: affine.vector_load %[[P]][%[[I]], %[[Q]] * 4 + 1, %[[C]] * 16]
 // CHECK: affine.vector_load %[[P]][%[[I]], %[[Q]] * 4 + 2, %[[C]] * 16]
 // CHECK: affine.vector_load %[[P]][%[[I]], %[[Q]] * 4 + 3, %[[C]] * 16]
-// CHECK: vector.shuffle {{.*}} [0, 16, 32, 48, 1, 17, 33, 49,
-// CHECK: affine.vector_store {{.*}}, %[[P4]][%[[I]], %[[Q]], %[[C]] * 64] : memref<2x16x128xi8>, vector<64xi8>
+// CHECK: %[[V:.*]] = vector.shuffle {{.*}} [0, 16, 32, 48, 1, 17, 33, 49,
+// CHECK: affine.vector_store %[[V]], %[[P4]][%[[I]], %[[Q]], %[[C]] * 64] : memref<2x16x128xi8>, vector<64xi8>
+// CHECK: %[[OLD:.*]] = affine.vector_load %[[S]][%[[I]], %[[C]] * 16]
+// CHECK: %[[NEW:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[OLD]], %{{.*}}, %[[V]])
+// CHECK: affine.vector_store %[[NEW]], %[[S]][%[[I]], %[[C]] * 16]
 // CHECK: } {pbc.copy}
-// CHECK-DAG: %[[BIAS:.*]] = arith.constant dense<-128> : vector<64xi8>
-// CHECK-DAG: %[[FLIP:.*]] = arith.constant dense<-2139062144> : vector<16xi32>
-// CHECK: %[[L:.*]]:6 = affine.for %[[K:.*]] = 0 to 64 step 4 iter_args
+// CHECK: %[[FLIP:.*]] = arith.constant dense<-2139062144> : vector<16xi32>
+// CHECK: %[[L:.*]]:4 = affine.for %[[K:.*]] = 0 to 64 step 4 iter_args
 // CHECK-DAG: %[[B0:.*]] = affine.vector_load %[[P4]][%{{.*}}, %[[K]] floordiv 4, 0] : memref<2x16x128xi8>, vector<64xi8>
 // CHECK-DAG: %[[B1:.*]] = affine.vector_load %[[P4]][%{{.*}}, %[[K]] floordiv 4, 64] : memref<2x16x128xi8>, vector<64xi8>
 // CHECK-DAG: %[[A0:.*]] = affine.vector_load %arg0[%{{.*}}, %[[K]]] : memref<8x64xi8>, vector<4xi8>
@@ -48,16 +54,17 @@
 // CHECK: vector.broadcast {{.*}} : i32 to vector<16xi32>
 // CHECK: arith.xori {{.*}}, %[[FLIP]]
 // CHECK-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
-// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[BIAS]], %[[B0]])
-// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[BIAS]], %[[B1]])
 // CHECK-NOT: arith.muli
 // CHECK: affine.yield
-// CHECK: %[[S0:.*]] = arith.subi %[[L]]#0, %[[L]]#4 : vector<16xi32>
-// CHECK: arith.subi %[[L]]#1, %[[L]]#5 : vector<16xi32>
-// CHECK: arith.subi %[[L]]#2, %[[L]]#4 : vector<16xi32>
-// CHECK: arith.subi %[[L]]#3, %[[L]]#5 : vector<16xi32>
-// CHECK: affine.vector_store %[[S0]], %arg2
+// CHECK: %[[S0:.*]] = affine.vector_load %[[S]][%{{.*}}, 0] : memref<2x32xi32>, vector<16xi32>
+// CHECK: %[[S1:.*]] = affine.vector_load %[[S]][%{{.*}}, 16] : memref<2x32xi32>, vector<16xi32>
+// CHECK: %[[D0:.*]] = arith.subi %[[L]]#0, %[[S0]] : vector<16xi32>
+// CHECK: arith.subi %[[L]]#1, %[[S1]] : vector<16xi32>
+// CHECK: arith.subi %[[L]]#2, %[[S0]] : vector<16xi32>
+// CHECK: arith.subi %[[L]]#3, %[[S1]] : vector<16xi32>
+// CHECK: affine.vector_store %[[D0]], %arg2
 // CHECK: memref.dealloc %[[P4]]
+// CHECK: memref.dealloc %[[S]]
 func.func @panel(%a: memref<8x64xi8>, %b: memref<64x64xi8>, %c: memref<8x64xi32>) {
   %zero = arith.constant dense<0> : vector<16xi32>
   affine.for %n = 0 to 64 step 64 {
@@ -111,6 +118,7 @@ func.func @panel(%a: memref<8x64xi8>, %b: memref<64x64xi8>, %c: memref<8x64xi32>
 // columns; the ymm form of the instruction.
 // CHECK-LABEL: func.func @unpacked_ymm
 // CHECK: %[[B4:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x96xi8>
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<24xi32>
 // CHECK: affine.for
 // CHECK: vector.shuffle {{.*}} : vector<16xi8>, vector<16xi8>
 // CHECK: } {pbc.copy, pbc.kind = "copy"}
@@ -136,6 +144,35 @@ func.func @unpacked_ymm(%a: memref<4x64xi8>, %b: memref<64x24xi8>, %c: memref<4x
       }
       affine.vector_store %r, %c[%i, %j] : memref<4x24xi32>, vector<8xi32>
     }
+  } {pbc.kind = "matmul"}
+  return
+}
+
+// A k loop over half of the panel's rows (a K block): 128 * sum_k B is
+// summed in the loop, one more vpdpbusd of 0x80 bytes per panel vector.
+// CHECK-LABEL: func.func @half_panel
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<16x64xi8>
+// CHECK-NOT: memref.alloc
+// CHECK: %[[BIAS:.*]] = arith.constant dense<-128> : vector<64xi8>
+// CHECK: %[[L:.*]]:2 = affine.for %{{.*}} = 32 to 64 step 4 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}})
+// CHECK: %[[B:.*]] = affine.vector_load
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %[[BIAS]], %[[B]])
+// CHECK: arith.subi %[[L]]#0, %[[L]]#1
+func.func @half_panel(%a: memref<4x64xi8>, %b: memref<64x16xi8>, %c: memref<4x16xi32>) {
+  %zero = arith.constant dense<0> : vector<16xi32>
+  affine.for %i = 0 to 4 {
+    %r = affine.for %k = 32 to 64 iter_args(%acc = %zero) -> (vector<16xi32>) {
+      %a0 = affine.load %a[%i, %k] : memref<4x64xi8>
+      %a0e = arith.extsi %a0 : i8 to i32
+      %a0b = vector.broadcast %a0e : i32 to vector<16xi32>
+      %b0 = affine.vector_load %b[%k, 0] : memref<64x16xi8>, vector<16xi8>
+      %b0e = arith.extsi %b0 : vector<16xi8> to vector<16xi32>
+      %m0 = arith.muli %a0b, %b0e : vector<16xi32>
+      %s0 = arith.addi %acc, %m0 : vector<16xi32>
+      affine.yield %s0 : vector<16xi32>
+    }
+    affine.vector_store %r, %c[%i, 0] : memref<4x16xi32>, vector<16xi32>
   } {pbc.kind = "matmul"}
   return
 }

@@ -122,6 +122,7 @@ build() { # name sources... -- libs...
     { echo "run.sh: building $name failed" >&2; exit 2; }
 }
 build bench_matmul bench_matmul.c bench_common.c -- -ldnnl -lopenblas -ldl -lm
+build bench_matmul_i8 bench_matmul_i8.c bench_common.c -- -ldnnl -ldl -lm
 build bench_conv bench_conv.c bench_common.c -- -ldnnl -ldl -lm
 build bench_chain bench_chain.c bench_common.c -- -ldl -lm
 build bench_blur bench_blur.c bench_common.c -- -ldl -lm
@@ -169,6 +170,23 @@ func.func @matmul(%a: tensor<${M}x${K}xf32>, %b: ${b_t}) -> tensor<${M}x${N}xf32
   %c = linalg.fill ins(%zero : f32) outs(%e : tensor<${M}x${N}xf32>) -> tensor<${M}x${N}xf32>
   %r = linalg.matmul ${maps}ins(%a, %b : tensor<${M}x${K}xf32>, ${b_t}) outs(%c : tensor<${M}x${N}xf32>) -> tensor<${M}x${N}xf32>
   return %r : tensor<${M}x${N}xf32>
+}
+EOF
+}
+
+gen_matmul_i8() { # M N K file [t]: i8 x i8 -> i32
+  local M=$1 N=$2 K=$3 b_t="tensor<${3}x${2}xi8>" maps=""
+  if [ "${5:-}" = t ]; then
+    b_t="tensor<${N}x${K}xi8>"
+    maps="indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] "
+  fi
+  cat > "$4" <<EOF
+func.func @matmul(%a: tensor<${M}x${K}xi8>, %b: ${b_t}) -> tensor<${M}x${N}xi32> {
+  %zero = arith.constant 0 : i32
+  %e = tensor.empty() : tensor<${M}x${N}xi32>
+  %c = linalg.fill ins(%zero : i32) outs(%e : tensor<${M}x${N}xi32>) -> tensor<${M}x${N}xi32>
+  %r = linalg.matmul ${maps}ins(%a, %b : tensor<${M}x${K}xi8>, ${b_t}) outs(%c : tensor<${M}x${N}xi32>) -> tensor<${M}x${N}xi32>
+  return %r : tensor<${M}x${N}xi32>
 }
 EOF
 }
@@ -286,6 +304,18 @@ if [ $quick = 0 ]; then
     compile_case "$name" || continue
     run_case "onednn sgemm" "$name" "$dir/bin/bench_matmul" --lib "$dir/lib/lib$name.so" \
       --func matmul "$M" "$N" "$K" ${T:+--transpose-b} "${extra[@]}"
+  done
+fi
+
+# --- i8 x i8 -> i32 GEMMs (quantized linear layers; t: B as N x K) ------------
+if [ $quick = 0 ]; then
+  for s in "512 512 512" "128 768 768 t" "512 3072 768 t"; do
+    read -r M N K T <<< "$s"
+    name=matmul_i8_${M}x${N}x${K}${T:+_bt}
+    gen_matmul_i8 "$M" "$N" "$K" "$dir/mlir/$name.mlir" "$T"
+    compile_case "$name" || continue
+    run_case "onednn gemm_s8s8s32" "$name" "$dir/bin/bench_matmul_i8" \
+      --lib "$dir/lib/lib$name.so" --func matmul "$M" "$N" "$K" ${T:+--transpose-b} "${extra[@]}"
   done
 fi
 

@@ -63,6 +63,7 @@ typedef struct {
   int nProd;
   int lanes; /* of the accumulators: 16 or 8 */
   MlirValue panel;
+  bool wholePanel; /* the k loop runs over all of the panel's rows */
 } Kernel;
 
 static MlirValue result(MlirOperation op) { return mlirOperationGetResult(op, 0); }
@@ -253,12 +254,16 @@ static bool matchAccesses(Kernel *K) {
     dropTerm(&row, k);
     if (!addForms(&row, &lb))
       return false;
-    long long g = pbcLinearTermsGcd(&row, 1);
+    long long g = pbcLinearTermsGcd(&row, 1), lo, hi;
     if (g < 0 || (g % kQuad) || ((row.constant % kQuad) + kQuad) % kQuad)
       return false;
+    K->wholePanel = (i == 0 || K->wholePanel) && pbcLinearRange(&row, &lo, &hi) == 1 && lo == 0 &&
+                    hi == 0;
   }
   MlirType p = mlirValueGetType(K->panel);
   int rank = (int)mlirShapedTypeGetRank(p);
+  K->wholePanel = K->wholePanel && pbcExtAffineConstantTripCount(K->loop) ==
+                                       mlirShapedTypeGetDimSize(p, rank - 2);
   return staticIdentity(p) && isI8(mlirShapedTypeGetElementType(p)) &&
          mlirShapedTypeGetDimSize(p, rank - 2) % kQuad == 0 &&
          mlirShapedTypeGetDimSize(p, rank - 1) % K->lanes == 0;
@@ -324,19 +329,25 @@ static MlirValue splat(MlirOperation before, MlirType t, int64_t v) {
 
 static MlirAffineExpr cstExpr(MlirContext ctx, int64_t v) { return mlirAffineConstantExprGet(ctx, v); }
 
+static MlirValue vpdpbusd(MlirOperation before, MlirValue acc, MlirValue a, MlirValue b);
+
 /* P4[.., q, c] = P[.., 4 q + c % 4, c / 4] for each quad q of rows: per
  * `w` columns (16 or 8), rows 4q .. 4q + 3 loaded, interleaved byte by
- * byte (4 j + t <- row t, column j), stored. Before `before`. */
-static void buildRelayout(MlirOperation before, MlirValue panel, MlirValue p4, int w) {
+ * byte (4 j + t <- row t, column j), stored; the loops run over the
+ * columns, then the quads. Unless `sums` is null, also
+ * sums[.., j] = 128 * sum over all rows of P[.., r, j] (i32; vpdpbusd of
+ * 0x80 bytes on each interleaved vector). Before `before`. */
+static void buildRelayout(MlirOperation before, MlirValue panel, MlirValue p4, MlirValue sums,
+                          int w) {
   MlirContext ctx = mlirOperationGetContext(before);
   MlirLocation loc = mlirOperationGetLocation(before);
   MlirType pt = mlirValueGetType(panel);
   int rank = (int)mlirShapedTypeGetRank(pt);
   int64_t shape[PBC_MAX_RANK];
-  for (int d = 0; d < rank; ++d)
+  for (int d = 0; d < rank - 2; ++d)
     shape[d] = mlirShapedTypeGetDimSize(pt, d);
-  shape[rank - 2] /= kQuad;
-  shape[rank - 1] /= w;
+  shape[rank - 2] = mlirShapedTypeGetDimSize(pt, rank - 1) / w;    /* column block c */
+  shape[rank - 1] = mlirShapedTypeGetDimSize(pt, rank - 2) / kQuad; /* quad q */
   MlirValue ivs[PBC_MAX_RANK];
   MlirOperation end;
   MlirOperation nest = pbcBuildAffineNest(before, shape, rank, loc, ivs, &end);
@@ -344,17 +355,15 @@ static void buildRelayout(MlirOperation before, MlirValue panel, MlirValue p4, i
   if (pbcOpIsA(mlirOperationGetParentOperation(nest), "func.func"))
     pbcNestSetKind(nest, "copy"); /* a root nest of its own */
   MlirType v16 = vectorType(ctx, w, 8), v32 = vectorType(ctx, 2 * w, 8),
-           v64 = vectorType(ctx, kQuad * w, 8);
-  MlirAffineExpr col = mlirAffineMulExprGet(mlirAffineDimExprGet(ctx, rank - 1), cstExpr(ctx, w));
+           v64 = vectorType(ctx, kQuad * w, 8), acc = vectorType(ctx, w, 32);
+  MlirAffineExpr c = mlirAffineDimExprGet(ctx, rank - 2), q = mlirAffineDimExprGet(ctx, rank - 1);
   MlirValue rows[kQuad];
   for (int t = 0; t < kQuad; ++t) {
     MlirOperation load = pbcBuildAffineVectorLoad(end, panel, ivs, rank, v16, loc);
     pbcAccessSetSubscriptExpr(
         load, rank - 2,
-        mlirAffineAddExprGet(mlirAffineMulExprGet(mlirAffineDimExprGet(ctx, rank - 2),
-                                                  cstExpr(ctx, kQuad)),
-                             cstExpr(ctx, t)));
-    pbcAccessSetSubscriptExpr(load, rank - 1, col);
+        mlirAffineAddExprGet(mlirAffineMulExprGet(q, cstExpr(ctx, kQuad)), cstExpr(ctx, t)));
+    pbcAccessSetSubscriptExpr(load, rank - 1, mlirAffineMulExprGet(c, cstExpr(ctx, w)));
     rows[t] = result(load);
   }
   int64_t concat[2 * kLanes], interleave[kQuad * kLanes];
@@ -371,22 +380,39 @@ static void buildRelayout(MlirOperation before, MlirValue panel, MlirValue p4, i
   MlirValue hi = result(pbcBuildOp(end, "vector.shuffle", 2, rows + 2, v32, 1, &cm));
   MlirValue out = result(pbcBuildOp(end, "vector.shuffle", 2, (MlirValue[]){lo, hi}, v64, 1, &im));
   MlirOperation store = pbcBuildAffineVectorStore(end, out, p4, ivs, rank, loc);
-  pbcAccessSetSubscriptExpr(
-      store, rank - 1,
-      mlirAffineMulExprGet(mlirAffineDimExprGet(ctx, rank - 1), cstExpr(ctx, kQuad * w)));
+  pbcAccessSetSubscriptExpr(store, rank - 2, q);
+  pbcAccessSetSubscriptExpr(store, rank - 1, mlirAffineMulExprGet(c, cstExpr(ctx, kQuad * w)));
+  if (mlirValueIsNull(sums))
+    return;
+  /* sums[.., w c ..] from zero before the quads, 128 * the quad's rows
+   * added in each. */
+  MlirAffineExpr sumCol = mlirAffineMulExprGet(c, cstExpr(ctx, w));
+  MlirOperation quads = mlirOperationGetParentOperation(end);
+  MlirOperation init =
+      pbcBuildAffineVectorStore(quads, splat(quads, acc, 0), sums, ivs, rank - 1, loc);
+  pbcAccessSetSubscriptExpr(init, rank - 2, sumCol);
+  MlirOperation load = pbcBuildAffineVectorLoad(end, sums, ivs, rank - 1, acc, loc);
+  pbcAccessSetSubscriptExpr(load, rank - 2, sumCol);
+  MlirValue more = vpdpbusd(end, result(load), splat(end, v64, -128), out);
+  MlirOperation add = pbcBuildAffineVectorStore(end, more, sums, ivs, rank - 1, loc);
+  pbcAccessSetSubscriptExpr(add, rank - 2, sumCol);
 }
 
 /* An affine.vector_load of `type` from `memref` at `load`'s subscripts
- * mapped by `map` (load's own map when null), before `before`. */
+ * mapped by `map` (load's own map when null), before `before`; an operand
+ * that is `unused` (which `map` does not read) becomes 0. */
 static MlirValue vectorLoadLike(MlirOperation before, MlirOperation load, MlirValue memref,
-                                MlirAffineMap map, MlirType type) {
+                                MlirAffineMap map, MlirType type, MlirValue unused) {
   intptr_t n = mlirOperationGetNumOperands(load);
   MlirValue ops[1 + 2 * PBC_MAX_TERMS];
   if (n > (intptr_t)(sizeof(ops) / sizeof(ops[0])))
     return (MlirValue){NULL};
   ops[0] = memref;
-  for (intptr_t i = 1; i < n; ++i)
+  for (intptr_t i = 1; i < n; ++i) {
     ops[i] = mlirOperationGetOperand(load, i);
+    if (!mlirValueIsNull(unused) && ops[i].ptr == unused.ptr)
+      ops[i] = pbcBuildIndexConstant(before, 0);
+  }
   MlirAttribute m = mlirOperationGetAttributeByName(load, pbcStr("map"));
   if (!mlirAffineMapIsNull(map))
     m = mlirAffineMapAttrGet(map);
@@ -426,24 +452,43 @@ static MlirValue bitcast(MlirOperation before, MlirValue v, MlirType t) {
   return result(pbcBuildOp(before, "vector.bitcast", 1, &v, t, 0, NULL));
 }
 
-/* The kernel on vpdpbusd, reading the relaid panel p4. */
-static void rewriteKernel(Kernel *K, MlirValue p4) {
+/* P's subscripts (.., row, col) as its column sums' (.., col). */
+static MlirAffineMap sumsMap(MlirOperation load) {
+  MlirAffineMap m = mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(load, pbcStr("map")));
+  intptr_t n = mlirAffineMapGetNumResults(m);
+  MlirAffineExpr e[PBC_MAX_RANK];
+  for (intptr_t r = 0; r < n - 2; ++r)
+    e[r] = mlirAffineMapGetResult(m, r);
+  e[n - 2] = mlirAffineMapGetResult(m, n - 1);
+  return mlirAffineMapGet(mlirAffineMapGetContext(m), mlirAffineMapGetNumDims(m),
+                          mlirAffineMapGetNumSymbols(m), n - 1, e);
+}
+
+/* The kernel on vpdpbusd, reading the relaid panel p4; 128 * sum_k B from
+ * `sums` (the panel's column sums, when the loop runs over all its rows)
+ * or summed in the loop. */
+static void rewriteKernel(Kernel *K, MlirValue p4, MlirValue sums) {
   MlirContext ctx = mlirOperationGetContext(K->loop);
   MlirType accType = vectorType(ctx, K->lanes, 32), byteType = vectorType(ctx, kQuad * K->lanes, 8);
-  /* 128 * sum_k B: one accumulator per panel vector, from zero. */
-  MlirValue zero = splat(K->loop, accType, 0), bias = splat(K->loop, byteType, -128);
   MlirValue flip = splat(K->loop, accType, (int32_t)0x80808080u);
-  MlirValue inits[kMaxLoads];
-  for (int i = 0; i < K->nB; ++i)
-    inits[i] = zero;
+  /* Without the panel's sums, 128 * sum_k B in the loop: one accumulator
+   * per panel vector, from zero. */
+  int nSums = mlirValueIsNull(sums) ? K->nB : 0;
+  MlirValue inits[kMaxLoads], bias = {NULL};
+  if (nSums)
+    inits[0] = splat(K->loop, accType, 0), bias = splat(K->loop, byteType, -128);
+  for (int i = 1; i < nSums; ++i)
+    inits[i] = inits[0];
   int nAcc = (int)mlirOperationGetNumResults(K->loop);
   MlirOperation old = K->loop;
   /* The old body's ops move into the new loop: the lists stay valid. */
-  K->loop = pbcExtAffineForAddIterArgs(old, K->nB, inits, inits);
+  if (nSums)
+    K->loop = pbcExtAffineForAddIterArgs(old, nSums, inits, inits);
   MlirBlock body = pbcLoopBody(K->loop);
   MlirOperation yield = mlirBlockGetTerminator(body);
   MlirOperation oldOps[2 * kMaxProducts + 5 * kMaxLoads];
   int nOld = 0;
+  (void)old;
   for (MlirOperation op = mlirBlockGetFirstOperation(body); op.ptr != yield.ptr;
        op = mlirOperationGetNextInBlock(op))
     oldOps[nOld++] = op;
@@ -451,10 +496,12 @@ static void rewriteKernel(Kernel *K, MlirValue p4) {
 
   MlirValue a[kMaxLoads], b[kMaxLoads];
   for (int i = 0; i < K->nB; ++i)
-    b[i] = vectorLoadLike(yield, K->bLoads[i], p4, quadMap(K->bLoads[i]), byteType);
+    b[i] = vectorLoadLike(yield, K->bLoads[i], p4, quadMap(K->bLoads[i]), byteType,
+                          (MlirValue){NULL});
   for (int i = 0; i < K->nA; ++i) {
     MlirValue bytes = vectorLoadLike(yield, K->aLoads[i], mlirOperationGetOperand(K->aLoads[i], 0),
-                                     (MlirAffineMap){NULL}, vectorType(ctx, kQuad, 8));
+                                     (MlirAffineMap){NULL}, vectorType(ctx, kQuad, 8),
+                                     (MlirValue){NULL});
     MlirValue word = bitcast(yield, bytes, vectorType(ctx, 1, 32));
     MlirNamedAttribute pos = pbcNamedAttr(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, (int64_t[]){0}));
     MlirValue s = result(pbcBuildOp(yield, "vector.extract", 1, &word, mlirIntegerTypeGet(ctx, 32), 1, &pos));
@@ -467,18 +514,24 @@ static void rewriteKernel(Kernel *K, MlirValue p4) {
     mlirOperationSetOperand(yield, q->arg,
                             vpdpbusd(yield, mlirBlockGetArgument(body, 1 + q->arg), a[q->a], b[q->b]));
   }
-  for (int i = 0; i < K->nB; ++i)
+  for (int i = 0; i < nSums; ++i)
     mlirOperationSetOperand(yield, nAcc + i,
                             vpdpbusd(yield, mlirBlockGetArgument(body, 1 + nAcc + i), bias, b[i]));
+  /* Each accumulator less its panel vector's 128 * sum, after the loop
+   * (the sums read at the old loads' subscripts, before they go). */
+  MlirOperation after = mlirOperationGetNextInBlock(K->loop);
+  MlirValue comp[kMaxLoads];
+  for (int i = 0; i < K->nB; ++i)
+    comp[i] = nSums ? mlirOperationGetResult(K->loop, nAcc + i)
+                    : vectorLoadLike(after, K->bLoads[i], sums, sumsMap(K->bLoads[i]), accType,
+                                     pbcLoopIv(K->loop));
   /* The old chains, last first (users before what they use). */
   for (int i = nOld - 1; i >= 0; --i)
     mlirOperationDestroy(oldOps[i]);
-  /* Each accumulator less its panel vector's 128 * sum, after the loop. */
-  MlirOperation after = mlirOperationGetNextInBlock(K->loop);
   for (int p = 0; p < K->nProd; ++p) {
     const Product *q = &K->prod[p];
     MlirValue acc = mlirOperationGetResult(K->loop, q->arg);
-    MlirValue ops[2] = {acc, mlirOperationGetResult(K->loop, nAcc + q->b)};
+    MlirValue ops[2] = {acc, comp[q->b]};
     MlirOperation sub = pbcBuildOp(after, "arith.subi", 2, ops, accType, 0, NULL);
     mlirValueReplaceAllUsesOfWith(acc, result(sub));
     mlirOperationSetOperand(sub, 0, acc);
@@ -519,13 +572,32 @@ static bool run(MlirOperation func, void *state) {
                                      mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(pt));
     MlirLocation loc = mlirOperationGetLocation(x);
     MlirValue p4 = result(pbcBuildAlloc(x, p4t, loc));
-    buildRelayout(x, kernels[i].panel, p4, shape[rank - 1] % (kQuad * kLanes) ? 8 : kLanes);
+    /* Kernels that all run over every row of the panel subtract its
+     * column sums, computed while it is laid out again, instead of summing
+     * B in each register tile. */
+    bool whole = true;
+    for (int m = 0; m < n; ++m)
+      whole = whole && kernels[members[m]].wholePanel;
+    MlirValue sums = {NULL};
+    if (whole) {
+      int64_t sumShape[PBC_MAX_RANK];
+      for (int d = 0; d < rank - 2; ++d)
+        sumShape[d] = shape[d];
+      sumShape[rank - 2] = shape[rank - 1] / kQuad;
+      sums = result(pbcBuildAlloc(x, mlirMemRefTypeGet(mlirIntegerTypeGet(mlirTypeGetContext(pt), 32),
+                                                       rank - 1, sumShape, mlirAttributeGetNull(),
+                                                       mlirMemRefTypeGetMemorySpace(pt)),
+                                  loc));
+    }
+    buildRelayout(x, kernels[i].panel, p4, sums, shape[rank - 1] % (kQuad * kLanes) ? 8 : kLanes);
     MlirOperation next = mlirOperationGetNextInBlock(x);
     if (mlirOperationIsNull(next))
       next = mlirBlockGetTerminator(mlirOperationGetBlock(x));
     pbcBuildDealloc(next, p4, loc);
+    if (whole)
+      pbcBuildDealloc(next, sums, loc);
     for (int m = 0; m < n; ++m)
-      rewriteKernel(&kernels[members[m]], p4);
+      rewriteKernel(&kernels[members[m]], p4, sums);
   }
   free(done);
   free(kernels);
