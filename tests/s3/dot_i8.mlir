@@ -25,15 +25,23 @@
 // PIPENONE-NOT: vpdpbusd
 // PIPENONE: arith.muli
 
+// The globals @constant_blocks's constant B becomes (below), first in the
+// module: B with four rows interleaved (bytes 0 1 2 3 of rows 0-3, then
+// 4 5 6 7), and each block's column sums.
+// CHECK-DAG: memref.global "private" constant @w_column_sums : memref<2x16xi32> = dense<{{\[}}[768, 768, 768, 768, 768, 768, 768, 768, 768, 768, 768, 768, 768, 768, 768, 768], [2816, 2816,
+// CHECK-DAG: memref.global "private" constant @w_quads : memref<2x64xi8> = dense<"0x0001020300010203{{.*}}0405060704050607
+// (B itself, no longer read, is gone.)
+// CHECK-NOT: memref.global "private" constant @w :
+
 // Two rows x two vectors of a packed panel P (2 panels x 64 rows x 32).
 // CHECK-LABEL: func.func @panel
 // CHECK: %[[P:.*]] = memref.alloc() : memref<2x64x32xi8>
 // CHECK: } {pbc.copy}
 // CHECK: %[[P4:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x16x128xi8>
-// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x32xi32>
+// CHECK: %[[S:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x1x32xi32>
 // CHECK: affine.for %[[I:.*]] = 0 to 2 {
 // CHECK: affine.for %[[C:.*]] = 0 to 2 {
-// CHECK: affine.vector_store %{{.*}}, %[[S]][%[[I]], %[[C]] * 16] : memref<2x32xi32>, vector<16xi32>
+// CHECK: affine.vector_store %{{.*}}, %[[S]][%[[I]], %{{.*}}, %[[C]] * 16] : memref<2x1x32xi32>, vector<16xi32>
 // CHECK: affine.for %[[Q:.*]] = 0 to 16 {
 // CHECK: %[[R0:.*]] = affine.vector_load %[[P]][%[[I]], %[[Q]] * 4, %[[C]] * 16] : memref<2x64x32xi8>, vector<16xi8>
 // CHECK: affine.vector_load %[[P]][%[[I]], %[[Q]] * 4 + 1, %[[C]] * 16]
@@ -41,11 +49,14 @@
 // CHECK: affine.vector_load %[[P]][%[[I]], %[[Q]] * 4 + 3, %[[C]] * 16]
 // CHECK: %[[V:.*]] = vector.shuffle {{.*}} [0, 16, 32, 48, 1, 17, 33, 49,
 // CHECK: affine.vector_store %[[V]], %[[P4]][%[[I]], %[[Q]], %[[C]] * 64] : memref<2x16x128xi8>, vector<64xi8>
-// CHECK: %[[OLD:.*]] = affine.vector_load %[[S]][%[[I]], %[[C]] * 16]
+// CHECK: %[[OLD:.*]] = affine.vector_load %[[S]][%[[I]], %{{.*}}, %[[C]] * 16]
 // CHECK: %[[NEW:.*]] = llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%[[OLD]], %{{.*}}, %[[V]])
-// CHECK: affine.vector_store %[[NEW]], %[[S]][%[[I]], %[[C]] * 16]
+// CHECK: affine.vector_store %[[NEW]], %[[S]][%[[I]], %{{.*}}, %[[C]] * 16]
 // CHECK: } {pbc.copy}
 // CHECK: %[[FLIP:.*]] = arith.constant dense<-2139062144> : vector<16xi32>
+// The sums of the loop's rows (all 64: block 0), read before it.
+// CHECK: %[[S0:.*]] = affine.vector_load %[[S]][%{{.*}}, %{{.*}} floordiv 64, 0] : memref<2x1x32xi32>, vector<16xi32>
+// CHECK: %[[S1:.*]] = affine.vector_load %[[S]][%{{.*}}, %{{.*}} floordiv 64, 16] : memref<2x1x32xi32>, vector<16xi32>
 // CHECK: %[[L:.*]]:4 = affine.for %[[K:.*]] = 0 to 64 step 4 iter_args
 // CHECK-DAG: %[[B0:.*]] = affine.vector_load %[[P4]][%{{.*}}, %[[K]] floordiv 4, 0] : memref<2x16x128xi8>, vector<64xi8>
 // CHECK-DAG: %[[B1:.*]] = affine.vector_load %[[P4]][%{{.*}}, %[[K]] floordiv 4, 64] : memref<2x16x128xi8>, vector<64xi8>
@@ -56,8 +67,6 @@
 // CHECK-COUNT-4: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
 // CHECK-NOT: arith.muli
 // CHECK: affine.yield
-// CHECK: %[[S0:.*]] = affine.vector_load %[[S]][%{{.*}}, 0] : memref<2x32xi32>, vector<16xi32>
-// CHECK: %[[S1:.*]] = affine.vector_load %[[S]][%{{.*}}, 16] : memref<2x32xi32>, vector<16xi32>
 // CHECK: %[[D0:.*]] = arith.subi %[[L]]#0, %[[S0]] : vector<16xi32>
 // CHECK: arith.subi %[[L]]#1, %[[S1]] : vector<16xi32>
 // CHECK: arith.subi %[[L]]#2, %[[S0]] : vector<16xi32>
@@ -118,7 +127,7 @@ func.func @panel(%a: memref<8x64xi8>, %b: memref<64x64xi8>, %c: memref<8x64xi32>
 // columns; the ymm form of the instruction.
 // CHECK-LABEL: func.func @unpacked_ymm
 // CHECK: %[[B4:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x96xi8>
-// CHECK: memref.alloc() {alignment = 64 : i64} : memref<24xi32>
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<1x24xi32>
 // CHECK: affine.for
 // CHECK: vector.shuffle {{.*}} : vector<16xi8>, vector<16xi8>
 // CHECK: } {pbc.copy, pbc.kind = "copy"}
@@ -173,6 +182,44 @@ func.func @half_panel(%a: memref<4x64xi8>, %b: memref<64x16xi8>, %c: memref<4x16
       affine.yield %s0 : vector<16xi32>
     }
     affine.vector_store %r, %c[%i, 0] : memref<4x16xi32>, vector<16xi32>
+  } {pbc.kind = "matmul"}
+  return
+}
+
+// A constant B (a model's weight) read where it is, by a k loop over blocks
+// of 4 of its 8 rows: laid out at compile time into a constant global, with
+// the column sums of each block (128 * (0+1+2+3), 128 * (4+5+6+7)), both
+// checked at the top; the kernel reads its block's sums before the loop,
+// and no relayout nest runs.
+// CHECK-LABEL: func.func @constant_blocks
+// CHECK-DAG: %[[S:.*]] = memref.get_global @w_column_sums
+// CHECK-DAG: %[[W4:.*]] = memref.get_global @w_quads
+// CHECK-NOT: } {pbc.copy
+// CHECK: affine.for %[[KB:.*]] = 0 to 8 step 4 {
+// CHECK: %[[B:.*]] = affine.vector_load %[[S]][%{{.*}} floordiv 4, 0] : memref<2x16xi32>, vector<16xi32>
+// CHECK: %[[L:.*]] = affine.for %{{.*}} = #map{{.*}}(%[[KB]]) to #map{{.*}}(%[[KB]]) step 4
+// CHECK: affine.vector_load %[[W4]]
+// CHECK: arith.subi %[[L]], %[[B]]
+memref.global "private" constant @w : memref<8x16xi8> = dense<[[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2], [3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3], [4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4], [5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5], [6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6], [7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7]]>
+func.func @constant_blocks(%a: memref<4x8xi8>, %c: memref<4x16xi32>) {
+  %zero = arith.constant dense<0> : vector<16xi32>
+  %b = memref.get_global @w : memref<8x16xi8>
+  affine.for %i = 0 to 4 {
+    affine.vector_store %zero, %c[%i, 0] : memref<4x16xi32>, vector<16xi32>
+    affine.for %kb = 0 to 8 step 4 {
+      %c0 = affine.vector_load %c[%i, 0] : memref<4x16xi32>, vector<16xi32>
+      %r = affine.for %k = affine_map<(d0) -> (d0)>(%kb) to affine_map<(d0) -> (d0 + 4)>(%kb) iter_args(%acc = %c0) -> (vector<16xi32>) {
+        %a0 = affine.load %a[%i, %k] : memref<4x8xi8>
+        %a0e = arith.extsi %a0 : i8 to i32
+        %a0b = vector.broadcast %a0e : i32 to vector<16xi32>
+        %b0 = affine.vector_load %b[%k, 0] : memref<8x16xi8>, vector<16xi8>
+        %b0e = arith.extsi %b0 : vector<16xi8> to vector<16xi32>
+        %m0 = arith.muli %a0b, %b0e : vector<16xi32>
+        %s0 = arith.addi %acc, %m0 : vector<16xi32>
+        affine.yield %s0 : vector<16xi32>
+      }
+      affine.vector_store %r, %c[%i, 0] : memref<4x16xi32>, vector<16xi32>
+    }
   } {pbc.kind = "matmul"}
   return
 }

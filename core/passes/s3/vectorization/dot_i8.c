@@ -63,7 +63,10 @@ typedef struct {
   int nProd;
   int lanes; /* of the accumulators: 16 or 8 */
   MlirValue panel;
-  bool wholePanel; /* the k loop runs over all of the panel's rows */
+  /* The k loop runs over a block of this many of the panel's rows that
+   * starts at a multiple of it (the whole panel when it is the panel's row
+   * count); 0 if not so. */
+  long long blockRows;
 } Kernel;
 
 static MlirValue result(MlirOperation op) { return mlirOperationGetResult(op, 0); }
@@ -254,16 +257,17 @@ static bool matchAccesses(Kernel *K) {
     dropTerm(&row, k);
     if (!addForms(&row, &lb))
       return false;
-    long long g = pbcLinearTermsGcd(&row, 1), lo, hi;
+    long long g = pbcLinearTermsGcd(&row, 1), trip = pbcExtAffineConstantTripCount(K->loop);
     if (g < 0 || (g % kQuad) || ((row.constant % kQuad) + kQuad) % kQuad)
       return false;
-    K->wholePanel = (i == 0 || K->wholePanel) && pbcLinearRange(&row, &lo, &hi) == 1 && lo == 0 &&
-                    hi == 0;
+    /* The first row a multiple of the trip, whatever the ivs: blocks. */
+    bool blocks = (g % trip) == 0 && ((row.constant % trip) + trip) % trip == 0;
+    K->blockRows = (i == 0 || K->blockRows) && blocks ? trip : 0;
   }
   MlirType p = mlirValueGetType(K->panel);
   int rank = (int)mlirShapedTypeGetRank(p);
-  K->wholePanel = K->wholePanel && pbcExtAffineConstantTripCount(K->loop) ==
-                                       mlirShapedTypeGetDimSize(p, rank - 2);
+  if (K->blockRows && mlirShapedTypeGetDimSize(p, rank - 2) % K->blockRows)
+    K->blockRows = 0;
   return staticIdentity(p) && isI8(mlirShapedTypeGetElementType(p)) &&
          mlirShapedTypeGetDimSize(p, rank - 2) % kQuad == 0 &&
          mlirShapedTypeGetDimSize(p, rank - 1) % K->lanes == 0;
@@ -335,8 +339,8 @@ static MlirValue vpdpbusd(MlirOperation before, MlirValue acc, MlirValue a, Mlir
  * `w` columns (16 or 8), rows 4q .. 4q + 3 loaded, interleaved byte by
  * byte (4 j + t <- row t, column j), stored; the loops run over the
  * columns, then the quads. Unless `sums` is null, also
- * sums[.., j] = 128 * sum over all rows of P[.., r, j] (i32; vpdpbusd of
- * 0x80 bytes on each interleaved vector). Before `before`. */
+ * sums[.., 0, j] = 128 * sum over all rows of P[.., r, j] (i32; vpdpbusd
+ * of 0x80 bytes on each interleaved vector). Before `before`. */
 static void buildRelayout(MlirOperation before, MlirValue panel, MlirValue p4, MlirValue sums,
                           int w) {
   MlirContext ctx = mlirOperationGetContext(before);
@@ -384,25 +388,29 @@ static void buildRelayout(MlirOperation before, MlirValue panel, MlirValue p4, M
   pbcAccessSetSubscriptExpr(store, rank - 1, mlirAffineMulExprGet(c, cstExpr(ctx, kQuad * w)));
   if (mlirValueIsNull(sums))
     return;
-  /* sums[.., w c ..] from zero before the quads, 128 * the quad's rows
+  /* sums[.., 0, w c ..] from zero before the quads, 128 * the quad's rows
    * added in each. */
-  MlirAffineExpr sumCol = mlirAffineMulExprGet(c, cstExpr(ctx, w));
   MlirOperation quads = mlirOperationGetParentOperation(end);
-  MlirOperation init =
-      pbcBuildAffineVectorStore(quads, splat(quads, acc, 0), sums, ivs, rank - 1, loc);
-  pbcAccessSetSubscriptExpr(init, rank - 2, sumCol);
-  MlirOperation load = pbcBuildAffineVectorLoad(end, sums, ivs, rank - 1, acc, loc);
-  pbcAccessSetSubscriptExpr(load, rank - 2, sumCol);
+  MlirValue at[PBC_MAX_RANK];
+  for (int d = 0; d < rank - 2; ++d)
+    at[d] = ivs[d];
+  at[rank - 2] = pbcBuildIndexConstant(quads, 0);
+  at[rank - 1] = ivs[rank - 2];
+  MlirAffineExpr sumCol = mlirAffineMulExprGet(mlirAffineDimExprGet(ctx, rank - 1), cstExpr(ctx, w));
+  MlirOperation init = pbcBuildAffineVectorStore(quads, splat(quads, acc, 0), sums, at, rank, loc);
+  pbcAccessSetSubscriptExpr(init, rank - 1, sumCol);
+  MlirOperation load = pbcBuildAffineVectorLoad(end, sums, at, rank, acc, loc);
+  pbcAccessSetSubscriptExpr(load, rank - 1, sumCol);
   MlirValue more = vpdpbusd(end, result(load), splat(end, v64, -128), out);
-  MlirOperation add = pbcBuildAffineVectorStore(end, more, sums, ivs, rank - 1, loc);
-  pbcAccessSetSubscriptExpr(add, rank - 2, sumCol);
+  MlirOperation add = pbcBuildAffineVectorStore(end, more, sums, at, rank, loc);
+  pbcAccessSetSubscriptExpr(add, rank - 1, sumCol);
 }
 
 /* An affine.vector_load of `type` from `memref` at `load`'s subscripts
- * mapped by `map` (load's own map when null), before `before`; an operand
- * that is `unused` (which `map` does not read) becomes 0. */
+ * mapped by `map` (load's own map when null), before `before`; the operand
+ * `from` (unless null) replaced by `to`. */
 static MlirValue vectorLoadLike(MlirOperation before, MlirOperation load, MlirValue memref,
-                                MlirAffineMap map, MlirType type, MlirValue unused) {
+                                MlirAffineMap map, MlirType type, MlirValue from, MlirValue to) {
   intptr_t n = mlirOperationGetNumOperands(load);
   MlirValue ops[1 + 2 * PBC_MAX_TERMS];
   if (n > (intptr_t)(sizeof(ops) / sizeof(ops[0])))
@@ -410,8 +418,8 @@ static MlirValue vectorLoadLike(MlirOperation before, MlirOperation load, MlirVa
   ops[0] = memref;
   for (intptr_t i = 1; i < n; ++i) {
     ops[i] = mlirOperationGetOperand(load, i);
-    if (!mlirValueIsNull(unused) && ops[i].ptr == unused.ptr)
-      ops[i] = pbcBuildIndexConstant(before, 0);
+    if (!mlirValueIsNull(from) && ops[i].ptr == from.ptr)
+      ops[i] = to;
   }
   MlirAttribute m = mlirOperationGetAttributeByName(load, pbcStr("map"));
   if (!mlirAffineMapIsNull(map))
@@ -452,38 +460,61 @@ static MlirValue bitcast(MlirOperation before, MlirValue v, MlirType t) {
   return result(pbcBuildOp(before, "vector.bitcast", 1, &v, t, 0, NULL));
 }
 
-/* P's subscripts (.., row, col) as its column sums' (.., col). */
-static MlirAffineMap sumsMap(MlirOperation load) {
+/* P's subscripts (.., row, col) as its column sums' (.., row / block, col). */
+static MlirAffineMap sumsMap(MlirOperation load, long long block) {
   MlirAffineMap m = mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(load, pbcStr("map")));
   intptr_t n = mlirAffineMapGetNumResults(m);
   MlirAffineExpr e[PBC_MAX_RANK];
-  for (intptr_t r = 0; r < n - 2; ++r)
+  for (intptr_t r = 0; r < n; ++r)
     e[r] = mlirAffineMapGetResult(m, r);
-  e[n - 2] = mlirAffineMapGetResult(m, n - 1);
+  e[n - 2] = mlirAffineFloorDivExprGet(e[n - 2], cstExpr(mlirAffineMapGetContext(m), block));
   return mlirAffineMapGet(mlirAffineMapGetContext(m), mlirAffineMapGetNumDims(m),
-                          mlirAffineMapGetNumSymbols(m), n - 1, e);
+                          mlirAffineMapGetNumSymbols(m), n, e);
+}
+
+/* The loop's lower bound as an index value, before it. */
+static MlirValue lowerBound(MlirOperation loop) {
+  MlirAffineMap lb =
+      mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(loop, pbcStr("lowerBoundMap")));
+  MlirAffineExpr e = mlirAffineMapGetResult(lb, 0);
+  if (mlirAffineExprIsAConstant(e))
+    return pbcBuildIndexConstant(loop, mlirAffineConstantExprGetValue(e));
+  MlirValue ops[PBC_MAX_TERMS];
+  intptr_t n = mlirAffineMapGetNumInputs(lb);
+  for (intptr_t i = 0; i < n && i < PBC_MAX_TERMS; ++i)
+    ops[i] = mlirOperationGetOperand(loop, i);
+  return pbcBuildAffineApply(loop, lb, ops, (int)n, mlirOperationGetLocation(loop));
 }
 
 /* The kernel on vpdpbusd, reading the relaid panel p4; 128 * sum_k B from
- * `sums` (the panel's column sums, when the loop runs over all its rows)
- * or summed in the loop. */
-static void rewriteKernel(Kernel *K, MlirValue p4, MlirValue sums) {
+ * `sums` (the panel's column sums per block of `block` rows: the loop's)
+ * or, without them, summed in the loop. */
+static void rewriteKernel(Kernel *K, MlirValue p4, MlirValue sums, long long block) {
   MlirContext ctx = mlirOperationGetContext(K->loop);
   MlirType accType = vectorType(ctx, K->lanes, 32), byteType = vectorType(ctx, kQuad * K->lanes, 8);
   MlirValue flip = splat(K->loop, accType, (int32_t)0x80808080u);
   /* Without the panel's sums, 128 * sum_k B in the loop: one accumulator
    * per panel vector, from zero. */
-  int nSums = mlirValueIsNull(sums) ? K->nB : 0;
+  int nInLoop = mlirValueIsNull(sums) ? K->nB : 0;
   MlirValue inits[kMaxLoads], bias = {NULL};
-  if (nSums)
+  if (nInLoop)
     inits[0] = splat(K->loop, accType, 0), bias = splat(K->loop, byteType, -128);
-  for (int i = 1; i < nSums; ++i)
+  for (int i = 1; i < nInLoop; ++i)
     inits[i] = inits[0];
   int nAcc = (int)mlirOperationGetNumResults(K->loop);
+  /* The sums of the loop's block of rows, read before it (the old loads'
+   * subscripts at the first row). */
+  MlirValue comp[kMaxLoads];
+  if (!nInLoop) {
+    MlirValue first = lowerBound(K->loop);
+    for (int i = 0; i < K->nB; ++i)
+      comp[i] = vectorLoadLike(K->loop, K->bLoads[i], sums, sumsMap(K->bLoads[i], block), accType,
+                               pbcLoopIv(K->loop), first);
+  }
   MlirOperation old = K->loop;
   /* The old body's ops move into the new loop: the lists stay valid. */
-  if (nSums)
-    K->loop = pbcExtAffineForAddIterArgs(old, nSums, inits, inits);
+  if (nInLoop)
+    K->loop = pbcExtAffineForAddIterArgs(old, nInLoop, inits, inits);
   MlirBlock body = pbcLoopBody(K->loop);
   MlirOperation yield = mlirBlockGetTerminator(body);
   MlirOperation oldOps[2 * kMaxProducts + 5 * kMaxLoads];
@@ -497,11 +528,11 @@ static void rewriteKernel(Kernel *K, MlirValue p4, MlirValue sums) {
   MlirValue a[kMaxLoads], b[kMaxLoads];
   for (int i = 0; i < K->nB; ++i)
     b[i] = vectorLoadLike(yield, K->bLoads[i], p4, quadMap(K->bLoads[i]), byteType,
-                          (MlirValue){NULL});
+                          (MlirValue){NULL}, (MlirValue){NULL});
   for (int i = 0; i < K->nA; ++i) {
     MlirValue bytes = vectorLoadLike(yield, K->aLoads[i], mlirOperationGetOperand(K->aLoads[i], 0),
                                      (MlirAffineMap){NULL}, vectorType(ctx, kQuad, 8),
-                                     (MlirValue){NULL});
+                                     (MlirValue){NULL}, (MlirValue){NULL});
     MlirValue word = bitcast(yield, bytes, vectorType(ctx, 1, 32));
     MlirNamedAttribute pos = pbcNamedAttr(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, (int64_t[]){0}));
     MlirValue s = result(pbcBuildOp(yield, "vector.extract", 1, &word, mlirIntegerTypeGet(ctx, 32), 1, &pos));
@@ -514,17 +545,13 @@ static void rewriteKernel(Kernel *K, MlirValue p4, MlirValue sums) {
     mlirOperationSetOperand(yield, q->arg,
                             vpdpbusd(yield, mlirBlockGetArgument(body, 1 + q->arg), a[q->a], b[q->b]));
   }
-  for (int i = 0; i < nSums; ++i)
+  for (int i = 0; i < nInLoop; ++i)
     mlirOperationSetOperand(yield, nAcc + i,
                             vpdpbusd(yield, mlirBlockGetArgument(body, 1 + nAcc + i), bias, b[i]));
-  /* Each accumulator less its panel vector's 128 * sum, after the loop
-   * (the sums read at the old loads' subscripts, before they go). */
+  /* Each accumulator less its panel vector's 128 * sum, after the loop. */
   MlirOperation after = mlirOperationGetNextInBlock(K->loop);
-  MlirValue comp[kMaxLoads];
-  for (int i = 0; i < K->nB; ++i)
-    comp[i] = nSums ? mlirOperationGetResult(K->loop, nAcc + i)
-                    : vectorLoadLike(after, K->bLoads[i], sums, sumsMap(K->bLoads[i]), accType,
-                                     pbcLoopIv(K->loop));
+  for (int i = 0; i < nInLoop; ++i)
+    comp[i] = mlirOperationGetResult(K->loop, nAcc + i);
   /* The old chains, last first (users before what they use). */
   for (int i = nOld - 1; i >= 0; --i)
     mlirOperationDestroy(oldOps[i]);
@@ -536,6 +563,168 @@ static void rewriteKernel(Kernel *K, MlirValue p4, MlirValue sums) {
     mlirValueReplaceAllUsesOfWith(acc, result(sub));
     mlirOperationSetOperand(sub, 0, acc);
   }
+}
+
+/* P4's type for the panel type `pt` (rows / 4, columns * 4), and the
+ * column sums' per block of `block` rows (i32). */
+static MlirType quadType(MlirType pt) {
+  int rank = (int)mlirShapedTypeGetRank(pt);
+  int64_t shape[PBC_MAX_RANK];
+  for (int d = 0; d < rank; ++d)
+    shape[d] = mlirShapedTypeGetDimSize(pt, d);
+  shape[rank - 2] /= kQuad;
+  shape[rank - 1] *= kQuad;
+  return mlirMemRefTypeGet(mlirShapedTypeGetElementType(pt), rank, shape, mlirAttributeGetNull(),
+                           mlirMemRefTypeGetMemorySpace(pt));
+}
+
+static MlirType sumsType(MlirType pt, long long block) {
+  int rank = (int)mlirShapedTypeGetRank(pt);
+  int64_t shape[PBC_MAX_RANK];
+  for (int d = 0; d < rank; ++d)
+    shape[d] = mlirShapedTypeGetDimSize(pt, d);
+  shape[rank - 2] /= block;
+  return mlirMemRefTypeGet(mlirIntegerTypeGet(mlirTypeGetContext(pt), 32), rank, shape,
+                           mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(pt));
+}
+
+/* The panel laid out again before `x` (and its column sums over all its
+ * rows if `whole`), in buffers freed after x. */
+static void relayout(MlirOperation x, MlirValue panel, bool whole, MlirValue *p4,
+                     MlirValue *sums) {
+  MlirType pt = mlirValueGetType(panel);
+  MlirLocation loc = mlirOperationGetLocation(x);
+  *p4 = result(pbcBuildAlloc(x, quadType(pt), loc));
+  if (whole)
+    *sums = result(pbcBuildAlloc(
+        x, sumsType(pt, mlirShapedTypeGetDimSize(pt, mlirShapedTypeGetRank(pt) - 2)), loc));
+  long long cols = mlirShapedTypeGetDimSize(pt, mlirShapedTypeGetRank(pt) - 1);
+  buildRelayout(x, panel, *p4, *sums, cols % kLanes ? 8 : kLanes);
+  MlirOperation next = mlirOperationGetNextInBlock(x);
+  if (mlirOperationIsNull(next))
+    next = mlirBlockGetTerminator(mlirOperationGetBlock(x));
+  pbcBuildDealloc(next, *p4, loc);
+  if (whole)
+    pbcBuildDealloc(next, *sums, loc);
+}
+
+/* A constant global named from `base` (renamed on a clash) holding `data`
+ * as `type`, first in the module; its memref.get_global first in `func`
+ * (outside every nest, as pbc-pack-once's). */
+static MlirValue constantGlobal(MlirOperation func, MlirSymbolTable table, const char *base,
+                                MlirType type, const void *data, size_t bytes) {
+  MlirContext ctx = mlirOperationGetContext(func);
+  intptr_t rank = mlirShapedTypeGetRank(type);
+  int64_t shape[PBC_MAX_RANK];
+  for (intptr_t d = 0; d < rank; ++d)
+    shape[d] = mlirShapedTypeGetDimSize(type, d);
+  MlirType tensor = mlirRankedTensorTypeGet(rank, shape, mlirShapedTypeGetElementType(type),
+                                            mlirAttributeGetNull());
+  MlirNamedAttribute attrs[] = {
+      pbcNamedAttr(ctx, "sym_name", mlirStringAttrGet(ctx, pbcStr(base))),
+      pbcNamedAttr(ctx, "sym_visibility", mlirStringAttrGet(ctx, pbcStr("private"))),
+      pbcNamedAttr(ctx, "type", mlirTypeAttrGet(type)),
+      pbcNamedAttr(ctx, "initial_value", mlirDenseElementsAttrRawBufferGet(tensor, bytes, data)),
+      pbcNamedAttr(ctx, "constant", mlirUnitAttrGet(ctx)),
+      pbcNamedAttr(ctx, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 64)),
+  };
+  MlirOperation module = mlirOperationGetParentOperation(func);
+  MlirOperationState st = mlirOperationStateGet(pbcStr("memref.global"), mlirOperationGetLocation(func));
+  mlirOperationStateAddAttributes(&st, sizeof(attrs) / sizeof(attrs[0]), attrs);
+  MlirOperation global = mlirOperationCreate(&st);
+  MlirAttribute name = mlirSymbolTableInsert(table, global);
+  mlirOperationMoveBefore(global, mlirBlockGetFirstOperation(mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0))));
+  MlirNamedAttribute ref =
+      pbcNamedAttr(ctx, "name", mlirFlatSymbolRefAttrGet(ctx, mlirStringAttrGetValue(name)));
+  MlirOperation first = mlirBlockGetFirstOperation(mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0)));
+  return result(pbcBuildOp(first, "memref.get_global", 0, NULL, type, 1, &ref));
+}
+
+/* A panel that is a constant global (B itself, a model's weight) is laid
+ * out again here, at compile time: P4 and its column sums per block of
+ * `block` rows (none if 0) become constant globals, and the calls do no
+ * relayout at all. False (nothing done)
+ * unless the panel is memref.get_global of a constant global with dense
+ * (not splat) i8 elements. */
+static bool foldRelayout(MlirOperation func, MlirValue panel, long long block, MlirValue *p4,
+                         MlirValue *sums) {
+  MlirOperation get = defOp(panel);
+  if (mlirOperationIsNull(get) || !pbcOpIsA(get, "memref.get_global"))
+    return false;
+  MlirSymbolTable table = mlirSymbolTableCreate(mlirOperationGetParentOperation(func));
+  MlirAttribute name = mlirOperationGetAttributeByName(get, pbcStr("name"));
+  MlirOperation global = mlirSymbolTableLookup(table, mlirFlatSymbolRefAttrGetValue(name));
+  MlirAttribute init = mlirOperationIsNull(global)
+                           ? mlirAttributeGetNull()
+                           : mlirOperationGetAttributeByName(global, pbcStr("initial_value"));
+  if (mlirOperationIsNull(global) || !pbcOpHasAttr(global, "constant") ||
+      mlirAttributeIsNull(init) || !mlirAttributeIsADenseElements(init) ||
+      mlirDenseElementsAttrIsSplat(init)) {
+    mlirSymbolTableDestroy(table);
+    return false;
+  }
+  MlirType pt = mlirValueGetType(panel);
+  int rank = (int)mlirShapedTypeGetRank(pt);
+  long long rows = mlirShapedTypeGetDimSize(pt, rank - 2), cols = mlirShapedTypeGetDimSize(pt, rank - 1);
+  long long lead = pbcMemrefElements(pt) / (rows * cols);
+  const int8_t *b = mlirDenseElementsAttrGetRawData(init);
+  int8_t *q = malloc((size_t)(lead * rows * cols));
+  long long blocks = block ? rows / block : 1;
+  int32_t *sum = calloc((size_t)(lead * blocks * cols), sizeof(int32_t));
+  for (long long l = 0; l < lead; ++l)
+    for (long long r = 0; r < rows; ++r)
+      for (long long j = 0; j < cols; ++j) {
+        int8_t v = b[(l * rows + r) * cols + j];
+        q[(l * rows + r - r % kQuad) * cols + kQuad * j + r % kQuad] = v;
+        if (block) /* 128 * v summed in i32 as the instruction does (wrapping) */
+          sum[(l * blocks + r / block) * cols + j] =
+              (int32_t)((uint32_t)sum[(l * blocks + r / block) * cols + j] + (uint32_t)(128 * v));
+      }
+  char base[256];
+  MlirStringRef g = mlirFlatSymbolRefAttrGetValue(name);
+  snprintf(base, sizeof(base), "%.*s_quads", (int)g.length, g.data);
+  *p4 = constantGlobal(func, table, base, quadType(pt), q, (size_t)(lead * rows * cols));
+  if (block) {
+    snprintf(base, sizeof(base), "%.*s_column_sums", (int)g.length, g.data);
+    *sums = constantGlobal(func, table, base, sumsType(pt, block), sum,
+                           (size_t)(lead * blocks * cols) * 4);
+  }
+  free(q);
+  free(sum);
+  mlirSymbolTableDestroy(table);
+  return true;
+}
+
+typedef struct {
+  MlirAttribute name;
+  bool used;
+} SymbolUse;
+
+static MlirWalkResult findGetGlobal(MlirOperation op, void *data) {
+  SymbolUse *u = data;
+  if (pbcOpIsA(op, "memref.get_global") &&
+      mlirAttributeEqual(mlirOperationGetAttributeByName(op, pbcStr("name")), u->name))
+    u->used = true;
+  return u->used ? MlirWalkResultInterrupt : MlirWalkResultAdvance;
+}
+
+/* A constant panel laid out at compile time that nothing reads any more:
+ * its get_global goes, and its global too if no other function reads it
+ * (the weight is in the binary once, relaid). */
+static void eraseIfUnread(MlirOperation func, MlirValue panel) {
+  if (!mlirOpOperandIsNull(mlirValueGetFirstUse(panel)))
+    return;
+  MlirOperation get = defOp(panel);
+  SymbolUse u = {mlirOperationGetAttributeByName(get, pbcStr("name")), false};
+  MlirOperation module = mlirOperationGetParentOperation(func);
+  MlirSymbolTable table = mlirSymbolTableCreate(module);
+  MlirOperation global = mlirSymbolTableLookup(table, mlirFlatSymbolRefAttrGetValue(u.name));
+  mlirOperationDestroy(get);
+  mlirOperationWalk(module, findGetGlobal, &u, MlirWalkPreOrder);
+  if (!u.used && !mlirOperationIsNull(global)) {
+    mlirSymbolTableErase(table, global);
+  }
+  mlirSymbolTableDestroy(table);
 }
 
 static bool run(MlirOperation func, void *state) {
@@ -561,43 +750,26 @@ static bool run(MlirOperation func, void *state) {
     MlirOperation x = relayoutPoint(func, kernels[i].panel, group, n);
     if (mlirOperationIsNull(x))
       continue;
+    /* Kernels that all run over the same blocks of the panel's rows
+     * subtract its column sums per block (made at compile time for a
+     * constant panel; at run time only for one block of all rows) instead
+     * of summing B in each register tile. */
+    long long block = kernels[i].blockRows;
+    for (int m = 1; m < n; ++m)
+      if (kernels[members[m]].blockRows != block)
+        block = 0;
     MlirType pt = mlirValueGetType(kernels[i].panel);
-    int rank = (int)mlirShapedTypeGetRank(pt);
-    int64_t shape[PBC_MAX_RANK];
-    for (int d = 0; d < rank; ++d)
-      shape[d] = mlirShapedTypeGetDimSize(pt, d);
-    shape[rank - 2] /= kQuad;
-    shape[rank - 1] *= kQuad;
-    MlirType p4t = mlirMemRefTypeGet(mlirShapedTypeGetElementType(pt), rank, shape,
-                                     mlirAttributeGetNull(), mlirMemRefTypeGetMemorySpace(pt));
-    MlirLocation loc = mlirOperationGetLocation(x);
-    MlirValue p4 = result(pbcBuildAlloc(x, p4t, loc));
-    /* Kernels that all run over every row of the panel subtract its
-     * column sums, computed while it is laid out again, instead of summing
-     * B in each register tile. */
-    bool whole = true;
-    for (int m = 0; m < n; ++m)
-      whole = whole && kernels[members[m]].wholePanel;
-    MlirValue sums = {NULL};
-    if (whole) {
-      int64_t sumShape[PBC_MAX_RANK];
-      for (int d = 0; d < rank - 2; ++d)
-        sumShape[d] = shape[d];
-      sumShape[rank - 2] = shape[rank - 1] / kQuad;
-      sums = result(pbcBuildAlloc(x, mlirMemRefTypeGet(mlirIntegerTypeGet(mlirTypeGetContext(pt), 32),
-                                                       rank - 1, sumShape, mlirAttributeGetNull(),
-                                                       mlirMemRefTypeGetMemorySpace(pt)),
-                                  loc));
+    long long rows = mlirShapedTypeGetDimSize(pt, mlirShapedTypeGetRank(pt) - 2);
+    MlirValue p4, sums = {NULL};
+    bool folded = foldRelayout(func, kernels[i].panel, block, &p4, &sums);
+    if (!folded) {
+      relayout(x, kernels[i].panel, block == rows, &p4, &sums);
+      block = block == rows ? rows : 0;
     }
-    buildRelayout(x, kernels[i].panel, p4, sums, shape[rank - 1] % (kQuad * kLanes) ? 8 : kLanes);
-    MlirOperation next = mlirOperationGetNextInBlock(x);
-    if (mlirOperationIsNull(next))
-      next = mlirBlockGetTerminator(mlirOperationGetBlock(x));
-    pbcBuildDealloc(next, p4, loc);
-    if (whole)
-      pbcBuildDealloc(next, sums, loc);
     for (int m = 0; m < n; ++m)
-      rewriteKernel(&kernels[members[m]], p4, sums);
+      rewriteKernel(&kernels[members[m]], p4, sums, block);
+    if (folded)
+      eraseIfUnread(func, kernels[i].panel);
   }
   free(done);
   free(kernels);
