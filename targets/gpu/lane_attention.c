@@ -241,9 +241,5 @@ void pbcGpuEmitAttentionLanes(const PbcAttention *at, const PbcLaneLayout *L) {
     }
   }
 
-  pbcGpuTileFinish(pv);
-  for (int i = at->nNests - 1; i >= 0; --i)
-    mlirOperationDestroy(at->nests[i]);
-  for (int i = 0; i < at->nBuffers; ++i)
-    pbcEraseWithUsers(mlirOpResultGetOwner(at->buffers[i]));
+  pbcGpuAttentionFinish(at);
 }

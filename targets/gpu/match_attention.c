@@ -29,6 +29,7 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/c_pass.h"
 #include "pbc/chain_match.h"
+#include "pbc/ir_build.h"
 
 enum { kMaxFills = 4, kMaxHeadDim = 128 };
 
@@ -225,4 +226,12 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at) {
     return false;
   pbcGpuMatchNeighbours(pv);
   return true;
+}
+
+void pbcGpuAttentionFinish(const PbcAttention *at) {
+  pbcGpuTileFinish(&at->pv);
+  for (int i = at->nNests - 1; i >= 0; --i)
+    mlirOperationDestroy(at->nests[i]);
+  for (int i = 0; i < at->nBuffers; ++i)
+    pbcEraseWithUsers(mlirOpResultGetOwner(at->buffers[i]));
 }

@@ -242,6 +242,9 @@ typedef struct {
 /* Whether the matmul nest `qkRoot` starts an attention chain (then *at
  * holds it, the P V gemm's neighbours matched). */
 bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at);
+/* Erases the chain a fused kernel replaced: the P V gemm and what it
+ * absorbed, the other nests, the intermediate buffers. */
+void pbcGpuAttentionFinish(const PbcAttention *at);
 /* The chain as one mma.sync kernel (mma_attention.c) for a chip of `sms`
  * SMs; erases the chain. */
 void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms);

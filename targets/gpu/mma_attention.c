@@ -382,9 +382,5 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
         }
     }
 
-  pbcGpuTileFinish(pv);
-  for (int i = at->nNests - 1; i >= 0; --i)
-    mlirOperationDestroy(at->nests[i]);
-  for (int i = 0; i < at->nBuffers; ++i)
-    pbcEraseWithUsers(mlirOpResultGetOwner(at->buffers[i]));
+  pbcGpuAttentionFinish(at);
 }

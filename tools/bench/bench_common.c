@@ -379,3 +379,15 @@ int benchParseOptions(int argc, char **argv, BenchOptions *o,
   argv[out] = NULL;
   return out;
 }
+
+int benchTakeFlag(int *argc, char **argv, const char *flag) {
+  int kept = 1, found = 0;
+  for (int i = 1; i < *argc; ++i) {
+    if (!strcmp(argv[i], flag))
+      found = 1;
+    else
+      argv[kept++] = argv[i];
+  }
+  *argc = kept;
+  return found;
+}

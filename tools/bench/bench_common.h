@@ -133,5 +133,8 @@ typedef struct {
 } BenchOptions;
 int benchParseOptions(int argc, char **argv, BenchOptions *o,
                       const char *usage);
+/* Whether `flag` (a harness's own switch, e.g. --transpose-b) is among the
+ * arguments; removes it, compacting argv and *argc. */
+int benchTakeFlag(int *argc, char **argv, const char *flag);
 
 #endif

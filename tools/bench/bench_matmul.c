@@ -90,15 +90,7 @@ static void runNaive(void *p) {
 int main(int argc, char **argv) {
   BenchOptions o;
   Ctx c;
-  c.transB = false;
-  int kept = 1; /* --transpose-b is this harness's own option */
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--transpose-b"))
-      c.transB = true;
-    else
-      argv[kept++] = argv[i];
-  }
-  argc = kept;
+  c.transB = benchTakeFlag(&argc, argv, "--transpose-b"); /* this harness's own */
   argc = benchParseOptions(argc, argv, &o, kUsage);
   if (argc != 4) {
     fprintf(stderr, "%s", kUsage);

@@ -75,15 +75,8 @@ static void check(const char *what, const int32_t *got, const int32_t *ref, size
 int main(int argc, char **argv) {
   BenchOptions o;
   Ctx c;
-  c.transB = false;
-  int kept = 1;
-  for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--transpose-b"))
-      c.transB = true;
-    else
-      argv[kept++] = argv[i];
-  }
-  argc = benchParseOptions(kept, argv, &o, kUsage);
+  c.transB = benchTakeFlag(&argc, argv, "--transpose-b"); /* this harness's own */
+  argc = benchParseOptions(argc, argv, &o, kUsage);
   if (argc != 4) {
     fprintf(stderr, "%s", kUsage);
     return 2;

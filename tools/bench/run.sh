@@ -157,36 +157,23 @@ if [ $quick = 0 ]; then
 fi
 
 # --- MLIR inputs -------------------------------------------------------------
-gen_matmul() { # M N K file [t: B given as N x K, a linear layer's weight]
-  local M=$1 N=$2 K=$3 b_t="tensor<${3}x${2}xf32>" maps=""
+gen_matmul() { # M N K file [t: B given as N x K, a linear layer's weight] [i8]
+  # i8: i8 operands, i32 result (a quantized linear layer's product)
+  local M=$1 N=$2 K=$3 ab=f32 acc=f32 zero=0.0 maps=""
+  if [ "${6:-}" = i8 ]; then ab=i8 acc=i32 zero=0; fi
+  local b_t="tensor<${K}x${N}x${ab}>"
   if [ "${5:-}" = t ]; then
-    b_t="tensor<${N}x${K}xf32>"
+    b_t="tensor<${N}x${K}x${ab}>"
     maps="indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] "
   fi
+  local a_t="tensor<${M}x${K}x${ab}>" c_t="tensor<${M}x${N}x${acc}>"
   cat > "$4" <<EOF
-func.func @matmul(%a: tensor<${M}x${K}xf32>, %b: ${b_t}) -> tensor<${M}x${N}xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<${M}x${N}xf32>
-  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<${M}x${N}xf32>) -> tensor<${M}x${N}xf32>
-  %r = linalg.matmul ${maps}ins(%a, %b : tensor<${M}x${K}xf32>, ${b_t}) outs(%c : tensor<${M}x${N}xf32>) -> tensor<${M}x${N}xf32>
-  return %r : tensor<${M}x${N}xf32>
-}
-EOF
-}
-
-gen_matmul_i8() { # M N K file [t]: i8 x i8 -> i32
-  local M=$1 N=$2 K=$3 b_t="tensor<${3}x${2}xi8>" maps=""
-  if [ "${5:-}" = t ]; then
-    b_t="tensor<${N}x${K}xi8>"
-    maps="indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>] "
-  fi
-  cat > "$4" <<EOF
-func.func @matmul(%a: tensor<${M}x${K}xi8>, %b: ${b_t}) -> tensor<${M}x${N}xi32> {
-  %zero = arith.constant 0 : i32
-  %e = tensor.empty() : tensor<${M}x${N}xi32>
-  %c = linalg.fill ins(%zero : i32) outs(%e : tensor<${M}x${N}xi32>) -> tensor<${M}x${N}xi32>
-  %r = linalg.matmul ${maps}ins(%a, %b : tensor<${M}x${K}xi8>, ${b_t}) outs(%c : tensor<${M}x${N}xi32>) -> tensor<${M}x${N}xi32>
-  return %r : tensor<${M}x${N}xi32>
+func.func @matmul(%a: ${a_t}, %b: ${b_t}) -> ${c_t} {
+  %zero = arith.constant ${zero} : ${acc}
+  %e = tensor.empty() : ${c_t}
+  %c = linalg.fill ins(%zero : ${acc}) outs(%e : ${c_t}) -> ${c_t}
+  %r = linalg.matmul ${maps}ins(%a, %b : ${a_t}, ${b_t}) outs(%c : ${c_t}) -> ${c_t}
+  return %r : ${c_t}
 }
 EOF
 }
@@ -312,7 +299,7 @@ if [ $quick = 0 ]; then
   for s in "512 512 512" "128 768 768 t" "512 3072 768 t"; do
     read -r M N K T <<< "$s"
     name=matmul_i8_${M}x${N}x${K}${T:+_bt}
-    gen_matmul_i8 "$M" "$N" "$K" "$dir/mlir/$name.mlir" "$T"
+    gen_matmul "$M" "$N" "$K" "$dir/mlir/$name.mlir" "${T:--}" i8
     compile_case "$name" || continue
     run_case "onednn gemm_s8s8s32" "$name" "$dir/bin/bench_matmul_i8" \
       --lib "$dir/lib/lib$name.so" --func matmul "$M" "$N" "$K" ${T:+--transpose-b} "${extra[@]}"

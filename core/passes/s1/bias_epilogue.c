@@ -95,17 +95,6 @@ static bool onlyUsedBy(MlirValue v, MlirOperation user) {
          mlirOperationEqual(mlirOpOperandGetOwner(u), user);
 }
 
-static MlirOperation appendOp(MlirBlock block, const char *name, int n, const MlirValue *operands,
-                              MlirType result, MlirLocation loc) {
-  MlirOperationState st = mlirOperationStateGet(pbcStr(name), loc);
-  mlirOperationStateAddOperands(&st, n, operands);
-  if (!mlirTypeIsNull(result))
-    mlirOperationStateAddResults(&st, 1, &result);
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockAppendOwnedOperation(block, op);
-  return op;
-}
-
 static void rewrite(MlirOperation b, MlirOperation c) {
   MlirContext ctx = mlirOperationGetContext(c);
   MlirLocation loc = mlirOperationGetLocation(c);
@@ -128,8 +117,8 @@ static void rewrite(MlirOperation b, MlirOperation c) {
   MlirLocation argLocs[3] = {loc, loc, loc};
   MlirBlock body = mlirBlockCreate(3, argTypes, argLocs);
   MlirValue sumOps[2] = {mlirBlockGetArgument(body, 0), mlirBlockGetArgument(body, 1)};
-  MlirValue sum = mlirOperationGetResult(appendOp(body, "arith.addf", 2, sumOps, elem, loc), 0);
-  appendOp(body, "linalg.yield", 1, &sum, (MlirType){NULL}, loc);
+  MlirValue sum = mlirOperationGetResult(pbcAppendOp(body, "arith.addf", 2, sumOps, elem, loc), 0);
+  pbcAppendOp(body, "linalg.yield", 1, &sum, (MlirType){NULL}, loc);
   MlirRegion region = mlirRegionCreate();
   mlirRegionAppendOwnedBlock(region, body);
   MlirOperation add = pbcBuildLinalgGeneric(

@@ -57,6 +57,17 @@ MlirOperation pbcBuildLinalgGeneric(MlirOperation before, int nIns, const MlirVa
   return buildStructured(before, "linalg.generic", nIns, operands, result, 2, attrs, true, body);
 }
 
+MlirOperation pbcAppendOp(MlirBlock block, const char *name, int n, const MlirValue *operands,
+                          MlirType result, MlirLocation loc) {
+  MlirOperationState st = mlirOperationStateGet(pbcStr(name), loc);
+  mlirOperationStateAddOperands(&st, n, operands);
+  if (!mlirTypeIsNull(result))
+    mlirOperationStateAddResults(&st, 1, &result);
+  MlirOperation op = mlirOperationCreate(&st);
+  mlirBlockAppendOwnedOperation(block, op);
+  return op;
+}
+
 MlirType pbcPermutedTensorType(MlirType t, const int64_t *perm, int rank) {
   int64_t shape[kMaxRank];
   for (int i = 0; i < rank; ++i)

@@ -1,5 +1,6 @@
 /* Builders S1's rewrites share (pbc-channels-last, pbc-sink-transposes,
- * pbc-bias-epilogue, pbc-fold-constant-transposes): linalg ops on tensors,
+ * pbc-bias-epilogue, pbc-quantized-matmul, pbc-fold-constant-transposes):
+ * linalg ops on tensors and the ops of their bodies,
  * the transposes pbc-sink-transposes moves, and constants transposed at
  * compile time. */
 #ifndef PBC_PASSES_S1_LAYOUT_H
@@ -24,6 +25,10 @@ MlirOperation pbcBuildNamedLinalg(MlirOperation before, const char *name, int nI
 MlirOperation pbcBuildLinalgGeneric(MlirOperation before, int nIns, const MlirValue *operands,
                                     MlirType result, MlirAttribute maps, MlirAttribute iterators,
                                     MlirRegion body);
+/* Op `name` with operands and at most one result (a null `result`: none),
+ * appended to `block` (a body being built, before its terminator is). */
+MlirOperation pbcAppendOp(MlirBlock block, const char *name, int n, const MlirValue *operands,
+                          MlirType result, MlirLocation loc);
 /* The static tensor type `t` with dim i of the result dim perm[i] of t
  * (linalg.transpose's convention). */
 MlirType pbcPermutedTensorType(MlirType t, const int64_t *perm, int rank);

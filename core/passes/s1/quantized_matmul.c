@@ -162,17 +162,6 @@ static bool matchDequant(MlirValue v, int dim, MlirOperation user, Dequant *d) {
   return mlirTypeIsAF32(mlirValueGetType(s));
 }
 
-static MlirOperation appendOp(MlirBlock block, const char *name, int n, const MlirValue *operands,
-                              MlirType result, MlirLocation loc) {
-  MlirOperationState st = mlirOperationStateGet(pbcStr(name), loc);
-  mlirOperationStateAddOperands(&st, n, operands);
-  if (!mlirTypeIsNull(result))
-    mlirOperationStateAddResults(&st, 1, &result);
-  MlirOperation op = mlirOperationCreate(&st);
-  mlirBlockAppendOwnedOperation(block, op);
-  return op;
-}
-
 static void rewrite(MlirOperation mm, const Dequant *a, const Dequant *b) {
   MlirContext ctx = mlirOperationGetContext(mm);
   MlirLocation loc = mlirOperationGetLocation(mm);
@@ -202,16 +191,16 @@ static void rewrite(MlirOperation mm, const Dequant *a, const Dequant *b) {
   MlirLocation locs[4] = {loc, loc, loc, loc};
   MlirBlock body = mlirBlockCreate(nIns + 1, argTypes, locs);
   MlirValue x0 = mlirBlockGetArgument(body, 0);
-  MlirValue x = mlirOperationGetResult(appendOp(body, "arith.sitofp", 1, &x0, f32, loc), 0);
+  MlirValue x = mlirOperationGetResult(pbcAppendOp(body, "arith.sitofp", 1, &x0, f32, loc), 0);
   MlirValue sa = aArg < 0 ? a->scale : mlirBlockGetArgument(body, aArg);
   MlirValue sb = bArg < 0 ? b->scale : mlirBlockGetArgument(body, bArg);
   MlirValue m1[2] = {x, sa};
-  x = mlirOperationGetResult(appendOp(body, "arith.mulf", 2, m1, f32, loc), 0);
+  x = mlirOperationGetResult(pbcAppendOp(body, "arith.mulf", 2, m1, f32, loc), 0);
   MlirValue m2[2] = {x, sb};
-  x = mlirOperationGetResult(appendOp(body, "arith.mulf", 2, m2, f32, loc), 0);
+  x = mlirOperationGetResult(pbcAppendOp(body, "arith.mulf", 2, m2, f32, loc), 0);
   MlirValue add[2] = {mlirBlockGetArgument(body, nIns), x};
-  x = mlirOperationGetResult(appendOp(body, "arith.addf", 2, add, f32, loc), 0);
-  appendOp(body, "linalg.yield", 1, &x, (MlirType){NULL}, loc);
+  x = mlirOperationGetResult(pbcAppendOp(body, "arith.addf", 2, add, f32, loc), 0);
+  pbcAppendOp(body, "linalg.yield", 1, &x, (MlirType){NULL}, loc);
   MlirRegion region = mlirRegionCreate();
   mlirRegionAppendOwnedBlock(region, body);
   MlirAttribute par = pbcLinalgParallelIterator(ctx);
