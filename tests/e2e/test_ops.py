@@ -369,10 +369,11 @@ def _(ctx):
     matmul_case(ctx, BF16, acc=F32, kmax=64)
 
 
-def int8_matmul_text(M, N, K, bt, dequant):
+def int8_matmul_text(M, N, K, bt, dequant, a_unsigned=False):
     """i8 x i8 -> i32 (extsi, muli, addi) with B given K x N or N x K (bt);
-    dequant: then f32 = sitofp(acc) * sa * sb[n] (symmetric per-tensor
-    activation and per-channel weight scales, as PT2E's quantized linear)."""
+    a_unsigned: A's bytes are u8 (extui); dequant: then f32 = sitofp(acc) *
+    sa * sb[n] (symmetric per-tensor activation and per-channel weight
+    scales, as PT2E's quantized linear)."""
     bshape = (N, K) if bt else (K, N)
     bmap = "(j, k)" if bt else "(k, j)"
     args = [("a", T((M, K), "i8")), ("b", T(bshape, "i8"))]
@@ -381,10 +382,11 @@ def int8_matmul_text(M, N, K, bt, dequant):
              "affine_map<(i, j, k) -> %s>, affine_map<(i, j, k) -> (i, j)>], iterator_types = "
              "[\"parallel\", \"parallel\", \"reduction\"]} ins(%%a, %%b : %s, %s) outs(%%f : %s) {\n"
              "  ^bb0(%%x: i8, %%y: i8, %%acc: i32):\n"
-             "    %%xe = arith.extsi %%x : i8 to i32\n    %%ye = arith.extsi %%y : i8 to i32\n"
+             "    %%xe = arith.%s %%x : i8 to i32\n    %%ye = arith.extsi %%y : i8 to i32\n"
              "    %%m = arith.muli %%xe, %%ye : i32\n    %%s = arith.addi %%acc, %%m : i32\n"
              "    linalg.yield %%s : i32\n  } -> %s\n"
-             % (bmap, T((M, K), "i8"), T(bshape, "i8"), T((M, N), "i32"), T((M, N), "i32")))
+             % (bmap, T((M, K), "i8"), T(bshape, "i8"), T((M, N), "i32"),
+                "extui" if a_unsigned else "extsi", T((M, N), "i32")))
     result = ("p", T((M, N), "i32"))
     if dequant:
         args.append(("sb", T((N,))))
@@ -430,6 +432,21 @@ def _(ctx):
         (r,) = ctx.run(int8_matmul_text(M, N, K, bt, False), [a, b])
         ref = a.astype(np.int64) @ (b.T if bt else b).astype(np.int64)
         assert np.array_equal(r.astype(np.int64), ref), "i8 matmul %dx%dx%d differs" % (M, N, K)
+
+
+@test("matmul_u8_s8_dot_product_tiles")
+def _(ctx):
+    # u8 x s8 -> i32 (A's bytes widened unsigned: asymmetric activations):
+    # on VNNI the bytes go into vpdpbusd as they are, no offset to undo.
+    rng = ctx.rng
+    for M, N, K, bt in ((64, 128, 256, False), (33, 200, 300, True), (7, 48, 64, False)):
+        a = rng.integers(0, 256, (M, K)).astype(np.uint8)
+        b = rng.integers(-128, 128, (N, K) if bt else (K, N)).astype(np.int8)
+        a[0, :] = 255
+        b[..., 0] = -128
+        (r,) = ctx.run(int8_matmul_text(M, N, K, bt, False, a_unsigned=True), [a.view(np.int8), b])
+        ref = a.astype(np.int64) @ (b.T if bt else b).astype(np.int64)
+        assert np.array_equal(r.astype(np.int64), ref), "u8 x s8 matmul %dx%dx%d differs" % (M, N, K)
 
 
 @test("matmul_of_dequantized_i8")

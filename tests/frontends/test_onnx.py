@@ -92,9 +92,10 @@ def test_bert_layer(tmp):
     close(model(x)[0], reference(path, x), "BERT layer")
 
 
-def qdq_linear(path, m, k, n):
-    """x -> QuantizeLinear -> DequantizeLinear (per tensor, symmetric); an
-    i8 weight -> DequantizeLinear per output channel; MatMul; + bias: the
+def qdq_linear(path, m, k, n, u8=False):
+    """x -> QuantizeLinear -> DequantizeLinear (per tensor, symmetric; u8:
+    u8 with zero point 128, as onnxruntime's quantizer writes activations);
+    an i8 weight -> DequantizeLinear per output channel; MatMul; + bias: the
     QDQ form quantization tools write (a weight-and-activation int8 linear)."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
@@ -103,7 +104,8 @@ def qdq_linear(path, m, k, n):
              numpy_helper.from_array((np.random.rand(n) * 0.02 + 0.005).astype(np.float32), "w_s"),
              numpy_helper.from_array(np.zeros(n, np.int8), "w_zp"),
              numpy_helper.from_array(np.array(0.05, np.float32), "x_s"),
-             numpy_helper.from_array(np.array(0, np.int8), "x_zp"),
+             numpy_helper.from_array(np.array(128, np.uint8) if u8 else np.array(0, np.int8),
+                                     "x_zp"),
              numpy_helper.from_array(np.random.randn(n).astype(np.float32), "bias")]
     nodes = [helper.make_node("QuantizeLinear", ["x", "x_s", "x_zp"], ["x_q"]),
              helper.make_node("DequantizeLinear", ["x_q", "x_s", "x_zp"], ["x_dq"]),
@@ -117,13 +119,16 @@ def qdq_linear(path, m, k, n):
 
 
 def test_qdq_linear(tmp):
-    # pbc runs the float matmul of dequantized i8 tensors as an i8 matmul
-    # (pbc-quantized-matmul), on vpdpbusd where the CPU has AVX-512 VNNI.
-    path = os.path.join(tmp, "qdq_linear.onnx")
-    qdq_linear(path, 64, 256, 96)
-    model = pbc.onnx.compile(path)
-    x = (np.random.randn(64, 256) * 3).astype(np.float32)
-    close(model(x)[0], reference(path, x), "QDQ linear (per-channel int8 weights)")
+    # pbc runs the float matmul of dequantized 8-bit tensors as an integer
+    # matmul (pbc-quantized-matmul), on vpdpbusd where the CPU has AVX-512
+    # VNNI; u8 activations with a zero point as well.
+    for u8 in (False, True):
+        path = os.path.join(tmp, "qdq_linear.onnx")
+        qdq_linear(path, 64, 256, 96, u8)
+        model = pbc.onnx.compile(path)
+        x = (np.random.randn(64, 256) * 3).astype(np.float32)
+        close(model(x)[0], reference(path, x),
+              "QDQ linear (per-channel int8 weights, %s activations)" % ("u8" if u8 else "s8"))
 
 
 def test_command_line(tmp):

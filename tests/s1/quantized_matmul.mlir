@@ -1,8 +1,9 @@
-// pbc-quantized-matmul: a float matmul of two dequantized i8 tensors (what
-// torch-mlir makes of ONNX's QDQ MatMul with per-channel weight scales) is
-// an i8 x i8 -> i32 matmul and one generic after it that scales the sums
-// (per tensor, per row of A, per column of B) and adds them to the init.
-// Zero points must be zero constants (symmetric).
+// pbc-quantized-matmul: a float matmul of two dequantized 8-bit tensors
+// (what torch-mlir makes of ONNX's QDQ MatMul with per-channel weight
+// scales) is an i8 x i8 -> i32 contraction and one generic after it that
+// scales the sums (per tensor, per row of A, per column of B) and adds them
+// to the init. A may be u8 with a zero point (then B's column sums come
+// off); B's zero point must be zero (symmetric weights).
 // RUN: pbc-opt %s -p 'pbc-quantized-matmul' | FileCheck %s
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -13,8 +14,12 @@
 // tensor of zero points (torch-mlir's form).
 // CHECK-LABEL: func.func @per_channel
 // CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : i32) outs(%{{.*}} : tensor<8x32xi32>)
-// CHECK: %[[CI:.*]] = linalg.matmul ins(%arg0, %arg1 : tensor<8x64xi8>, tensor<64x32xi8>) outs(%[[Z]] : tensor<8x32xi32>)
-// CHECK: linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%[[CI]], %arg2 : tensor<8x32xi32>, tensor<32xf32>) outs(%[[INIT:.*]] : tensor<8x32xf32>)
+// CHECK: %[[CI:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : tensor<8x64xi8>, tensor<64x32xi8>) outs(%[[Z]] : tensor<8x32xi32>)
+// CHECK: arith.extsi %{{.*}} : i8 to i32
+// CHECK: arith.extsi %{{.*}} : i8 to i32
+// CHECK: arith.muli
+// CHECK: arith.addi
+// CHECK: linalg.generic {indexing_maps = [#map{{.*}}, #map{{.*}}, #map{{.*}}], iterator_types = ["parallel", "parallel"]} ins(%[[CI]], %arg2 : tensor<8x32xi32>, tensor<32xf32>) outs(%[[INIT:.*]] : tensor<8x32xf32>)
 // CHECK: ^bb0(%[[I:.*]]: i32, %[[SB:.*]]: f32, %[[O:.*]]: f32):
 // CHECK: %[[F:.*]] = arith.sitofp %[[I]] : i32 to f32
 // CHECK: %[[X:.*]] = arith.mulf %[[F]], %[[SA:.*]] : f32
@@ -53,8 +58,8 @@ func.func @per_channel(%aq: tensor<8x64xi8>, %wq: tensor<64x32xi8>, %sw: tensor<
 
 // A per row (scale first in the product), B per tensor.
 // CHECK-LABEL: func.func @per_row
-// CHECK: linalg.matmul ins(%arg0, %arg1 : tensor<4x16xi8>, tensor<16x8xi8>)
-// CHECK: linalg.generic {indexing_maps = [#map, #map2, #map]
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<4x16xi8>, tensor<16x8xi8>)
+// CHECK: linalg.generic {indexing_maps = [#map{{.*}}, #map5, #map{{.*}}]
 // CHECK-SAME: ins(%{{.*}}, %arg2 : tensor<4x8xi32>, tensor<4xf32>) outs(%arg3 : tensor<4x8xf32>)
 func.func @per_row(%aq: tensor<4x16xi8>, %wq: tensor<16x8xi8>, %sa: tensor<4xf32>, %init: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %sw = arith.constant 0.02 : f32
@@ -78,9 +83,52 @@ func.func @per_row(%aq: tensor<4x16xi8>, %wq: tensor<16x8xi8>, %sa: tensor<4xf32
   return %c : tensor<4x8xf32>
 }
 
-// Not taken: a zero point that is not zero; a scale that changes along k
-// (A's per column); a dequantized tensor with another use; unsigned
-// values (uitofp).
+// A as u8 with zero point 128 (onnxruntime's quantizer, through
+// torch-mlir: extui, subi, sitofp): A's bytes widen unsigned in the
+// product, and 128 times B's column sums come off.
+// CHECK-LABEL: func.func @asymmetric_u8
+// CHECK: %[[CI:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<4x16xi8>, tensor<16x8xi8>)
+// CHECK: arith.extui %{{.*}} : i8 to i32
+// CHECK: arith.extsi %{{.*}} : i8 to i32
+// CHECK: %[[CS:.*]] = linalg.generic {indexing_maps = [#map{{.*}}, #map{{.*}}], iterator_types = ["reduction", "parallel"]} ins(%arg1 : tensor<16x8xi8>) outs(%{{.*}} : tensor<8xi32>)
+// CHECK: linalg.generic {{.*}} ins(%[[CI]], %[[CS]] : tensor<4x8xi32>, tensor<8xi32>)
+// CHECK: ^bb0(%[[I:.*]]: i32, %[[S:.*]]: i32, %{{.*}}: f32):
+// CHECK: %[[ZA:.*]] = arith.constant 128 : i32
+// CHECK: %[[SH:.*]] = arith.muli %[[S]], %[[ZA]] : i32
+// CHECK: %[[D:.*]] = arith.subi %[[I]], %[[SH]] : i32
+// CHECK: arith.sitofp %[[D]] : i32 to f32
+func.func @asymmetric_u8(%aq: tensor<4x16xi8>, %wq: tensor<16x8xi8>) -> tensor<4x8xf32> {
+  %sa = arith.constant 0.05 : f32
+  %sw = arith.constant 0.02 : f32
+  %zp = arith.constant 128 : i64
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<4x16xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%aq : tensor<4x16xi8>) outs(%e0 : tensor<4x16xf32>) {
+  ^bb0(%x: i8, %o: f32):
+    %xe = arith.extui %x : i8 to i64
+    %d = arith.subi %xe, %zp : i64
+    %f = arith.sitofp %d : i64 to f32
+    %r = arith.mulf %f, %sa : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %e1 = tensor.empty() : tensor<16x8xf32>
+  %w = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%wq : tensor<16x8xi8>) outs(%e1 : tensor<16x8xf32>) {
+  ^bb0(%x: i8, %o: f32):
+    %f = arith.sitofp %x : i8 to f32
+    %r = arith.mulf %f, %sw : f32
+    linalg.yield %r : f32
+  } -> tensor<16x8xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %c0 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %c = linalg.matmul ins(%a, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%c0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %c : tensor<4x8xf32>
+}
+
+// Not taken: B with a zero point that is not zero; a scale that changes
+// along k (A's per column); a dequantized tensor with another use;
+// unsigned values converted directly (uitofp).
 // CHECK-LABEL: func.func @not_taken
 // CHECK-NOT: xi32>
 // CHECK: return
@@ -123,14 +171,21 @@ func.func @not_taken(%aq: tensor<4x16xi8>, %wq: tensor<16x8xi8>, %sk: tensor<16x
   %a1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
       ins(%aq : tensor<4x16xi8>) outs(%e0 : tensor<4x16xf32>) {
   ^bb0(%x: i8, %o: f32):
+    %f = arith.sitofp %x : i8 to f32
+    %r = arith.mulf %f, %s : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %w1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%wq : tensor<16x8xi8>) outs(%e1 : tensor<16x8xf32>) {
+  ^bb0(%x: i8, %o: f32):
     %ze = arith.extsi %zp3 : i8 to i16
     %xe = arith.extsi %x : i8 to i16
     %d = arith.subi %xe, %ze : i16
     %f = arith.sitofp %d : i16 to f32
     %r = arith.mulf %f, %s : f32
     linalg.yield %r : f32
-  } -> tensor<4x16xf32>
-  %m1 = linalg.matmul ins(%a1, %w : tensor<4x16xf32>, tensor<16x8xf32>) outs(%c0 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  } -> tensor<16x8xf32>
+  %m1 = linalg.matmul ins(%a1, %w1 : tensor<4x16xf32>, tensor<16x8xf32>) outs(%c0 : tensor<4x8xf32>) -> tensor<4x8xf32>
   %a2 = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
       ins(%aq, %sk : tensor<4x16xi8>, tensor<16xf32>) outs(%e0 : tensor<4x16xf32>) {
   ^bb0(%x: i8, %k: f32, %o: f32):

@@ -5,7 +5,8 @@
 // (u8 = a + 128), and 128 * sum_k B comes off after the loop: the panel's
 // column sums, made while it is laid out again, where the k loop covers
 // all its rows; else summed in the loop (one more vpdpbusd per panel
-// vector, of 0x80 bytes).
+// vector, of 0x80 bytes). A's bytes that are u8 already (extui) go in as
+// they are.
 // RUN: pbc-opt %s -p 'pbc-dot-i8{int8-dot=avx512-vnni}' | FileCheck %s
 // Without the instruction nothing changes.
 // RUN: pbc-opt %s -p 'pbc-dot-i8{int8-dot=none}' | FileCheck %s --check-prefix=NONE
@@ -220,6 +221,32 @@ func.func @constant_blocks(%a: memref<4x8xi8>, %c: memref<4x16xi32>) {
       }
       affine.vector_store %r, %c[%i, 0] : memref<4x16xi32>, vector<16xi32>
     }
+  } {pbc.kind = "matmul"}
+  return
+}
+
+// A's bytes widened unsigned (u8: asymmetric activations): vpdpbusd takes
+// them as they are, no flip and nothing to take off after the loop.
+// CHECK-LABEL: func.func @unsigned_a
+// CHECK-NOT: arith.xori
+// CHECK: %[[L:.*]] = affine.for %{{.*}} = 0 to 64 step 4 iter_args(%{{.*}} = %{{.*}}) -> (vector<16xi32>)
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK-NOT: arith.subi
+// CHECK: affine.vector_store %[[L]]
+func.func @unsigned_a(%a: memref<4x64xi8>, %b: memref<64x16xi8>, %c: memref<4x16xi32>) {
+  %zero = arith.constant dense<0> : vector<16xi32>
+  affine.for %i = 0 to 4 {
+    %r = affine.for %k = 0 to 64 iter_args(%acc = %zero) -> (vector<16xi32>) {
+      %a0 = affine.load %a[%i, %k] : memref<4x64xi8>
+      %a0e = arith.extui %a0 : i8 to i32
+      %a0b = vector.broadcast %a0e : i32 to vector<16xi32>
+      %b0 = affine.vector_load %b[%k, 0] : memref<64x16xi8>, vector<16xi8>
+      %b0e = arith.extsi %b0 : vector<16xi8> to vector<16xi32>
+      %m0 = arith.muli %a0b, %b0e : vector<16xi32>
+      %s0 = arith.addi %acc, %m0 : vector<16xi32>
+      affine.yield %s0 : vector<16xi32>
+    }
+    affine.vector_store %r, %c[%i, 0] : memref<4x16xi32>, vector<16xi32>
   } {pbc.kind = "matmul"}
   return
 }

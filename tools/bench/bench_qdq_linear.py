@@ -23,12 +23,16 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torch"))
 
-# M x K times K x N; weight scales per tensor or per output channel.
-CASES = [(64, 256, 128, False), (64, 256, 128, True), (128, 768, 768, True),
-         (128, 768, 3072, True), (128, 3072, 768, True)]
+# M x K times K x N; weight scales per tensor or per output channel;
+# activations s8 symmetric or u8 with zero point 128 (onnxruntime's
+# quantizer's default).
+CASES = [(64, 256, 128, False, False), (64, 256, 128, True, False),
+         (128, 768, 768, True, False), (128, 768, 3072, True, False),
+         (128, 3072, 768, True, False), (128, 768, 768, True, True),
+         (128, 768, 3072, True, True)]
 
 
-def qdq_linear(path, m, k, n, per_channel, rng):
+def qdq_linear(path, m, k, n, per_channel, rng, u8=False):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     w = rng.integers(-127, 128, (k, n)).astype(np.int8)
@@ -38,7 +42,8 @@ def qdq_linear(path, m, k, n, per_channel, rng):
     inits = [numpy_helper.from_array(w, "w_q"), numpy_helper.from_array(ws, "w_s"),
              numpy_helper.from_array(wz, "w_zp"),
              numpy_helper.from_array(np.array(0.05, np.float32), "x_s"),
-             numpy_helper.from_array(np.array(0, np.int8), "x_zp"),
+             numpy_helper.from_array(np.array(128, np.uint8) if u8 else np.array(0, np.int8),
+                                     "x_zp"),
              numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "bias")]
     nodes = [helper.make_node("QuantizeLinear", ["x", "x_s", "x_zp"], ["x_q"]),
              helper.make_node("DequantizeLinear", ["x_q", "x_s", "x_zp"], ["x_dq"]),
@@ -70,12 +75,12 @@ def main():
     import pbc.onnx
     threads = int(os.environ.get("OMP_NUM_THREADS", "2"))
     rng = np.random.default_rng(0)
-    print("| M x K x N | weight scales | pbc ms | onnxruntime ms | ort/pbc |")
-    print("|---|---|---|---|---|")
+    print("| M x K x N | weight scales | activations | pbc ms | onnxruntime ms | ort/pbc |")
+    print("|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        for m, k, n, per_channel in CASES:
+        for m, k, n, per_channel, u8 in CASES:
             path = os.path.join(tmp, "q.onnx")
-            qdq_linear(path, m, k, n, per_channel, rng)
+            qdq_linear(path, m, k, n, per_channel, rng, u8)
             model = pbc.onnx.compile(path)
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = threads
@@ -90,9 +95,9 @@ def main():
                 rp.append(timed(lambda: model(x), args.calls))
                 ro.append(timed(lambda: sess.run(None, {"x": x}), args.calls))
             tp, to = np.median(rp) * 1e3, np.median(ro) * 1e3
-            print("| %d x %d x %d | %s | %.3f | %.3f | %.2fx |" % (
-                m, k, n, "per channel" if per_channel else "per tensor", tp, to, to / tp),
-                flush=True)
+            print("| %d x %d x %d | %s | %s | %.3f | %.3f | %.2fx |" % (
+                m, k, n, "per channel" if per_channel else "per tensor",
+                "u8, zero point 128" if u8 else "s8", tp, to, to / tp), flush=True)
 
 
 if __name__ == "__main__":

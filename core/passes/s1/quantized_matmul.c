@@ -1,23 +1,26 @@
-/* pbc-quantized-matmul: a float matmul of two dequantized i8 tensors,
- *   %a = linalg.generic ins(%aq : i8, ..) { sitofp(aq) * sa }      (m, k)
- *   %b = linalg.generic ins(%bq : i8, ..) { sitofp(bq - zb) * sb }  (k, n)
+/* pbc-quantized-matmul: a float matmul of two dequantized 8-bit tensors,
+ *   %a = linalg.generic ins(%aq : i8, ..) { sitofp(ext(aq) - za) * sa }  (m, k)
+ *   %b = linalg.generic ins(%bq : i8, ..) { sitofp(bq) * sb }            (k, n)
  *   %c = linalg.matmul ins(%a, %b) outs(%init)
  * becomes an integer matmul and the scales after it:
- *   %ci = linalg.matmul ins(%aq, %bq : i8, i8) outs(fill 0 : i32)
- *   %c  = linalg.generic ins(%ci, ..) outs(%init) { init + sitofp(ci) * sa * sb }
+ *   %ci = linalg.generic { sum_k ext(aq) * bq }         (i32, from 0)
+ *   %cs = linalg.generic { sum_k bq }                   (B's column sums, if za)
+ *   %c  = linalg.generic ins(%ci, ..) outs(%init) { init + sitofp(ci - za cs) * sa * sb }
  * where each scale is one value (per tensor) or read per row of A (m) or
- * per column of B (n: per output channel), and zero points, if any, are
- * constants that are all zero (symmetric quantization).
+ * per column of B (n: per output channel). A's bytes may be u8 (extui) or
+ * s8, with one constant zero point za (asymmetric activations, as
+ * onnxruntime's quantizer writes them: u8 with 128); B's must be s8 with a
+ * zero point that is zero (constants, or none: symmetric weights).
  *
  * Why: this is what quantized models look like once imported (torch-mlir
  * turns ONNX's QDQ MatMul with per-channel weight scales into exactly
  * this; per-tensor ones it fuses into linalg.quantized_matmul itself), and
  * as float it runs as an f32 GEMM on dequantized weights, four times the
- * bytes. As i8 it runs on the integer units (AVX-512 VNNI's vpdpbusd:
- * pbc-dot-i8; mma.sync / MFMA i8 on GPUs). The sums are exact in i32 (at
- * most 2^14 per product: K up to 131,071), then scaled once; the float
- * form rounded every partial sum, so the results differ by float rounding
- * only.
+ * bytes. As i8 it runs on the integer units (AVX-512 VNNI's vpdpbusd,
+ * which multiplies u8 by s8 as such: pbc-dot-i8; mma.sync / MFMA i8 on
+ * GPUs). The sums are exact in i32 (K up to 131,071 for s8 x s8, 65,535
+ * with u8 or a zero point), then scaled once; the float form rounded
+ * every partial sum, so the results differ by float rounding only.
  *
  * Applies to linalg.matmul with an f32 result whose two inputs are such
  * generics (all parallel, identity maps on the i8 input and the output,
@@ -35,13 +38,16 @@
 #include "passes/passes.h"
 #include "passes/s1/layout.h"
 
-enum { kMaxK = 131071 };
+/* i32 sums of K products: |s8 x s8| <= 2^14, |(u8 - zero point) x s8| < 2^15. */
+enum { kMaxK = 131071, kMaxKWide = 65535 };
 
 /* What a dequantizing generic gives: its i8 input, and its scale as a
  * value from outside (scalar) or an input with its indexing map. */
 typedef struct {
   MlirOperation op;
   MlirValue q;        /* the i8 tensor */
+  bool isUnsigned;    /* its bytes are u8 (extui), else s8 */
+  long long zero;     /* the zero point, one constant */
   MlirValue scale;    /* a scalar from outside the generic, or */
   MlirValue scaleIn;  /* an input tensor of the generic, read through */
   MlirAttribute scaleMap;
@@ -57,9 +63,21 @@ static MlirOperation defOp(MlirValue v) {
 
 static bool isI8(MlirType t) { return mlirTypeIsAInteger(t) && mlirIntegerTypeGetWidth(t) == 8; }
 
-/* v is 0: an integer constant 0, or a block argument of g whose input is a
- * dense constant that is all zero. */
-static bool isZero(MlirValue v, MlirOperation g) {
+/* The one integer v always is (into *out): an integer constant, the
+ * extension of one, or a block argument of g whose input is a splat
+ * constant. */
+static bool constantInt(MlirValue v, MlirOperation g, long long *out) {
+  MlirOperation ext = defOp(v);
+  if (!mlirOperationIsNull(ext) && (pbcOpIsA(ext, "arith.extsi") || pbcOpIsA(ext, "arith.extui"))) {
+    bool zext = pbcOpIsA(ext, "arith.extui");
+    MlirValue in = mlirOperationGetOperand(ext, 0);
+    unsigned bits = mlirIntegerTypeGetWidth(mlirValueGetType(in));
+    if (!constantInt(in, g, out) || bits >= 64)
+      return false;
+    if (zext)
+      *out &= (1LL << bits) - 1;
+    return true;
+  }
   if (mlirValueIsABlockArgument(v)) {
     MlirBlock b = mlirBlockArgumentGetOwner(v);
     if (b.ptr != bodyOf(g).ptr)
@@ -70,11 +88,12 @@ static bool isZero(MlirValue v, MlirOperation g) {
   if (mlirOperationIsNull(c) || !pbcOpIsA(c, "arith.constant"))
     return false;
   MlirAttribute a = mlirOperationGetAttributeByName(c, pbcStr("value"));
-  if (mlirAttributeIsAInteger(a))
-    return mlirIntegerAttrGetValueInt(a) == 0;
-  return mlirAttributeIsADenseElements(a) && mlirDenseElementsAttrIsSplat(a) &&
-         mlirAttributeIsAInteger(mlirDenseElementsAttrGetSplatValue(a)) &&
-         mlirIntegerAttrGetValueInt(mlirDenseElementsAttrGetSplatValue(a)) == 0;
+  if (mlirAttributeIsADenseElements(a) && mlirDenseElementsAttrIsSplat(a))
+    a = mlirDenseElementsAttrGetSplatValue(a);
+  if (!mlirAttributeIsAInteger(a))
+    return false;
+  *out = mlirIntegerAttrGetValueInt(a);
+  return true;
 }
 
 /* Whether map (over (d0, d1)) reads only dimension `dim`. */
@@ -127,15 +146,20 @@ static bool matchDequant(MlirValue v, int dim, MlirOperation user, Dequant *d) {
   MlirValue s = mlirOperationGetOperand(mul, 1 - fi);
   MlirValue x = mlirOperationGetOperand(toF, 0);
   int ops = 3; /* sitofp, mulf, yield */
+  /* [x' = ext(x); x'' = subi(x', zero point)] with the zero point one
+   * constant, maybe extended from a narrower one (an op of its own). */
   MlirOperation sub = defOp(x);
   if (!mlirOperationIsNull(sub) && pbcOpIsA(sub, "arith.subi")) {
-    MlirOperation xe = defOp(mlirOperationGetOperand(sub, 0)),
-                  ze = defOp(mlirOperationGetOperand(sub, 1));
-    if (mlirOperationIsNull(xe) || mlirOperationIsNull(ze) || !pbcOpIsA(xe, "arith.extsi") ||
-        !pbcOpIsA(ze, "arith.extsi") || !isZero(mlirOperationGetOperand(ze, 0), g))
+    MlirOperation xe = defOp(mlirOperationGetOperand(sub, 0));
+    MlirValue zp = mlirOperationGetOperand(sub, 1);
+    if (mlirOperationIsNull(xe) ||
+        !(pbcOpIsA(xe, "arith.extsi") || pbcOpIsA(xe, "arith.extui")) ||
+        !constantInt(zp, g, &d->zero))
       return false;
+    d->isUnsigned = pbcOpIsA(xe, "arith.extui");
     x = mlirOperationGetOperand(xe, 0);
-    ops += 3;
+    MlirOperation ze = defOp(zp);
+    ops += 2 + (!mlirOperationIsNull(ze) && mlirOperationGetBlock(ze).ptr == body.ptr);
   }
   int count = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
@@ -162,44 +186,111 @@ static bool matchDequant(MlirValue v, int dim, MlirOperation user, Dequant *d) {
   return mlirTypeIsAF32(mlirValueGetType(s));
 }
 
+static MlirValue result(MlirOperation op) { return mlirOperationGetResult(op, 0); }
+
+/* A zero-filled i32 tensor of `shape`, before `before`. */
+static MlirValue zeros(MlirOperation before, int rank, const int64_t *shape) {
+  MlirContext ctx = mlirOperationGetContext(before);
+  MlirType i32 = mlirIntegerTypeGet(ctx, 32);
+  MlirType t = mlirRankedTensorTypeGet(rank, shape, i32, mlirAttributeGetNull());
+  MlirNamedAttribute zero = pbcNamedAttr(ctx, "value", mlirIntegerAttrGet(i32, 0));
+  MlirValue ops[2] = {result(pbcBuildOp(before, "arith.constant", 0, NULL, i32, 1, &zero)),
+                      result(pbcBuildOp(before, "tensor.empty", 0, NULL, t, 0, NULL))};
+  return result(pbcBuildNamedLinalg(before, "linalg.fill", 1, ops, t, 0, NULL));
+}
+
+/* A linalg.generic before `before`: ins (n of them) then the init, maps
+ * and iterators given as text, its body made by `body` on the new block. */
+static MlirValue generic(MlirOperation before, int n, const MlirValue *operands, const char *maps,
+                         const char *iterators, MlirBlock body) {
+  MlirContext ctx = mlirOperationGetContext(before);
+  MlirRegion region = mlirRegionCreate();
+  mlirRegionAppendOwnedBlock(region, body);
+  return result(pbcBuildLinalgGeneric(before, n, operands, mlirValueGetType(operands[n]),
+                                      mlirAttributeParseGet(ctx, pbcStr(maps)),
+                                      mlirAttributeParseGet(ctx, pbcStr(iterators)), region));
+}
+
+static MlirValue op1(MlirBlock b, const char *name, MlirValue x, MlirType t, MlirLocation loc) {
+  return result(pbcAppendOp(b, name, 1, &x, t, loc));
+}
+
+static MlirValue op2(MlirBlock b, const char *name, MlirValue x, MlirValue y, MlirType t,
+                     MlirLocation loc) {
+  MlirValue ops[2] = {x, y};
+  return result(pbcAppendOp(b, name, 2, ops, t, loc));
+}
+
 static void rewrite(MlirOperation mm, const Dequant *a, const Dequant *b) {
   MlirContext ctx = mlirOperationGetContext(mm);
   MlirLocation loc = mlirOperationGetLocation(mm);
   MlirValue c = mlirOperationGetResult(mm, 0), init = mlirOperationGetOperand(mm, 2);
-  MlirType ct = mlirValueGetType(c), f32 = mlirF32TypeGet(ctx), i32 = mlirIntegerTypeGet(ctx, 32);
+  MlirType ct = mlirValueGetType(c), f32 = mlirF32TypeGet(ctx), i32 = mlirIntegerTypeGet(ctx, 32),
+           i8 = mlirIntegerTypeGet(ctx, 8);
   int64_t shape[2] = {mlirShapedTypeGetDimSize(ct, 0), mlirShapedTypeGetDimSize(ct, 1)};
-  MlirType it = mlirRankedTensorTypeGet(2, shape, i32, mlirAttributeGetNull());
-  /* The integer product into a zero-filled i32 tensor. */
-  MlirNamedAttribute zero = pbcNamedAttr(ctx, "value", mlirIntegerAttrGet(i32, 0));
-  MlirValue z = mlirOperationGetResult(pbcBuildOp(mm, "arith.constant", 0, NULL, i32, 1, &zero), 0);
-  MlirValue e = mlirOperationGetResult(pbcBuildOp(mm, "tensor.empty", 0, NULL, it, 0, NULL), 0);
-  MlirValue fillOps[2] = {z, e};
-  MlirValue fill = mlirOperationGetResult(pbcBuildNamedLinalg(mm, "linalg.fill", 1, fillOps, it, 0, NULL), 0);
-  MlirValue mmOps[3] = {a->q, b->q, fill};
-  MlirValue ci = mlirOperationGetResult(pbcBuildNamedLinalg(mm, "linalg.matmul", 2, mmOps, it, 0, NULL), 0);
-  /* init + sitofp(ci) * sa * sb, the scales read per row or column. */
+  MlirLocation locs[4] = {loc, loc, loc, loc};
+  /* ci = sum_k ext(aq) * bq in i32 (A's bytes u8 or s8, B's s8). */
+  MlirType prodTypes[3] = {i8, i8, i32};
+  MlirBlock pb = mlirBlockCreate(3, prodTypes, locs);
+  MlirValue ae = op1(pb, a->isUnsigned ? "arith.extui" : "arith.extsi", mlirBlockGetArgument(pb, 0), i32, loc);
+  MlirValue be = op1(pb, "arith.extsi", mlirBlockGetArgument(pb, 1), i32, loc);
+  MlirValue p = op2(pb, "arith.muli", ae, be, i32, loc);
+  MlirValue sum = op2(pb, "arith.addi", mlirBlockGetArgument(pb, 2), p, i32, loc);
+  pbcAppendOp(pb, "linalg.yield", 1, &sum, (MlirType){NULL}, loc);
+  MlirValue prodOps[3] = {a->q, b->q, zeros(mm, 2, shape)};
+  MlirValue ci = generic(mm, 2, prodOps,
+                         "[affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d2, d1)>, "
+                         "affine_map<(d0, d1, d2) -> (d0, d1)>]",
+                         "[#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, "
+                         "#linalg.iterator_type<reduction>]",
+                         pb);
+  /* A's zero point za: sum_k (a - za) b = ci - za * (the column sums of B). */
+  MlirValue colSums = {NULL};
+  if (a->zero) {
+    MlirType sumTypes[2] = {i8, i32};
+    MlirBlock sb = mlirBlockCreate(2, sumTypes, locs);
+    MlirValue s = op2(sb, "arith.addi", mlirBlockGetArgument(sb, 1),
+                      op1(sb, "arith.extsi", mlirBlockGetArgument(sb, 0), i32, loc), i32, loc);
+    pbcAppendOp(sb, "linalg.yield", 1, &s, (MlirType){NULL}, loc);
+    MlirValue sumOps[2] = {b->q, zeros(mm, 1, &shape[1])};
+    colSums = generic(mm, 1, sumOps,
+                      "[affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>]",
+                      "[#linalg.iterator_type<reduction>, #linalg.iterator_type<parallel>]", sb);
+  }
+  /* init + sitofp(ci - za * colsum) * sa * sb, the scales read per row or
+   * column. */
   MlirAttribute id = mlirAffineMapAttrGet(mlirAffineMapMultiDimIdentityGet(ctx, 2));
-  MlirValue operands[4] = {ci};
-  MlirAttribute maps[4] = {id};
-  MlirType argTypes[4] = {i32};
-  int nIns = 1, aArg = -1, bArg = -1;
+  MlirAttribute col = mlirAttributeParseGet(ctx, pbcStr("affine_map<(d0, d1) -> (d1)>"));
+  MlirValue operands[5] = {ci};
+  MlirAttribute maps[5] = {id};
+  MlirType argTypes[5] = {i32};
+  int nIns = 1, aArg = -1, bArg = -1, zArg = -1;
+  if (!mlirValueIsNull(colSums))
+    zArg = nIns, operands[nIns] = colSums, maps[nIns] = col, argTypes[nIns++] = i32;
   if (!mlirValueIsNull(a->scaleIn))
     aArg = nIns, operands[nIns] = a->scaleIn, maps[nIns] = a->scaleMap, argTypes[nIns++] = f32;
   if (!mlirValueIsNull(b->scaleIn))
     bArg = nIns, operands[nIns] = b->scaleIn, maps[nIns] = b->scaleMap, argTypes[nIns++] = f32;
   operands[nIns] = init, maps[nIns] = id, argTypes[nIns] = f32;
-  MlirLocation locs[4] = {loc, loc, loc, loc};
-  MlirBlock body = mlirBlockCreate(nIns + 1, argTypes, locs);
-  MlirValue x0 = mlirBlockGetArgument(body, 0);
-  MlirValue x = mlirOperationGetResult(pbcAppendOp(body, "arith.sitofp", 1, &x0, f32, loc), 0);
+  MlirLocation elocs[5] = {loc, loc, loc, loc, loc};
+  MlirBlock body = mlirBlockCreate(nIns + 1, argTypes, elocs);
+  MlirValue xi = mlirBlockGetArgument(body, 0);
+  if (zArg >= 0) {
+    MlirNamedAttribute za = pbcNamedAttr(ctx, "value", mlirIntegerAttrGet(i32, a->zero));
+    MlirOperationState st = mlirOperationStateGet(pbcStr("arith.constant"), loc);
+    mlirOperationStateAddResults(&st, 1, &i32);
+    mlirOperationStateAddAttributes(&st, 1, &za);
+    MlirOperation zc = mlirOperationCreate(&st);
+    mlirBlockAppendOwnedOperation(body, zc);
+    MlirValue shift = op2(body, "arith.muli", mlirBlockGetArgument(body, zArg), result(zc), i32, loc);
+    xi = op2(body, "arith.subi", xi, shift, i32, loc);
+  }
+  MlirValue x = op1(body, "arith.sitofp", xi, f32, loc);
   MlirValue sa = aArg < 0 ? a->scale : mlirBlockGetArgument(body, aArg);
-  MlirValue sb = bArg < 0 ? b->scale : mlirBlockGetArgument(body, bArg);
-  MlirValue m1[2] = {x, sa};
-  x = mlirOperationGetResult(pbcAppendOp(body, "arith.mulf", 2, m1, f32, loc), 0);
-  MlirValue m2[2] = {x, sb};
-  x = mlirOperationGetResult(pbcAppendOp(body, "arith.mulf", 2, m2, f32, loc), 0);
-  MlirValue add[2] = {mlirBlockGetArgument(body, nIns), x};
-  x = mlirOperationGetResult(pbcAppendOp(body, "arith.addf", 2, add, f32, loc), 0);
+  MlirValue sbv = bArg < 0 ? b->scale : mlirBlockGetArgument(body, bArg);
+  x = op2(body, "arith.mulf", x, sa, f32, loc);
+  x = op2(body, "arith.mulf", x, sbv, f32, loc);
+  x = op2(body, "arith.addf", mlirBlockGetArgument(body, nIns), x, f32, loc);
   pbcAppendOp(body, "linalg.yield", 1, &x, (MlirType){NULL}, loc);
   MlirRegion region = mlirRegionCreate();
   mlirRegionAppendOwnedBlock(region, body);
@@ -231,8 +322,11 @@ static void tryRewrite(MlirOperation mm) {
   if (!mlirAttributeIsNull(maps) && !mlirAttributeEqual(maps, plain))
     return;
   Dequant a, b;
+  /* B symmetric and signed; A either way, with any one zero point (then
+   * the sums must fit i32 with u8 magnitudes: K up to 65,535). */
   if (matchDequant(mlirOperationGetOperand(mm, 0), 0, mm, &a) &&
-      matchDequant(mlirOperationGetOperand(mm, 1), 1, mm, &b))
+      matchDequant(mlirOperationGetOperand(mm, 1), 1, mm, &b) && !b.isUnsigned && b.zero == 0 &&
+      ((!a.isUnsigned && a.zero == 0) || mlirShapedTypeGetDimSize(at, 1) <= kMaxKWide))
     rewrite(mm, &a, &b);
 }
 

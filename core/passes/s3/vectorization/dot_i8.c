@@ -15,9 +15,12 @@
  *   - the k loop steps by 4: A's four bytes A[r][k .. k + 3] are one
  *     broadcast i32, B's 16 columns x 4 rows one 64-byte load of P4, and
  *     each accumulator takes one vpdpbusd;
- *   - vpdpbusd's first operand is unsigned: A's bytes go in with their top
- *     bit flipped (a + 128 as u8), and 128 * sum_k B[k][j] comes off at the
- *     end, summed by one more vpdpbusd per panel vector (of 0x80 bytes).
+ *   - vpdpbusd's first operand is unsigned: u8 bytes of A (extui: an
+ *     asymmetric activation) go in as they are; s8 ones with their top bit
+ *     flipped (a + 128 as u8), and 128 * sum_k B[k][j] comes off at the
+ *     end: the panel's column sums per block of the loop's rows (made with
+ *     the relayout, or at compile time for a constant B), or summed in the
+ *     loop by one more vpdpbusd per panel vector (of 0x80 bytes).
  *
  * The sums are exact either way (i32 wraps as arith.addi does). The kernel
  * qualifies when: every body op is part of acc + ext(bcast(A)) * ext(B),
@@ -62,6 +65,7 @@ typedef struct {
   Product prod[kMaxProducts];
   int nProd;
   int lanes; /* of the accumulators: 16 or 8 */
+  bool aUnsigned; /* A's bytes widen unsigned (extui): u8, vpdpbusd's own */
   MlirValue panel;
   /* The k loop runs over a block of this many of the panel's rows that
    * starts at a multiple of it (the whole panel when it is the panel's row
@@ -105,16 +109,17 @@ static int indexOf(const MlirOperation *ops, int n, MlirOperation op) {
   return -1;
 }
 
-/* ext(bcast(ext(A load))) for A's side, ext(B load) for B's: the load, or
- * null. */
-static MlirOperation aLoadOf(MlirValue v) {
+/* bcast(ext(A load)) for A's side (ext signed or, with *zext, unsigned),
+ * ext(B load) for B's: the load, or null. */
+static MlirOperation aLoadOf(MlirValue v, bool *zext) {
   MlirOperation bc = defOp(v), ext = {NULL}, load = {NULL};
   if (mlirOperationIsNull(bc) || !pbcOpIsA(bc, "vector.broadcast") ||
       mlirOperationIsNull(ext = defOp(mlirOperationGetOperand(bc, 0))) ||
-      !pbcOpIsA(ext, "arith.extsi") ||
+      !(pbcOpIsA(ext, "arith.extsi") || pbcOpIsA(ext, "arith.extui")) ||
       mlirOperationIsNull(load = defOp(mlirOperationGetOperand(ext, 0))) ||
       !pbcOpIsA(load, "affine.load") || !isI8(mlirValueGetType(result(load))))
     return (MlirOperation){NULL};
+  *zext = pbcOpIsA(ext, "arith.extui");
   return load;
 }
 
@@ -160,13 +165,16 @@ static bool matchBody(Kernel *K) {
     MlirOperation mul = which < 0 ? (MlirOperation){NULL} : defOp(mlirOperationGetOperand(add, which));
     if (mlirOperationIsNull(mul) || !pbcOpIsA(mul, "arith.muli"))
       return false;
-    MlirOperation a = aLoadOf(mlirOperationGetOperand(mul, 0)),
+    bool zext = false;
+    MlirOperation a = aLoadOf(mlirOperationGetOperand(mul, 0), &zext),
                   b = bLoadOf(mlirOperationGetOperand(mul, 1), K->lanes);
     if (mlirOperationIsNull(a) || mlirOperationIsNull(b))
-      a = aLoadOf(mlirOperationGetOperand(mul, 1)),
+      a = aLoadOf(mlirOperationGetOperand(mul, 1), &zext),
       b = bLoadOf(mlirOperationGetOperand(mul, 0), K->lanes);
-    if (mlirOperationIsNull(a) || mlirOperationIsNull(b))
+    /* One signedness of A for the whole tile. */
+    if (mlirOperationIsNull(a) || mlirOperationIsNull(b) || (i && zext != K->aUnsigned))
       return false;
+    K->aUnsigned = zext;
     Product p = {i, addLoad(K->aLoads, &K->nA, a), addLoad(K->bLoads, &K->nB, b)};
     if (p.a < 0 || p.b < 0)
       return false;
@@ -181,13 +189,14 @@ static bool matchBody(Kernel *K) {
     if (pbcOpIsA(op, "arith.addi") || pbcOpIsA(op, "arith.muli") || op.ptr == yield.ptr)
       continue;
     if (!pbcOpIsA(op, "affine.load") && !pbcOpIsA(op, "affine.vector_load") &&
-        !pbcOpIsA(op, "arith.extsi") && !pbcOpIsA(op, "vector.broadcast"))
+        !pbcOpIsA(op, "arith.extsi") && !pbcOpIsA(op, "arith.extui") &&
+        !pbcOpIsA(op, "vector.broadcast"))
       return false;
     for (MlirOpOperand u = mlirValueGetFirstUse(result(op)); !mlirOpOperandIsNull(u);
          u = mlirOpOperandGetNextUse(u)) {
       MlirOperation user = mlirOpOperandGetOwner(u);
-      if (!pbcOpIsA(user, "arith.extsi") && !pbcOpIsA(user, "vector.broadcast") &&
-          !pbcOpIsA(user, "arith.muli"))
+      if (!pbcOpIsA(user, "arith.extsi") && !pbcOpIsA(user, "arith.extui") &&
+          !pbcOpIsA(user, "vector.broadcast") && !pbcOpIsA(user, "arith.muli"))
         return false;
     }
   }
@@ -486,16 +495,18 @@ static MlirValue lowerBound(MlirOperation loop) {
   return pbcBuildAffineApply(loop, lb, ops, (int)n, mlirOperationGetLocation(loop));
 }
 
-/* The kernel on vpdpbusd, reading the relaid panel p4; 128 * sum_k B from
- * `sums` (the panel's column sums per block of `block` rows: the loop's)
- * or, without them, summed in the loop. */
+/* The kernel on vpdpbusd, reading the relaid panel p4. A's bytes go in
+ * as they are when they are u8; s8 ones are flipped to u8 and 128 * sum_k B
+ * comes off: from `sums` (the panel's column sums per block of `block`
+ * rows: the loop's) or, without them, summed in the loop. */
 static void rewriteKernel(Kernel *K, MlirValue p4, MlirValue sums, long long block) {
   MlirContext ctx = mlirOperationGetContext(K->loop);
   MlirType accType = vectorType(ctx, K->lanes, 32), byteType = vectorType(ctx, kQuad * K->lanes, 8);
-  MlirValue flip = splat(K->loop, accType, (int32_t)0x80808080u);
+  bool flipA = !K->aUnsigned;
+  MlirValue flip = flipA ? splat(K->loop, accType, (int32_t)0x80808080u) : (MlirValue){NULL};
   /* Without the panel's sums, 128 * sum_k B in the loop: one accumulator
    * per panel vector, from zero. */
-  int nInLoop = mlirValueIsNull(sums) ? K->nB : 0;
+  int nInLoop = flipA && mlirValueIsNull(sums) ? K->nB : 0;
   MlirValue inits[kMaxLoads], bias = {NULL};
   if (nInLoop)
     inits[0] = splat(K->loop, accType, 0), bias = splat(K->loop, byteType, -128);
@@ -505,7 +516,7 @@ static void rewriteKernel(Kernel *K, MlirValue p4, MlirValue sums, long long blo
   /* The sums of the loop's block of rows, read before it (the old loads'
    * subscripts at the first row). */
   MlirValue comp[kMaxLoads];
-  if (!nInLoop) {
+  if (flipA && !nInLoop) {
     MlirValue first = lowerBound(K->loop);
     for (int i = 0; i < K->nB; ++i)
       comp[i] = vectorLoadLike(K->loop, K->bLoads[i], sums, sumsMap(K->bLoads[i], block), accType,
@@ -537,8 +548,9 @@ static void rewriteKernel(Kernel *K, MlirValue p4, MlirValue sums, long long blo
     MlirNamedAttribute pos = pbcNamedAttr(ctx, "static_position", mlirDenseI64ArrayGet(ctx, 1, (int64_t[]){0}));
     MlirValue s = result(pbcBuildOp(yield, "vector.extract", 1, &word, mlirIntegerTypeGet(ctx, 32), 1, &pos));
     MlirValue all = result(pbcBuildOp(yield, "vector.broadcast", 1, &s, accType, 0, NULL));
-    MlirValue flipped = result(pbcBuildOp(yield, "arith.xori", 2, (MlirValue[]){all, flip}, accType, 0, NULL));
-    a[i] = bitcast(yield, flipped, byteType);
+    if (flipA)
+      all = result(pbcBuildOp(yield, "arith.xori", 2, (MlirValue[]){all, flip}, accType, 0, NULL));
+    a[i] = bitcast(yield, all, byteType);
   }
   for (int p = 0; p < K->nProd; ++p) {
     const Product *q = &K->prod[p];
@@ -555,7 +567,7 @@ static void rewriteKernel(Kernel *K, MlirValue p4, MlirValue sums, long long blo
   /* The old chains, last first (users before what they use). */
   for (int i = nOld - 1; i >= 0; --i)
     mlirOperationDestroy(oldOps[i]);
-  for (int p = 0; p < K->nProd; ++p) {
+  for (int p = 0; p < K->nProd && flipA; ++p) {
     const Product *q = &K->prod[p];
     MlirValue acc = mlirOperationGetResult(K->loop, q->arg);
     MlirValue ops[2] = {acc, comp[q->b]};
@@ -754,10 +766,11 @@ static bool run(MlirOperation func, void *state) {
      * subtract its column sums per block (made at compile time for a
      * constant panel; at run time only for one block of all rows) instead
      * of summing B in each register tile. */
-    long long block = kernels[i].blockRows;
-    for (int m = 1; m < n; ++m)
-      if (kernels[members[m]].blockRows != block)
-        block = 0;
+    long long block = -1; /* the signed kernels' common block (u8 ones need no sums) */
+    for (int m = 0; m < n; ++m)
+      if (!kernels[members[m]].aUnsigned)
+        block = block < 0 || block == kernels[members[m]].blockRows ? kernels[members[m]].blockRows : 0;
+    block = block < 0 ? 0 : block;
     MlirType pt = mlirValueGetType(kernels[i].panel);
     long long rows = mlirShapedTypeGetDimSize(pt, mlirShapedTypeGetRank(pt) - 2);
     MlirValue p4, sums = {NULL};
