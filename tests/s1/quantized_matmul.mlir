@@ -126,6 +126,41 @@ func.func @asymmetric_u8(%aq: tensor<4x16xi8>, %wq: tensor<16x8xi8>) -> tensor<4
   return %c : tensor<4x8xf32>
 }
 
+// A constant B: its column sums are a constant (1+3+5+7, -2+4-6+8).
+// CHECK-LABEL: func.func @asymmetric_constant_b
+// CHECK: %[[CS:.*]] = arith.constant dense<[16, 4]> : tensor<2xi32>
+// CHECK-NOT: "reduction", "parallel"
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[CS]] : tensor<3x2xi32>, tensor<2xi32>)
+func.func @asymmetric_constant_b(%aq: tensor<3x4xi8>) -> tensor<3x2xf32> {
+  %wq = arith.constant dense<[[1, -2], [3, 4], [5, -6], [7, 8]]> : tensor<4x2xi8>
+  %sa = arith.constant 0.05 : f32
+  %sw = arith.constant 0.02 : f32
+  %zp = arith.constant 128 : i64
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<3x4xf32>
+  %a = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%aq : tensor<3x4xi8>) outs(%e0 : tensor<3x4xf32>) {
+  ^bb0(%x: i8, %o: f32):
+    %xe = arith.extui %x : i8 to i64
+    %d = arith.subi %xe, %zp : i64
+    %f = arith.sitofp %d : i64 to f32
+    %r = arith.mulf %f, %sa : f32
+    linalg.yield %r : f32
+  } -> tensor<3x4xf32>
+  %e1 = tensor.empty() : tensor<4x2xf32>
+  %w = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%wq : tensor<4x2xi8>) outs(%e1 : tensor<4x2xf32>) {
+  ^bb0(%x: i8, %o: f32):
+    %f = arith.sitofp %x : i8 to f32
+    %r = arith.mulf %f, %sw : f32
+    linalg.yield %r : f32
+  } -> tensor<4x2xf32>
+  %e2 = tensor.empty() : tensor<3x2xf32>
+  %c0 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<3x2xf32>) -> tensor<3x2xf32>
+  %c = linalg.matmul ins(%a, %w : tensor<3x4xf32>, tensor<4x2xf32>) outs(%c0 : tensor<3x2xf32>) -> tensor<3x2xf32>
+  return %c : tensor<3x2xf32>
+}
+
 // Not taken: B with a zero point that is not zero; a scale that changes
 // along k (A's per column); a dequantized tensor with another use;
 // unsigned values converted directly (uitofp).

@@ -27,6 +27,7 @@
  * used only by this matmul), each scale a value from outside the generic
  * or an input read through a map of A's row (or B's column) alone. */
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mlir-c/AffineMap.h"
@@ -221,6 +222,29 @@ static MlirValue op2(MlirBlock b, const char *name, MlirValue x, MlirValue y, Ml
   return result(pbcAppendOp(b, name, 2, ops, t, loc));
 }
 
+/* The column sums (i32) of `q`, a K x N constant of dense i8 (not splat),
+ * as an arith.constant before `before`; null if q is no such constant. */
+static MlirValue constantColumnSums(MlirOperation before, MlirValue q) {
+  MlirOperation c = defOp(q);
+  MlirAttribute v = mlirOperationIsNull(c) || !pbcOpIsA(c, "arith.constant")
+                        ? mlirAttributeGetNull()
+                        : mlirOperationGetAttributeByName(c, pbcStr("value"));
+  if (mlirAttributeIsNull(v) || !mlirAttributeIsADenseElements(v) || mlirDenseElementsAttrIsSplat(v))
+    return (MlirValue){NULL};
+  MlirType t = mlirValueGetType(q);
+  int64_t k = mlirShapedTypeGetDimSize(t, 0), n = mlirShapedTypeGetDimSize(t, 1);
+  const int8_t *w = mlirDenseElementsAttrGetRawData(v);
+  int32_t *sums = calloc((size_t)n, sizeof(int32_t));
+  for (int64_t r = 0; r < k; ++r)
+    for (int64_t j = 0; j < n; ++j)
+      sums[j] += w[r * n + j];
+  MlirContext ctx = mlirOperationGetContext(before);
+  MlirType st = mlirRankedTensorTypeGet(1, &n, mlirIntegerTypeGet(ctx, 32), mlirAttributeGetNull());
+  MlirNamedAttribute value = pbcNamedAttr(ctx, "value", mlirDenseElementsAttrInt32Get(st, n, sums));
+  free(sums);
+  return result(pbcBuildOp(before, "arith.constant", 0, NULL, st, 1, &value));
+}
+
 static void rewrite(MlirOperation mm, const Dequant *a, const Dequant *b) {
   MlirContext ctx = mlirOperationGetContext(mm);
   MlirLocation loc = mlirOperationGetLocation(mm);
@@ -244,9 +268,12 @@ static void rewrite(MlirOperation mm, const Dequant *a, const Dequant *b) {
                          "[#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>, "
                          "#linalg.iterator_type<reduction>]",
                          pb);
-  /* A's zero point za: sum_k (a - za) b = ci - za * (the column sums of B). */
+  /* A's zero point za: sum_k (a - za) b = ci - za * (the column sums of B):
+   * a constant for a constant B, else a reduction. */
   MlirValue colSums = {NULL};
-  if (a->zero) {
+  if (a->zero)
+    colSums = constantColumnSums(mm, b->q);
+  if (a->zero && mlirValueIsNull(colSums)) {
     MlirType sumTypes[2] = {i8, i32};
     MlirBlock sb = mlirBlockCreate(2, sumTypes, locs);
     MlirValue s = op2(sb, "arith.addi", mlirBlockGetArgument(sb, 1),
