@@ -82,7 +82,6 @@ void pbcGpuEmitAttentionLanes(const PbcAttention *at, const PbcLaneLayout *L) {
   MlirOperation here = pv->root;
   MlirContext ctx = mlirOperationGetContext(here);
   MlirType f32 = mlirF32TypeGet(ctx), accType = mlirVectorTypeGet(1, (int64_t[]){L->cElems}, f32);
-  MlirType sElem = mlirShapedTypeGetElementType(mlirValueGetType(qk->c.memref));
   MlirType half = mlirShapedTypeGetElementType(mlirValueGetType(qk->a.memref));
   long long m = qk->m, n = qk->n, d = qk->k, dv = pv->n, nKB = (n + kPbcFrag - 1) / kPbcFrag;
   int fd = (int)(d / kPbcFrag), fo = (int)(dv / kPbcFrag);
@@ -146,22 +145,7 @@ void pbcGpuEmitAttentionLanes(const PbcAttention *at, const PbcLaneLayout *L) {
     MlirValue v = pbcGpuVectorExtract(y, s, 1, (int64_t[]){e}, f32);
     MlirValue key = pbcGpuArith(y, "addi", j0, pbcGpuAffine1(y, zero, L->cRowPerQuad, q,
                                                             (long long)L->cRowPerElem * e));
-    MlirValue keyIn = n % kPbcFrag ? pbcGpuLessThan(y, key, cst(y, n)) : (MlirValue){NULL};
-    if (!mlirTypeIsAF32(sElem)) /* scores the program keeps in f16 */
-      v = unary(y, "arith.truncf", v, sElem);
-    if (at->nScore) {
-      MlirValue idx[3];
-      int k = 0;
-      if (batched)
-        idx[k++] = b;
-      idx[k++] = rowIn;
-      idx[k++] = n % kPbcFrag ? arith(y, "minui", key, n - 1) : key;
-      for (int i = 0; i < at->nScore; ++i)
-        v = pbcGpuInlinePointwise(y, at->scoreNests[i], at->scoreIn[i], v, idx, false);
-    }
-    if (!mlirTypeIsAF32(sElem))
-      v = unary(y, "arith.extf", v, f32);
-    x[e] = mlirValueIsNull(keyIn) ? v : pbcGpuSelect(y, keyIn, v, negInf);
+    x[e] = pbcGpuAttentionScore(y, at, v, b, rowIn, 0, key, n % kPbcFrag ? n : 0);
     mx = e ? pbcGpuArith(y, "maxnumf", mx, x[e]) : x[e];
   }
 

@@ -24,6 +24,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "gpu_build.h"
 #include "matrix_units.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -234,4 +235,37 @@ void pbcGpuAttentionFinish(const PbcAttention *at) {
     mlirOperationDestroy(at->nests[i]);
   for (int i = 0; i < at->nBuffers; ++i)
     pbcEraseWithUsers(mlirOpResultGetOwner(at->buffers[i]));
+}
+
+static MlirValue clampBelow(MlirOperation before, MlirValue v, long long limit) {
+  if (!limit)
+    return v;
+  return pbcGpuArith(before, "minui", v, pbcGpuConstIndex(before, limit - 1));
+}
+
+MlirValue pbcGpuAttentionScore(MlirOperation before, const PbcAttention *at, MlirValue s,
+                               MlirValue b, MlirValue row, long long rowLimit, MlirValue col,
+                               long long colLimit) {
+  MlirType f32 = mlirF32TypeGet(mlirOperationGetContext(before));
+  MlirType sElem = mlirShapedTypeGetElementType(mlirValueGetType(at->qk.c.memref));
+  MlirValue colIn = colLimit ? pbcGpuLessThan(before, col, pbcGpuConstIndex(before, colLimit))
+                             : (MlirValue){NULL};
+  MlirValue v = s;
+  if (!mlirTypeIsAF32(sElem)) /* scores the program keeps in f16 */
+    v = pbcGpuOp(before, "arith.truncf", 1, &v, sElem, 0, NULL);
+  if (at->nScore) {
+    MlirValue idx[3];
+    int k = 0;
+    if (!mlirValueIsNull(b))
+      idx[k++] = b;
+    idx[k++] = clampBelow(before, row, rowLimit);
+    idx[k++] = clampBelow(before, col, colLimit);
+    for (int i = 0; i < at->nScore; ++i)
+      v = pbcGpuInlinePointwise(before, at->scoreNests[i], at->scoreIn[i], v, idx, false);
+  }
+  if (!mlirTypeIsAF32(sElem))
+    v = pbcGpuOp(before, "arith.extf", 1, &v, f32, 0, NULL);
+  return mlirValueIsNull(colIn)
+             ? v
+             : pbcGpuSelect(before, colIn, v, pbcGpuConstF32(before, "0xFF800000 : f32"));
 }

@@ -245,6 +245,14 @@ bool pbcGpuMatchAttention(MlirOperation qkRoot, PbcAttention *at);
 /* Erases the chain a fused kernel replaced: the P V gemm and what it
  * absorbed, the other nests, the intermediate buffers. */
 void pbcGpuAttentionFinish(const PbcAttention *at);
+/* One score as the chain's score nests leave it, in f32, before `before`:
+ * the product s (f32) narrowed to S's type where the program keeps scores
+ * narrow, through the score nests at ([b,] row, col) (each clamped below
+ * its limit unless that is 0: rows and keys past the ends read the last
+ * one), and -inf for a key at or past colLimit. */
+MlirValue pbcGpuAttentionScore(MlirOperation before, const PbcAttention *at, MlirValue s,
+                               MlirValue b, MlirValue row, long long rowLimit, MlirValue col,
+                               long long colLimit);
 /* The chain as one mma.sync kernel (mma_attention.c) for a chip of `sms`
  * SMs; erases the chain. */
 void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms);

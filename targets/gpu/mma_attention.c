@@ -149,7 +149,6 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
   MlirOperation here = pv->root;
   MlirContext ctx = mlirOperationGetContext(here);
   MlirType f32 = mlirF32TypeGet(ctx), accType = mlirVectorTypeGet(2, (int64_t[]){2, 2}, f32);
-  MlirType sElem = mlirShapedTypeGetElementType(mlirValueGetType(qk->c.memref));
   /* Q, K, V and P: f16 or bf16 alike. */
   MlirType half = mlirShapedTypeGetElementType(mlirValueGetType(qk->a.memref));
   Plan plan = planFor(at, sms);
@@ -270,22 +269,8 @@ void pbcGpuEmitAttentionMmaSync(const PbcAttention *at, long long sms) {
         MlirValue v = pbcGpuVectorExtract(y, s[q / 2][ni], 2, (int64_t[]){q % 2, c}, f32);
         MlirValue row = arith(y, "addi", rowBase, 8 * q);
         MlirValue col = arith(y, "addi", colBase, 8 * ni + c);
-        MlirValue colIn = n % keys ? pbcGpuLessThan(y, col, cst(y, n)) : (MlirValue){NULL};
-        if (!mlirTypeIsAF32(sElem)) /* scores the program keeps in f16 */
-          v = unary(y, "arith.truncf", v, sElem);
-        if (at->nScore) {
-          MlirValue idx[3];
-          int k = 0;
-          if (batched)
-            idx[k++] = A.b;
-          idx[k++] = m % rows ? arith(y, "minui", row, m - 1) : row;
-          idx[k++] = n % keys ? arith(y, "minui", col, n - 1) : col;
-          for (int i = 0; i < at->nScore; ++i)
-            v = pbcGpuInlinePointwise(y, at->scoreNests[i], at->scoreIn[i], v, idx, false);
-        }
-        if (!mlirTypeIsAF32(sElem))
-          v = unary(y, "arith.extf", v, f32);
-        x[q][ni][c] = mlirValueIsNull(colIn) ? v : pbcGpuSelect(y, colIn, v, negInf);
+        x[q][ni][c] = pbcGpuAttentionScore(y, at, v, A.b, row, m % rows ? m : 0, col,
+                                           n % keys ? n : 0);
       }
 
   /* The online softmax of each of the lane's rows. */
