@@ -18,10 +18,12 @@ static char runtimePath[4096];
 static const char *const kRuntime[] = {runtimePath, "/usr/lib/llvm-22/lib/libomp.so", NULL};
 
 /* i8 register tiles on the chip's dot-product instruction, once the
- * tiles are vectorized and before the nests are parallelized. */
+ * tiles are vectorized and before the nests are parallelized (the LLVM
+ * target too, which must have that instruction). */
 static const char *extensionPoint(const char *name) {
   if (strcmp(name, "s3-before-parallelize") == 0)
-    return "[vectorization] pbc-dot-i8{int8-dot=${int8-dot}}\n";
+    return "[vectorization] pbc-dot-i8{int8-dot=${int8-dot} llvm-cpu=${llvm-cpu} "
+           "llvm-features=${llvm-features}}\n";
   return NULL;
 }
 

@@ -13,11 +13,15 @@
 // RUN: not pbc-opt %s -p 'pbc-dot-i8{int8-dot=amx}' 2>&1 | FileCheck %s --check-prefix=BAD
 // The whole pipeline, on a chip that says it has VNNI: the i8 GEMM's
 // micro-kernel has no vpmulld left.
-// RUN: pbc --emit=s3 --chip=x86-64-v4 --chip-set=int8-dot=avx512-vnni %S/inputs/matmul_i8.mlir | FileCheck %s --check-prefix=PIPE
+// RUN: pbc --emit=s3 --chip=x86-64-v4 --chip-set=int8-dot=avx512-vnni --chip-set=llvm-features=+avx512vnni %S/inputs/matmul_i8.mlir | FileCheck %s --check-prefix=PIPE
+// A chip that claims VNNI while its LLVM target lacks it is an error (LLVM
+// would stop on the instruction), located at the pipeline entry.
+// RUN: not pbc --emit=lib -o %t.so --chip=x86-64-v4 --chip-set=int8-dot=avx512-vnni %S/inputs/matmul_i8.mlir 2>&1 | FileCheck %s --check-prefix=NOVNNI
 // RUN: pbc --emit=s3 --chip=x86-64-v4 %S/inputs/matmul_i8.mlir | FileCheck %s --check-prefix=PIPENONE
 
 // NONE-NOT: vpdpbusd
 // BAD: int8-dot: 'avx512-vnni' or 'none', not 'amx'
+// NOVNNI: s3-before-parallelize:1: error: pass 'pbc-dot-i8': int8-dot=avx512-vnni needs +avx512vnni in llvm-features for llvm-cpu=x86-64-v4
 
 // PIPE-LABEL: func.func @matmul_i8
 // PIPE: memref.alloc() {alignment = 64 : i64} : memref<64x768xi8>

@@ -797,15 +797,35 @@ const PbcCPassSpec pbcDotI8Pass = {
     "i8 x i8 -> i32 register tiles -> the chip's dot-product instruction (AVX-512 VNNI)", run,
     sizeof(State), createPass};
 
+/* Whether code for `cpu` with `features` (the chip's llvm-cpu and
+ * llvm-features, as codegen reads them) may hold vpdpbusd: a generic
+ * x86-64 level (x86-64-v4 has no VNNI) needs +avx512vnni in the features;
+ * a named CPU or the host's (native) decides for itself. */
+static bool mayUseVnni(const char *cpu, const char *features) {
+  bool generic = strncmp(cpu, "x86-64", 6) == 0;
+  return !generic || strcmp(features, "native") == 0 || strstr(features, "+avx512vnni");
+}
+
 static MlirPass createPass(const char *options, char *err, size_t errLen) {
-  static const char *const known[] = {"int8-dot", NULL};
+  static const char *const known[] = {"int8-dot", "llvm-cpu", "llvm-features", NULL};
   if (!pbcPassOptionsCheck(options, known, err, errLen))
     return (MlirPass){NULL};
-  char how[32] = "none";
+  char how[32] = "none", cpu[128] = "native", features[1024] = "native";
   pbcPassOptionGet(options, "int8-dot", how, sizeof(how));
+  pbcPassOptionGet(options, "llvm-cpu", cpu, sizeof(cpu));
+  pbcPassOptionGet(options, "llvm-features", features, sizeof(features));
   State st = {.vnni = strcmp(how, "avx512-vnni") == 0};
   if (!st.vnni && strcmp(how, "none") != 0) {
     snprintf(err, errLen, "int8-dot: 'avx512-vnni' or 'none', not '%s'", how);
+    return (MlirPass){NULL};
+  }
+  /* A chip that claims the instruction its code generator would not emit
+   * (LLVM stops on it) is an error here, not a crash there. */
+  if (st.vnni && !mayUseVnni(cpu, features)) {
+    snprintf(err, errLen,
+             "int8-dot=avx512-vnni needs +avx512vnni in llvm-features for llvm-cpu=%s "
+             "(llvm-features='%s')",
+             cpu, features);
     return (MlirPass){NULL};
   }
   return pbcCPassCreate(&pbcDotI8Pass, &st);
