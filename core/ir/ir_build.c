@@ -247,6 +247,37 @@ MlirOperation pbcBuildDealloc(MlirOperation before, MlirValue buffer, MlirLocati
   return insert(before, &st);
 }
 
+MlirStringRef pbcBuildGlobal(MlirOperation module, MlirSymbolTable symbols, const char *name,
+                             MlirType type, MlirAttribute init, bool constant) {
+  MlirContext ctx = mlirOperationGetContext(module);
+  MlirNamedAttribute attrs[] = {
+      pbcNamedAttr(ctx, "sym_name", mlirStringAttrGet(ctx, pbcStr(name))),
+      pbcNamedAttr(ctx, "sym_visibility", mlirStringAttrGet(ctx, pbcStr("private"))),
+      pbcNamedAttr(ctx, "type", mlirTypeAttrGet(type)),
+      pbcNamedAttr(ctx, "initial_value", mlirAttributeIsNull(init) ? mlirUnitAttrGet(ctx) : init),
+      pbcNamedAttr(ctx, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 64)),
+      pbcNamedAttr(ctx, "constant", mlirUnitAttrGet(ctx)),
+  };
+  MlirOperationState st = mlirOperationStateGet(pbcStr("memref.global"), mlirOperationGetLocation(module));
+  mlirOperationStateAddAttributes(&st, constant ? 6 : 5, attrs);
+  MlirOperation global = mlirOperationCreate(&st);
+  MlirStringRef given = mlirStringAttrGetValue(mlirSymbolTableInsert(symbols, global));
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0));
+  mlirOperationMoveBefore(global, mlirBlockGetFirstOperation(body));
+  return given;
+}
+
+MlirValue pbcBuildGetGlobal(MlirOperation within, MlirStringRef name, MlirType type) {
+  MlirContext ctx = mlirOperationGetContext(within);
+  MlirOperation func = within;
+  while (!pbcOpIsA(func, "func.func"))
+    func = mlirOperationGetParentOperation(func);
+  MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
+  MlirNamedAttribute sym = pbcNamedAttr(ctx, "name", mlirFlatSymbolRefAttrGet(ctx, name));
+  return mlirOperationGetResult(
+      pbcBuildOp(mlirBlockGetFirstOperation(entry), "memref.get_global", 0, NULL, type, 1, &sym), 0);
+}
+
 MlirOperation pbcBuildAffineNest(MlirOperation before, const int64_t *shape, int rank,
                                  MlirLocation loc, MlirValue *ivs, MlirOperation *innermostEnd) {
   MlirOperation outer = {NULL};

@@ -55,6 +55,16 @@ void pbcAccessPermuteSubscripts(MlirOperation op, const int *perm);
  * inserted before `before`. */
 MlirOperation pbcBuildAlloc(MlirOperation before, MlirType type, MlirLocation loc);
 MlirOperation pbcBuildDealloc(MlirOperation before, MlirValue buffer, MlirLocation loc);
+/* A private memref.global of `type` under `name` (or, if taken, a name the
+ * symbol table makes from it), 64-byte aligned, first in `module` (where
+ * globals are read); holding `init` (null: uninitialized) and `constant`
+ * if asked. Returns the name given. */
+MlirStringRef pbcBuildGlobal(MlirOperation module, MlirSymbolTable symbols, const char *name,
+                             MlirType type, MlirAttribute init, bool constant);
+/* memref.get_global of `name`, first in the function that holds `within`
+ * (outside every nest: pbc-outline-nests passes it to a nest's function,
+ * so nests that differ only in which global they read share one). */
+MlirValue pbcBuildGetGlobal(MlirOperation within, MlirStringRef name, MlirType type);
 
 /* The attribute `a` named `name`. */
 MlirNamedAttribute pbcNamedAttr(MlirContext ctx, const char *name, MlirAttribute a);

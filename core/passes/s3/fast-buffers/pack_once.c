@@ -247,48 +247,6 @@ static MlirWalkResult findAllocs(MlirOperation op, void *data) {
   return MlirWalkResultAdvance;
 }
 
-/* `memref.global "private" @name : type` (uninitialized, or `init`),
- * 64-byte aligned, at the start of the module, under `name` or, if taken, a
- * name made from it; returns the name given. */
-static MlirStringRef makeGlobal(const Globals *g, const char *name, MlirType type,
-                                MlirAttribute init) {
-  MlirContext ctx = mlirOperationGetContext(g->module);
-  MlirNamedAttribute attrs[] = {
-      pbcNamedAttr(ctx, "sym_name", mlirStringAttrGet(ctx, pbcStr(name))),
-      pbcNamedAttr(ctx, "sym_visibility", mlirStringAttrGet(ctx, pbcStr("private"))),
-      pbcNamedAttr(ctx, "type", mlirTypeAttrGet(type)),
-      pbcNamedAttr(ctx, "initial_value", mlirAttributeIsNull(init) ? mlirUnitAttrGet(ctx) : init),
-      pbcNamedAttr(ctx, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 64)),
-  };
-  MlirOperationState st =
-      mlirOperationStateGet(pbcStr("memref.global"), mlirOperationGetLocation(g->module));
-  mlirOperationStateAddAttributes(&st, 5, attrs);
-  MlirOperation global = mlirOperationCreate(&st);
-  MlirStringRef given = mlirStringAttrGetValue(mlirSymbolTableInsert(g->symbols, global));
-  /* First in the module, where globals are read. */
-  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(g->module, 0));
-  mlirOperationMoveBefore(global, mlirBlockGetFirstOperation(body));
-  return given;
-}
-
-/* memref.get_global of `name`, first in the function that holds `within`:
- * outside every nest, so pbc-outline-nests passes the global to a nest's
- * function as an argument, and nests that differ only in whose tiles they
- * keep share one function, one LLVM compile and one kernel-cache entry
- * (BERT's 12 layers: 72 GEMM kernels, each referring to its own global,
- * were compiled on every compile of the model). */
-static MlirValue getGlobal(MlirOperation within, MlirStringRef name, MlirType type) {
-  MlirContext ctx = mlirOperationGetContext(within);
-  MlirOperation func = within;
-  while (!pbcOpIsA(func, "func.func"))
-    func = mlirOperationGetParentOperation(func);
-  MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0));
-  MlirNamedAttribute sym = pbcNamedAttr(ctx, "name", mlirFlatSymbolRefAttrGet(ctx, name));
-  return mlirOperationGetResult(pbcBuildOp(mlirBlockGetFirstOperation(entry), "memref.get_global", 0,
-                                           NULL, type, 1, &sym),
-                                0);
-}
-
 /* The argument's address as i64, before `before`. */
 static MlirValue addressOf(MlirOperation before, MlirValue memref) {
   MlirContext ctx = mlirOperationGetContext(before);
@@ -329,13 +287,14 @@ static void packOnce(Site *s, const Globals *g) {
   int64_t one = 1;
   MlirType srcType = mlirMemRefTypeGet(i64, 1, &one, mlirAttributeGetNull(), mlirAttributeGetNull());
   MlirType srcTensor = mlirRankedTensorTypeGet(1, &one, i64, mlirAttributeGetNull());
-  MlirStringRef name = makeGlobal(g, "pbc_packed", slots, mlirAttributeGetNull());
-  MlirStringRef srcName = makeGlobal(g, "pbc_packed_source", srcType,
-                                     mlirDenseElementsAttrInt64Get(srcTensor, 1, &(int64_t){0}));
+  MlirStringRef name = pbcBuildGlobal(g->module, g->symbols, "pbc_packed", slots, mlirAttributeGetNull(), false);
+  MlirStringRef srcName =
+      pbcBuildGlobal(g->module, g->symbols, "pbc_packed_source", srcType,
+                     mlirDenseElementsAttrInt64Get(srcTensor, 1, &(int64_t){0}), false);
 
   /* The slot: the loops' normalized ivs, then the buffer. */
   MlirOperation at = s->alloc;
-  MlirValue all = getGlobal(at, name, slots), slot = all;
+  MlirValue all = pbcBuildGetGlobal(at, name, slots), slot = all;
   if (m > 0) {
     MlirValue idx[kMaxDims];
     for (int i = 0; i < m; ++i) {
@@ -371,7 +330,7 @@ static void packOnce(Site *s, const Globals *g) {
 
   /* The copy, only when the slots hold another tensor's tiles. */
   MlirValue zero = pbcBuildIndexConstant(s->copy, 0);
-  MlirValue source = getGlobal(s->copy, srcName, srcType);
+  MlirValue source = pbcBuildGetGlobal(s->copy, srcName, srcType);
   MlirValue loadOps[2] = {source, zero};
   MlirValue recorded =
       mlirOperationGetResult(pbcBuildOp(s->copy, "memref.load", 2, loadOps, i64, 0, NULL), 0);
@@ -386,7 +345,7 @@ static void packOnce(Site *s, const Globals *g) {
 
   /* The address recorded after the nest: the slots hold its tiles. */
   MlirOperation after = mlirOperationGetNextInBlock(s->nest);
-  MlirValue storeOps[3] = {addressOf(after, s->source), getGlobal(after, srcName, srcType),
+  MlirValue storeOps[3] = {addressOf(after, s->source), pbcBuildGetGlobal(after, srcName, srcType),
                            pbcBuildIndexConstant(after, 0)};
   pbcBuildOp(after, "memref.store", 3, storeOps, (MlirType){NULL}, 0, NULL);
 

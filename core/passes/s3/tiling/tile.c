@@ -600,7 +600,7 @@ static void tileNest(MlirOperation root, const State *st) {
   MlirOperation iLoop = n.I >= 0 ? n.band[n.I] : (MlirOperation){NULL};
   MlirOperation jLoop = n.band[n.J];
   if (n.gemm) {
-    int I = n.I, J = n.J, K = n.n - 1;
+    int I = n.I, J = n.J;
     long long eb = n.elemBytes;
     /* KC: the B micro-panel (KC x NR) fills up to a quarter of L2, MC the
      * rest of L2 with the A block (MC x KC). Each KC step reads and writes

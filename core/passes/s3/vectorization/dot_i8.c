@@ -530,7 +530,6 @@ static void rewriteKernel(Kernel *K, MlirValue p4, MlirValue sums, long long blo
   MlirOperation yield = mlirBlockGetTerminator(body);
   MlirOperation oldOps[2 * kMaxProducts + 5 * kMaxLoads];
   int nOld = 0;
-  (void)old;
   for (MlirOperation op = mlirBlockGetFirstOperation(body); op.ptr != yield.ptr;
        op = mlirOperationGetNextInBlock(op))
     oldOps[nOld++] = op;
@@ -620,36 +619,20 @@ static void relayout(MlirOperation x, MlirValue panel, bool whole, MlirValue *p4
     pbcBuildDealloc(next, *sums, loc);
 }
 
-/* A constant global named from `base` (renamed on a clash) holding `data`
- * as `type`, first in the module; its memref.get_global first in `func`
- * (outside every nest, as pbc-pack-once's). */
+/* A constant global named from `base` holding `data` as `type`; its
+ * memref.get_global first in `func`. */
 static MlirValue constantGlobal(MlirOperation func, MlirSymbolTable table, const char *base,
                                 MlirType type, const void *data, size_t bytes) {
-  MlirContext ctx = mlirOperationGetContext(func);
   intptr_t rank = mlirShapedTypeGetRank(type);
   int64_t shape[PBC_MAX_RANK];
   for (intptr_t d = 0; d < rank; ++d)
     shape[d] = mlirShapedTypeGetDimSize(type, d);
   MlirType tensor = mlirRankedTensorTypeGet(rank, shape, mlirShapedTypeGetElementType(type),
                                             mlirAttributeGetNull());
-  MlirNamedAttribute attrs[] = {
-      pbcNamedAttr(ctx, "sym_name", mlirStringAttrGet(ctx, pbcStr(base))),
-      pbcNamedAttr(ctx, "sym_visibility", mlirStringAttrGet(ctx, pbcStr("private"))),
-      pbcNamedAttr(ctx, "type", mlirTypeAttrGet(type)),
-      pbcNamedAttr(ctx, "initial_value", mlirDenseElementsAttrRawBufferGet(tensor, bytes, data)),
-      pbcNamedAttr(ctx, "constant", mlirUnitAttrGet(ctx)),
-      pbcNamedAttr(ctx, "alignment", mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), 64)),
-  };
-  MlirOperation module = mlirOperationGetParentOperation(func);
-  MlirOperationState st = mlirOperationStateGet(pbcStr("memref.global"), mlirOperationGetLocation(func));
-  mlirOperationStateAddAttributes(&st, sizeof(attrs) / sizeof(attrs[0]), attrs);
-  MlirOperation global = mlirOperationCreate(&st);
-  MlirAttribute name = mlirSymbolTableInsert(table, global);
-  mlirOperationMoveBefore(global, mlirBlockGetFirstOperation(mlirRegionGetFirstBlock(mlirOperationGetRegion(module, 0))));
-  MlirNamedAttribute ref =
-      pbcNamedAttr(ctx, "name", mlirFlatSymbolRefAttrGet(ctx, mlirStringAttrGetValue(name)));
-  MlirOperation first = mlirBlockGetFirstOperation(mlirRegionGetFirstBlock(mlirOperationGetRegion(func, 0)));
-  return result(pbcBuildOp(first, "memref.get_global", 0, NULL, type, 1, &ref));
+  MlirStringRef name =
+      pbcBuildGlobal(mlirOperationGetParentOperation(func), table, base, type,
+                     mlirDenseElementsAttrRawBufferGet(tensor, bytes, data), true);
+  return pbcBuildGetGlobal(func, name, type);
 }
 
 /* A panel that is a constant global (B itself, a model's weight) is laid
