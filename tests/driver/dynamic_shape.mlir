@@ -1,6 +1,41 @@
-// Dynamic shapes are rejected at the function, with the reason.
-// RUN: not pbc --emit=s1 %s 2>&1 | FileCheck %s
-// CHECK: dynamic_shape.mlir:[[# @LINE + 1]]:1: error: argument 0 of @f: dynamic shapes are not supported
-func.func @f(%a: tensor<?xf32>) -> tensor<?xf32> {
-  return %a : tensor<?xf32>
+// A program with dynamic sizes: without given sizes a located error naming
+// the argument; with --shape or --dim compiled for those sizes, the results
+// taking the sizes the program computes; given sizes that contradict a
+// static one are an error; --run draws one size for every open dimension.
+// RUN: not pbc --emit=s1 %s 2>&1 | FileCheck %s --check-prefix=NOSIZES
+// NOSIZES: dynamic_shape.mlir:[[# @LINE + 12]]:1: error: argument 0 of @rows has dynamic sizes (tensor<?x3xf32>): pbc compiles static shapes; give them (pbc --shape=0=D0x..., --dim=N
+// RUN: pbc --emit=s1 --shape=0=7x3 --dim=5 %s | FileCheck %s --check-prefix=SHAPE
+// SHAPE: func.func @rows(%arg0: memref<7x3xf32>, %arg1: memref<7xf32>)
+// SHAPE: func.func @pair(%arg0: memref<7x3xf32>, %arg1: memref<3x5xf32>, %arg2: memref<7x5xf32>)
+// RUN: pbc --emit=s1 --dim=2 '--shape=pair:1=3x9;rows:0=4x3' %s | FileCheck %s --check-prefix=MIXED
+// MIXED: func.func @rows(%arg0: memref<4x3xf32>, %arg1: memref<4xf32>)
+// MIXED: func.func @pair(%arg0: memref<2x3xf32>, %arg1: memref<3x9xf32>, %arg2: memref<2x9xf32>)
+// RUN: not pbc --emit=s1 --shape=0=7x4 %s 2>&1 | FileCheck %s --check-prefix=CONTRA
+// CONTRA: error: argument 0 of @rows is tensor<?x3xf32>: --shape gives dimension 1 the size 4
+// RUN: pbc --run=1 --check --seed=3 %s 2>&1 | FileCheck %s --check-prefix=DRAWN
+// DRAWN: pbc: dynamic sizes drawn as {{[0-9]+}} (seed 3; --dim or --shape fixes them)
+// DRAWN-COUNT-2: check PASS
+func.func @rows(%x: tensor<?x3xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %b = tensor.dim %x, %c0 : tensor<?x3xf32>
+  %z = tensor.empty(%b) : tensor<?xf32>
+  %zero = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%zero : f32) outs(%z : tensor<?xf32>) -> tensor<?xf32>
+  %s = linalg.reduce ins(%x : tensor<?x3xf32>) outs(%f : tensor<?xf32>) dimensions = [1]
+    (%a: f32, %acc: f32) {
+      %t = arith.addf %a, %acc : f32
+      linalg.yield %t : f32
+    }
+  return %s : tensor<?xf32>
+}
+func.func @pair(%x: tensor<?x3xf32>, %w: tensor<3x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %x, %c0 : tensor<?x3xf32>
+  %n = tensor.dim %w, %c1 : tensor<3x?xf32>
+  %z = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%zero : f32) outs(%z : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<?x3xf32>, tensor<3x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
 }

@@ -240,6 +240,66 @@ int main(int argc, char **argv) {
         "dynamic shape not reported: %s", err ? err : "");
   pbcMessageDestroy(err);
   err = NULL;
+  /* The same program for given sizes: a batch x 3 input, rows summed into
+   * a batch-sized result; two sizes, two programs, each computing its own
+   * (not the other's) shape, and each refusing the other's tensors. */
+  const char *rowSums =
+      "func.func @f(%x: tensor<?x3xf32>) -> tensor<?xf32> {\n"
+      "  %c0 = arith.constant 0 : index\n"
+      "  %b = tensor.dim %x, %c0 : tensor<?x3xf32>\n"
+      "  %z = tensor.empty(%b) : tensor<?xf32>\n"
+      "  %zero = arith.constant 0.0 : f32\n"
+      "  %f = linalg.fill ins(%zero : f32) outs(%z : tensor<?xf32>) -> tensor<?xf32>\n"
+      "  %s = linalg.reduce ins(%x : tensor<?x3xf32>) outs(%f : tensor<?xf32>) dimensions = [1]\n"
+      "    (%a: f32, %acc: f32) {\n"
+      "      %t = arith.addf %a, %acc : f32\n"
+      "      linalg.yield %t : f32\n"
+      "    }\n"
+      "  return %s : tensor<?xf32>\n}\n";
+  const int64_t batches[2] = {5, 2};
+  PbcProgram *sized[2] = {NULL, NULL};
+  for (int i = 0; i < 2; ++i) {
+    char shapes[32];
+    snprintf(shapes, sizeof(shapes), "0=%lldx3", (long long)batches[i]);
+    sized[i] = pbcProgramCompileShaped(rowSums, "rows.mlir", &o, shapes, &err);
+    CHECK(sized[i], "shaped compile %s: %s", shapes, err ? err : "");
+    pbcMessageDestroy(err);
+    err = NULL;
+  }
+  for (int i = 0; i < 2 && sized[0] && sized[1]; ++i) {
+    PbcArgInfo in, out;
+    CHECK(pbcProgramEntryArg(sized[i], 0, 0, &in) && in.rank == 2 && in.shape[0] == batches[i] &&
+              in.shape[1] == 3 && pbcProgramEntryArg(sized[i], 0, 1, &out) && out.rank == 1 &&
+              out.shape[0] == batches[i],
+          "shaped signature %d", i);
+    float xs[15], sums[5] = {0}, sentinel = 12345.f;
+    for (int k = 0; k < 15; ++k)
+      xs[k] = (float)((rand() % 200) - 100) / 7.f + 0.5f;
+    for (int k = 0; k < 5; ++k)
+      sums[k] = sentinel;
+    int64_t sx[2] = {batches[i], 3}, ss[1] = {batches[i]};
+    PbcTensor args[2] = {{"f32", 2, sx, NULL, xs}, {"f32", 1, ss, NULL, sums}};
+    CHECK(pbcProgramCall(sized[i], 0, args, 2, &err), "shaped call %d: %s", i, err ? err : "");
+    pbcMessageDestroy(err);
+    err = NULL;
+    for (int r = 0; r < 5; ++r) {
+      float want = r < batches[i] ? xs[3 * r] + xs[3 * r + 1] + xs[3 * r + 2] : sentinel;
+      CHECK(fabsf(sums[r] - want) <= 1e-4f * (1 + fabsf(want)), "shaped %d row %d: %g, want %g",
+            i, r, sums[r], want);
+    }
+    int64_t other[2] = {batches[1 - i], 3}, otherOut[1] = {batches[1 - i]};
+    PbcTensor wrong[2] = {{"f32", 2, other, NULL, xs}, {"f32", 1, otherOut, NULL, sums}};
+    CHECK(!pbcProgramCall(sized[i], 0, wrong, 2, &err) && err, "shaped %d took the other size", i);
+    pbcMessageDestroy(err);
+    err = NULL;
+  }
+  pbcProgramDestroy(sized[0]);
+  pbcProgramDestroy(sized[1]);
+  q = pbcProgramCompileShaped(rowSums, "rows.mlir", &o, "0=5x4", &err);
+  CHECK(!q && err && strstr(err, "rows.mlir:1") && strstr(err, "dimension 1 the size 4"),
+        "contradicting shape not reported: %s", err ? err : "");
+  pbcMessageDestroy(err);
+  err = NULL;
   PbcCompileOptions bad_target = o;
   bad_target.target = "no-such-target";
   q = pbcProgramCompile(kProgram, "t.mlir", &bad_target, &err);

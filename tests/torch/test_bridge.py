@@ -565,6 +565,77 @@ def test_direct_calls():
             assert g.grad_fn is None, "case %d: a result with history" % i
 
 
+def test_sizes_that_change():
+    """Every entry point of the bridge at several sizes: the right result
+    for the size it is called with, never a plan for another. The
+    torch.compile backend under automatic dynamic shapes (a SymInt batch
+    after the second size), dynamic=True and mark_dynamic; pbc.jit; a plan
+    called with another shape refuses; pbc.export of a dynamic Dim refuses
+    without sizes and compiles for the ones given."""
+    m = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval()
+    sizes = [2, 3, 5, 7, 1, 5, 2]
+    if pbc.HAS_TORCH_COMPILE:
+        import torch._dynamo as dynamo
+        for how in ("automatic", "dynamic=True", "mark_dynamic"):
+            dynamo.reset()
+            fast = torch.compile(m, backend="pbc", dynamic=True) if how == "dynamic=True" \
+                else torch.compile(m, backend="pbc")
+            for b in sizes:
+                x = torch.randn(b, 8)
+                if how == "mark_dynamic":
+                    dynamo.mark_dynamic(x, 0)
+                with torch.no_grad():
+                    close(fast(x), m(x), "torch.compile (%s) at batch %d" % (how, b))
+        # A second dimension that changes (sequence length) and an op that
+        # reads the SymInt (a view by the batch size).
+        def g(x):
+            return torch.softmax(x.view(x.shape[0], -1) * 2.0, dim=-1)
+        dynamo.reset()
+        fast = torch.compile(g, backend="pbc")
+        for b, t in [(2, 3), (3, 5), (4, 6), (1, 9), (3, 5)]:
+            x = torch.randn(b, t, 4)
+            close(fast(x), g(x), "torch.compile, view by the batch at %dx%d" % (b, t))
+    f = pbc.jit(m)
+    for b in sizes:
+        x = torch.randn(b, 8)
+        with torch.no_grad():
+            close(f(x), m(x), "pbc.jit at batch %d" % b)
+    plan = f.plan(torch.randn(3, 8))
+    try:
+        plan(torch.randn(5, 8))
+    except ValueError as e:
+        assert "compiled for" in str(e), e
+    else:
+        raise AssertionError("a plan for batch 3 ran at batch 5")
+    try:
+        import torch_mlir  # noqa: F401
+    except ImportError:
+        print("SKIP pbc.export with Dim: torch-mlir is not installed with PyTorch %s"
+              % torch.__version__)
+        return
+    import ctypes
+    import tempfile
+    from pbc.libpbc import descriptor
+    batch = torch.export.Dim("batch", min=1, max=64)
+    ep = torch.export.export(m, (torch.randn(3, 8),), dynamic_shapes={"input": {0: batch}})
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            pbc.export(ep, os.path.join(tmp, "libdyn"))
+        except pbc.CompileError as e:
+            assert "dynamic sizes" in str(e) and "--shape" in str(e), e
+        else:
+            raise AssertionError("pbc.export compiled a dynamic batch for no size")
+        for b in (1, 6):
+            lib, header = pbc.export(ep, os.path.join(tmp, "libdyn%d" % b), shapes=[(b, 8)])
+            assert "[%d][4]" % b in open(header).read() or ("%d" % b) in open(header).read()
+            so = ctypes.CDLL(lib)
+            x, out = torch.randn(b, 8), torch.full((b, 4), float("nan"))
+            d_in, d_out = descriptor(x.data_ptr(), (b, 8)), descriptor(out.data_ptr(), (b, 4))
+            so._mlir_ciface_main(ctypes.byref(d_in), ctypes.byref(d_out))
+            with torch.no_grad():
+                close(out, m(x), "pbc.export for batch %d" % b)
+
+
 if __name__ == "__main__":
     seed()
     for name, fn in list(globals().items()):

@@ -231,7 +231,7 @@ static void describeHost(void) {
 }
 
 /* The key: everything the library depends on. */
-static uint64_t programKey(const char *text, const PbcLoadedPlugin *plugin,
+static uint64_t programKey(const char *text, const char *shapes, const PbcLoadedPlugin *plugin,
                            const PbcChip *chip, const char *disable, int opt) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, describeHost);
@@ -239,6 +239,7 @@ static uint64_t programKey(const char *text, const PbcLoadedPlugin *plugin,
   pbcChipPrint(chip, &chipText);
   uint64_t key = pbcHashString(1469598103934665603ull, pbcVersion());
   key = pbcHashString(key, text);
+  key = pbcHashString(key, shapes);
   key = pbcHashString(key, plugin->table->name);
   key = pbcHashString(key, chipText.data);
   key = pbcHashString(key, hostText);
@@ -290,6 +291,7 @@ static void releaseKey(uint64_t key) {
 
 typedef struct Request {
   const char *text, *name;
+  const char *shapes; /* NULL: none */
   PbcCompileOptions o;
   const PbcLoadedPlugin *plugin;
   PbcChip chip;
@@ -331,6 +333,8 @@ static bool runDriver(const Request *r, const char *libPath, const char *sigsPat
   if (r->o.pluginDir)
     ARG("--plugin-dir=%s", r->o.pluginDir);
   ARG("--input-name=%s", r->name);
+  if (r->shapes)
+    ARG("--shape=%s", r->shapes);
   /* Kernels go with the caller's cache (none without one), unless the
    * environment names their folder (the driver reads it). */
   if (!getenv("PBC_KERNEL_CACHE_DIR"))
@@ -447,6 +451,12 @@ static PbcProgram *loadOrBuild(const Request *r, PbcCacheEntry *e, bool cached, 
 
 PbcProgram *pbcProgramCompile(const char *text, const char *name,
                               const PbcCompileOptions *options, char **error) {
+  return pbcProgramCompileShaped(text, name, options, NULL, error);
+}
+
+PbcProgram *pbcProgramCompileShaped(const char *text, const char *name,
+                                    const PbcCompileOptions *options, const char *shapes,
+                                    char **error) {
   if (error)
     *error = NULL;
   if (!text) {
@@ -460,7 +470,12 @@ PbcProgram *pbcProgramCompile(const char *text, const char *name,
                                         "(set PBC_DRIVER to its path)"));
     return NULL;
   }
-  Request r = {.text = text, .name = name ? name : "<program>"};
+  if (shapes && strlen(shapes) > 4000) {
+    pbcLibSetError(error, pbcLibMessage("libpbc: shapes of more than 4000 characters"));
+    return NULL;
+  }
+  Request r = {.text = text, .name = name ? name : "<program>",
+               .shapes = shapes && *shapes ? shapes : NULL};
   r.hasState = strstr(text, "pbc.invariant") != NULL;
   r.o = options ? *options : (PbcCompileOptions){.optLevel = -1};
   r.opt = r.o.optLevel < 0 || r.o.optLevel > 3 ? 3 : r.o.optLevel;
@@ -481,7 +496,7 @@ PbcProgram *pbcProgramCompile(const char *text, const char *name,
     return NULL;
   }
   free(selectDiag);
-  r.key = programKey(text, r.plugin, &r.chip, r.o.disable, r.opt);
+  r.key = programKey(text, r.shapes, r.plugin, &r.chip, r.o.disable, r.opt);
 
   char dir[4096], why[4400];
   if (!pbcCacheFolder(r.o.cacheDir, dir, sizeof(dir), why, sizeof(why))) {

@@ -21,6 +21,7 @@
 #include "pbc/runner.h"
 #include "pbc/session.h"
 #include "pbc/shared_library.h"
+#include "pbc/specialize_shapes.h"
 #include "pbc/target_select.h"
 
 static const char kUsage[] =
@@ -71,6 +72,17 @@ static const char kUsage[] =
     "  --signatures=FILE    with --emit=lib: also write the entry signatures as\n"
     "                       text (what libpbc reads)\n"
     "  --input-name=NAME    name the input NAME in diagnostics\n"
+    "dynamic shapes (entry arguments of type tensor<?x...>):\n"
+    "  --shape=[ENTRY:]ARG=D0xD1x...  compile for these sizes of input ARG (from 0)\n"
+    "                       of ENTRY (default: of every entry); repeatable, or\n"
+    "                       several separated by ';'\n"
+    "  --dim=N              every dynamic size no --shape fixes is N\n"
+    "                       pbc compiles static shapes: a program with dynamic\n"
+    "                       sizes is compiled for the sizes given (results take\n"
+    "                       the sizes the program computes; the header and\n"
+    "                       --signatures show them), and is an error without\n"
+    "                       them; --run draws one size for every open dimension\n"
+    "                       (printed, from --seed)\n"
     "execution (JIT, on this machine):\n"
     "  --run[=N]            run each entry point on fresh random non-zero inputs;\n"
     "                       report the median time of N runs (default 10)\n"
@@ -115,6 +127,7 @@ typedef struct Options {
   bool check, printIr, timing, isolate, listTargets, targetInfo, verifyEach;
   bool cacheStats;
   const char *kernelCacheDir; /* NULL: the environment's */
+  PbcShapeSpec *shapes;       /* --shape, --dim */
   uint64_t seed;
   bool seedGiven;
 } Options;
@@ -229,6 +242,18 @@ static int parseArgs(int argc, char **argv, Options *o) {
       o->reproDir = a + 17;
     } else if (startsWith(a, "--signatures=")) {
       o->signatures = a + 13;
+    } else if (startsWith(a, "--shape=")) {
+      char why[256];
+      if (!pbcShapeSpecParse(o->shapes, a + 8, why, sizeof(why))) {
+        fprintf(stderr, "pbc: error: --shape: %s\n(see pbc --help)\n", why);
+        return PBC_EXIT_USAGE;
+      }
+    } else if (startsWith(a, "--dim=")) {
+      char *end;
+      long long n = strtoll(a + 6, &end, 10);
+      if (*end || n < 1 || n > ((long long)1 << 40))
+        return usageError("bad --dim size '%s' (expected 1 or more)", a + 6);
+      o->shapes->dim = n;
     } else if (startsWith(a, "--input-name=")) {
       o->inputName = a + 13;
     } else if (a[0] == '-' && a[1]) {
@@ -299,7 +324,17 @@ static PbcSession *compileModule(Job *j, bool reference, int lastStage, MlirModu
   const char *fname = strcmp(o->input, "-") == 0 ? "<stdin>" : o->input;
   MlirModule m = o->inputName ? pbcSessionParseText(s, pbcStrBufGet(&j->input), o->inputName)
                               : pbcSessionParse(s, pbcStrBufGet(&j->input), fname);
-  if (mlirModuleIsNull(m) || !pbcSessionCheckInput(s, m)) {
+  if (!mlirModuleIsNull(m) && o->runs && !reference && o->shapes->dim == 0 &&
+      o->shapes->numShapes == 0 &&
+      pbcModuleHasDynamicEntries(m)) {
+    /* One size for every open dimension (a batch shared by all inputs),
+     * drawn from the seed: small, odd and vector-edge sizes. */
+    static const int64_t kSizes[] = {1, 2, 3, 5, 7, 8, 13, 16, 17, 31, 33};
+    o->shapes->dim = kSizes[(o->seed * 0x9E3779B97F4A7C15ull >> 33) % 11];
+    fprintf(stderr, "pbc: dynamic sizes drawn as %lld (seed %llu; --dim or --shape fixes them)\n",
+            (long long)o->shapes->dim, (unsigned long long)o->seed);
+  }
+  if (mlirModuleIsNull(m) || !pbcSpecializeShapes(m, o->shapes) || !pbcSessionCheckInput(s, m)) {
     if (!mlirModuleIsNull(m))
       mlirModuleDestroy(m);
     pbcSessionDestroy(s);
@@ -554,6 +589,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--probe-plugins") == 0)
     pbcPluginProbeFiles((const char *const *)argv + 2, argc - 2, 1);
   Options o = {0};
+  o.shapes = calloc(1, sizeof(PbcShapeSpec)); /* large: heap */
   int rc = parseArgs(argc, argv, &o);
   if (rc)
     return rc;

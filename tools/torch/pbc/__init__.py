@@ -121,6 +121,15 @@ def jit(fn=None, *, target="cpu", chip=None, opt_level=3, disable=None, lowering
     return wrap(fn) if fn is not None else wrap
 
 
+def _symbolic(x):
+    """Whether a graph input Dynamo hands over has symbolic sizes (a SymInt,
+    or a tensor whose shape has one): automatic dynamic shapes after a
+    second size, mark_dynamic, or torch.compile(dynamic=True)."""
+    if isinstance(x, torch.SymInt):
+        return True
+    return isinstance(x, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in x.shape)
+
+
 def backend(gm, example_inputs, target="cpu"):
     """A torch.compile backend: compiles the graph Dynamo hands over (or
     leaves it to run eagerly, warned, if it cannot be traced again).
@@ -129,11 +138,19 @@ def backend(gm, example_inputs, target="cpu"):
     when it compiles; batch norms fold into convolutions), so only the
     other inputs are passed at run time; one written in place afterwards
     has the graph traced and compiled again (Plan.stale). Inference only,
-    as for pbc.jit."""
+    as for pbc.jit.
+
+    pbc compiles static shapes: a plan serves the input shapes (and Python
+    values) it was made for, and the backend keeps one plan per distinct
+    set, made when first called with it. A graph with symbolic sizes
+    (Dynamo's automatic dynamic shapes, mark_dynamic, dynamic=True) is
+    therefore compiled per size, said once as a warning; the kernels of
+    each compile come from the kernel cache where they repeat."""
     example_inputs = list(example_inputs)
     static = {i: t for i, t in enumerate(example_inputs)
               if isinstance(t, torch.Tensor) and getattr(t, "_dynamo_static_input_type", None)}
     dynamic = [i for i in range(len(example_inputs)) if i not in static]
+    symbolic = any(_symbolic(example_inputs[i]) for i in dynamic)
 
     def graph(*args):
         full = [None] * len(example_inputs)
@@ -143,20 +160,45 @@ def backend(gm, example_inputs, target="cpu"):
             full[i] = t
         return gm(*full)
 
-    def make_plan():
-        return best_plan(graph, [example_inputs[i] for i in dynamic], target)
+    def make_plan(inputs):
+        try:
+            return best_plan(graph, inputs, target)
+        except TraceError as e:
+            warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=3)
+            return lambda *a: graph(*a)
 
-    try:
-        plan = make_plan()
-    except TraceError as e:
-        warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=2)
-        return gm.forward
+    plans = {}
 
     def run(*args):
-        if _stale(run.plan):
-            run.plan = make_plan()  # a parameter was written: traced and compiled again
-        return run.plan(*[args[i] for i in dynamic])
-    run.plan = plan
+        inputs = [args[i] for i in dynamic]
+        key = Compiled._key(inputs)
+        plan = plans.get(key)
+        if plan is None or _stale(plan):
+            if plans and not run.told:
+                warnings.warn("pbc: a graph is called with other sizes (%s); pbc compiles "
+                              "static shapes: one plan per distinct size (kernels cached)"
+                              % ", ".join(str(k[0]) for k in key if k[0] != "py"),
+                              stacklevel=2)
+                run.told = True
+            plan = plans[key] = make_plan(inputs)
+            run.plan = plan
+        return plan(*inputs)
+
+    run.told = symbolic  # a symbolic graph is said to be per size right away
+    run.plans = plans
+    if symbolic:
+        warnings.warn("pbc: a graph with symbolic sizes; pbc compiles static shapes: one plan "
+                      "per distinct size, made when first called with it (kernels cached)",
+                      stacklevel=2)
+        run.plan = None
+    else:
+        inputs = [example_inputs[i] for i in dynamic]
+        try:
+            plan = best_plan(graph, inputs, target)
+        except TraceError as e:
+            warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=2)
+            return gm.forward
+        plans[Compiled._key(inputs)] = run.plan = plan
     return run
 
 

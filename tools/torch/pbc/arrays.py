@@ -1,11 +1,19 @@
 """A compiled MLIR entry point called on numpy arrays: what the JAX and
 ONNX front ends share. The arrays are passed as memref descriptors of their
 own (C-contiguous) memory; results are fresh numpy arrays of the types the
-entry declares."""
+entry declares.
+
+An entry whose signature has dynamic sizes (tensor<?x...>, an ONNX model's
+symbolic batch) is compiled per distinct input shape, when first called
+with it (pbc compiles static shapes; libpbc caches each compile and the
+driver its kernels); the first such compile says so once."""
+
+import re
+import warnings
 
 import numpy as np
 
-from .libpbc import Program
+from .libpbc import Program, shapes_spec
 
 _DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64,
            "i32": np.int32, "i16": np.int16, "i8": np.int8, "ui8": np.uint8, "i1": np.bool_}
@@ -18,34 +26,71 @@ def dtype_of(elem):
     return np.dtype(dt)
 
 
+# A public function's signature line as MLIR prints it.
+_SIGNATURE = re.compile(r"^\s*func\.func\s+(?:public\s+)?@([\w$.]+)\s*\((.*)$", re.M)
+
+
+def dynamic_entries(text):
+    """Names of the public functions whose signature has a dynamic size."""
+    return [m.group(1) for m in _SIGNATURE.finditer(text)
+            if "?" in m.group(2).rsplit("{", 1)[0]]
+
+
 class ArrayEntry:
     """entry(*arrays) -> tuple of numpy arrays; arguments are checked
     against the compiled signature (element type and shape) first."""
 
     def __init__(self, text, name, entry=None, target="cpu", chip=None, opt_level=3,
                  disable=None):
-        self.program = Program(text, name, target, chip, opt_level, disable)
+        self.text, self.name, self.entry_name = text, name, entry
+        self.options = dict(target=target, chip=chip, opt_level=opt_level, disable=disable)
+        self.dynamic = bool(dynamic_entries(text))
+        self.sized = {}  # input shapes -> (program, entry, inputs, outputs), dynamic only
+        self._told = False
+        if not self.dynamic:
+            self.program, self.entry, self.inputs, self.outputs = self._load(None)
+
+    def _load(self, shapes):
+        program = Program(self.text, self.name, shapes=shapes, **self.options)
+        entry = self.entry_name
         if entry is None:
-            if len(self.program.entries) != 1:
+            if len(program.entries) != 1:
                 raise ValueError("pbc: %s has %d entry points; name one" % (
-                    name, len(self.program.entries)))
-            entry = next(iter(self.program.entries))
-        self.entry = self.program.entries[entry]
-        e = self.entry
-        self.inputs = [(dtype_of(el), shape) for el, shape in e.args[:e.num_inputs]]
-        self.outputs = [(dtype_of(el), shape) for el, shape in e.args[e.num_inputs:]]
+                    self.name, len(program.entries)))
+            entry = next(iter(program.entries))
+        e = program.entries[entry]
+        inputs = [(dtype_of(el), shape) for el, shape in e.args[:e.num_inputs]]
+        outputs = [(dtype_of(el), shape) for el, shape in e.args[e.num_inputs:]]
+        return program, e, inputs, outputs
+
+    def _for_shapes(self, arrays):
+        """The compile for these arrays' shapes (a dynamic entry)."""
+        key = tuple(tuple(np.shape(a)) for a in arrays)
+        hit = self.sized.get(key)
+        if hit is None:
+            if not self._told:
+                warnings.warn("pbc: %s has dynamic sizes; pbc compiles it once per distinct "
+                              "input shape (each compile cached)" % self.name, stacklevel=3)
+                self._told = True
+            hit = self._load(shapes_spec(key, self.entry_name))
+            self.sized[key] = hit
+        return hit
 
     def __call__(self, *arrays):
-        if len(arrays) != len(self.inputs):
+        if self.dynamic:
+            program, entry, inputs, outputs = self._for_shapes(arrays)
+        else:
+            entry, inputs, outputs = self.entry, self.inputs, self.outputs
+        if len(arrays) != len(inputs):
             raise TypeError("pbc: %s takes %d arrays, got %d" % (
-                self.entry.name, len(self.inputs), len(arrays)))
+                entry.name, len(inputs), len(arrays)))
         ins = []
-        for i, (a, (dt, shape)) in enumerate(zip(arrays, self.inputs)):
+        for i, (a, (dt, shape)) in enumerate(zip(arrays, inputs)):
             a = np.ascontiguousarray(a)
             if a.dtype != dt or tuple(a.shape) != tuple(shape):
                 raise TypeError("pbc: argument %d is %s%s, the compiled code takes %s%s" % (
                     i, a.dtype, list(a.shape), dt, list(shape)))
             ins.append(a)
-        outs = [np.empty(shape, dt) for dt, shape in self.outputs]
-        self.entry.call([(a.ctypes.data, a.shape) for a in ins + outs])
+        outs = [np.empty(shape, dt) for dt, shape in outputs]
+        entry.call([(a.ctypes.data, a.shape) for a in ins + outs])
         return tuple(outs)

@@ -6,12 +6,17 @@ header, through torch-mlir's lowering and the pbc driver.
 
 The library's entry `_mlir_ciface_main` takes pointers to memref
 descriptors: the inputs, then one caller-allocated output per result (see
-the header). Parameters and buffers are compiled in as constants."""
+the header). Parameters and buffers are compiled in as constants.
+
+pbc compiles static shapes: a program exported with dynamic dimensions
+(torch.export's Dim) is refused with the driver's error naming the input,
+unless `shapes` gives the sizes to compile for (one per input, None for a
+static one); the library then takes exactly those."""
 
 import os
 import subprocess
 
-from .libpbc import CompileError
+from .libpbc import CompileError, shapes_spec
 from .torch_mlir_graph import NotLowered, _lower
 
 
@@ -29,9 +34,10 @@ def _driver():
     raise CompileError("pbc: the pbc driver was not found (set PBC_DRIVER)")
 
 
-def export(program, path, target="cpu", chip=None, opt_level=3, disable=None):
+def export(program, path, target="cpu", chip=None, opt_level=3, disable=None, shapes=None):
     """program: a torch.export.ExportedProgram; path: the library's path
-    without extension. Returns (library path, header path)."""
+    without extension; shapes: the inputs' sizes (see above). Returns
+    (library path, header path)."""
     try:
         text = _lower(program)
     except NotLowered as e:
@@ -45,6 +51,8 @@ def export(program, path, target="cpu", chip=None, opt_level=3, disable=None):
         cmd.insert(2, "--chip=" + chip)
     if disable:
         cmd.insert(2, "--disable=" + disable)
+    if shapes:
+        cmd.insert(2, "--shape=" + shapes_spec(shapes))
     if os.environ.get("PBC_PLUGIN_DIR"):
         cmd.insert(1, "--plugin-dir=" + os.environ["PBC_PLUGIN_DIR"])
     p = subprocess.run(cmd, capture_output=True, text=True)

@@ -52,6 +52,7 @@ def library():
     P, S, I = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int
     sigs = {
         "pbcProgramCompile": (P, [S, S, ctypes.POINTER(_Options), ctypes.POINTER(P)]),
+        "pbcProgramCompileShaped": (P, [S, S, ctypes.POINTER(_Options), S, ctypes.POINTER(P)]),
         "pbcProgramDestroy": (None, [P]),
         "pbcProgramNumEntries": (I, [P]),
         "pbcProgramEntryName": (S, [P, I]),
@@ -126,18 +127,28 @@ class Entry:
         self.function(*[ctypes.addressof(d) for d in descriptors])
 
 
+def shapes_spec(shapes, entry=None):
+    """libpbc's (and `pbc --shape`'s) text for the inputs' sizes: shapes[i]
+    is input i's, or None to leave it as the program declares it."""
+    prefix = entry + ":" if entry else ""
+    return ";".join("%s%d=%s" % (prefix, i, "x".join(str(int(d)) for d in s))
+                    for i, s in enumerate(shapes) if s is not None)
+
+
 class Program:
-    """A compiled program loaded into this process."""
+    """A compiled program loaded into this process. shapes: the inputs'
+    sizes for a program with dynamic ones (shapes_spec's text): compiled
+    for those (pbc compiles static shapes)."""
 
     def __init__(self, text, name="<torch>", target="cpu", chip=None, opt_level=3,
-                 disable=None, cache_dir=None):
+                 disable=None, cache_dir=None, shapes=None):
         lib = library()
         enc = lambda s: s.encode() if s is not None else None
         opts = _Options(enc(target), enc(chip), opt_level, enc(disable),
                         enc(os.environ.get("PBC_PLUGIN_DIR")), enc(cache_dir))
         err = ctypes.c_void_p()
-        self._handle = lib.pbcProgramCompile(text.encode(), name.encode(), ctypes.byref(opts),
-                                             ctypes.byref(err))
+        self._handle = lib.pbcProgramCompileShaped(text.encode(), name.encode(), ctypes.byref(opts),
+                                                   enc(shapes), ctypes.byref(err))
         if not self._handle:
             msg = ctypes.cast(err, ctypes.c_char_p).value.decode() if err else "unknown error"
             lib.pbcMessageDestroy(err)

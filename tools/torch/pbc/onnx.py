@@ -8,9 +8,11 @@
 
 torch-mlir's importer (torch-mlir-import-onnx) reads the file into the
 torch dialect and torch-mlir-opt lowers it to linalg on tensors (both from
-PyPI torch-mlir, see tools.py); pbc compiles that. pbc compiles static
-shapes: a model with symbolic dimensions (a dynamic batch) needs `shapes`,
-which fixes them (through the onnx package) before importing. A model the
+PyPI torch-mlir, see tools.py); pbc compiles that. A model with symbolic
+dimensions (a dynamic batch or sequence) keeps them: pbc compiles static
+shapes, so it is compiled once per distinct input shape when first called
+with it (each compile cached; said once, as a warning). `shapes` fixes
+them instead (through the onnx package) before importing. A model the
 importer or pbc rejects raises CompileError with their diagnostics.
 """
 

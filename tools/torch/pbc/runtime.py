@@ -214,6 +214,11 @@ class Plan:
                 ("div.Tensor_mode", "div.Scalar_mode", "floor_divide", "remainder", "fmod"))
             and any(isinstance(values.get(a), torch.Tensor) and values[a].dtype == torch.int64
                     for a in n.all_input_nodes) for n in graph.nodes)
+        # What each input was when traced: a tensor's shape and dtype, or a
+        # Python value (traced as a constant). A call with anything else
+        # would run code compiled for other sizes: refused (_check_inputs).
+        self._expect = [(tuple(v.shape), v.dtype) if isinstance(v, torch.Tensor) else ("py", v)
+                        for v in (values.get(n) for n in self.placeholders)]
         self.values = None  # example values are not needed any more
         self._direct = self._direct_call()
         # The parameters and buffers the graph read when traced: the plan
@@ -558,7 +563,25 @@ class Plan:
         where = [self.placeholders.index(x) for _, x in seg.computed_inputs]
         return where, [seg.outputs.index(n) for n in nodes], single
 
+    def _check_inputs(self, inputs):
+        """Refuses inputs of other shapes, dtypes or values than those the
+        plan was traced with (the compiled code has their sizes built in)."""
+        if len(inputs) != len(self._expect):
+            raise TypeError("pbc: the compiled plan takes %d inputs, got %d"
+                            % (len(self._expect), len(inputs)))
+        for i, (x, (a, b)) in enumerate(zip(inputs, self._expect)):
+            if a == "py":
+                if isinstance(x, torch.Tensor) or x != b:
+                    raise ValueError("pbc: input %d is %r; this plan was traced with %r "
+                                     "(make one per value: pbc.jit does)" % (i, x, b))
+            elif not isinstance(x, torch.Tensor) or x.shape != a or x.dtype != b:
+                got = "%s%s" % (x.dtype, list(x.shape)) if isinstance(x, torch.Tensor) else repr(x)
+                raise ValueError("pbc: input %d is %s; this plan was compiled for %s%s (make "
+                                 "one per shape: pbc.jit and the torch.compile backend do)"
+                                 % (i, got, b, list(a)))
+
     def __call__(self, *inputs):
+        self._check_inputs(inputs)
         if self._direct is not None:
             # The kernels write new tensors and read the inputs: no autograd
             # record either way. (Measured: tools/bench/README.md, bridge.)

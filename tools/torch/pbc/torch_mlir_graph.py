@@ -128,9 +128,18 @@ class TorchMlirGraph:
             if _ELEM.get(t.dtype) != elem or tuple(shape) != tuple(t.shape):
                 raise NotLowered("input %s%s where the graph takes %s%s" % (
                     elem, list(shape), t.dtype, list(t.shape)))
+        self.inputs = [(tuple(t.shape), t.dtype) for t in example_inputs]
         self.fallbacks = []  # as a Plan's: none of its ops runs eagerly
 
     def __call__(self, *inputs):
+        if len(inputs) != len(self.inputs) or any(
+                not isinstance(t, torch.Tensor) or t.shape != s or t.dtype != d
+                for t, (s, d) in zip(inputs, self.inputs)):
+            raise ValueError("pbc: inputs %s; this graph was compiled for %s (make one per "
+                             "shape: pbc.jit and the torch.compile backend do)" % (
+                                 [("%s%s" % (t.dtype, list(t.shape))) if isinstance(
+                                     t, torch.Tensor) else repr(t) for t in inputs],
+                                 ["%s%s" % (d, list(s)) for s, d in self.inputs]))
         ins = [t.detach().contiguous() for t in inputs]
         outs = [torch.empty(shape, dtype=dt) for shape, dt in self.outputs]
         self.entry.call([(t.data_ptr(), t.shape) for t in ins + outs])

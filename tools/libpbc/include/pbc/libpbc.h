@@ -74,6 +74,18 @@ typedef struct PbcTensor {
 /* Compiles `text` (MLIR; `name` names it in diagnostics) and loads it. */
 PbcProgram *pbcProgramCompile(const char *text, const char *name,
                               const PbcCompileOptions *options, char **error);
+/* The same for a program whose entry points take tensors of dynamic shape
+ * (tensor<?x...>): compiled for the sizes in `shapes`, one or more
+ * `[ENTRY:]ARG=D0xD1x...` separated by ';' (ARG: the input's position from
+ * 0; no ENTRY: every entry's input ARG; as `pbc --shape`). The loaded
+ * program's signatures are static: the given sizes and the result sizes
+ * they imply. pbc compiles static shapes only; each distinct `shapes` is
+ * one more compile (and cache entry). pbcProgramCompile on a program with
+ * dynamic sizes is an error naming the argument. NULL or "" shapes: as
+ * pbcProgramCompile. */
+PbcProgram *pbcProgramCompileShaped(const char *text, const char *name,
+                                    const PbcCompileOptions *options, const char *shapes,
+                                    char **error);
 void pbcProgramDestroy(PbcProgram *p);
 
 /* Entry points: the public functions of the program, in order. */

@@ -1,0 +1,383 @@
+/* Entry points with dynamic sizes compiled for given ones
+ * (pbc/specialize_shapes.h). */
+#include "pbc/specialize_shapes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Pass.h"
+#include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
+#include "pbc/strbuf.h"
+
+/* --- the spec ---------------------------------------------------------------- */
+
+static bool parseOne(PbcShapeSpec *spec, const char *s, size_t len, char *why, size_t whyLen) {
+  char item[512];
+  if (len >= sizeof(item)) {
+    snprintf(why, whyLen, "a shape of more than %zu characters", sizeof(item) - 1);
+    return false;
+  }
+  memcpy(item, s, len);
+  item[len] = 0;
+  if (spec->numShapes == PBC_MAX_SHAPE_SPECS) {
+    snprintf(why, whyLen, "more than %d shapes", PBC_MAX_SHAPE_SPECS);
+    return false;
+  }
+  char *eq = strchr(item, '=');
+  if (!eq) {
+    snprintf(why, whyLen, "'%s' is not [ENTRY:]ARG=D0xD1x...", item);
+    return false;
+  }
+  *eq = 0;
+  char *colon = strchr(item, ':');
+  const char *argText = colon ? colon + 1 : item;
+  PbcGivenShape *sh = &spec->shapes[spec->numShapes];
+  memset(sh, 0, sizeof(*sh));
+  if (colon) {
+    *colon = 0;
+    if (!*item || strlen(item) >= sizeof(sh->entry)) {
+      snprintf(why, whyLen, "bad entry name in '%s:%s'", item, argText);
+      return false;
+    }
+    snprintf(sh->entry, sizeof(sh->entry), "%s", item);
+  }
+  char *end;
+  long arg = strtol(argText, &end, 10);
+  if (!*argText || *end || arg < 0 || arg >= PBC_MAX_ARGS) {
+    snprintf(why, whyLen, "bad argument position '%s' (expected 0 to %d)", argText,
+             PBC_MAX_ARGS - 1);
+    return false;
+  }
+  sh->arg = (int)arg;
+  for (const char *d = eq + 1; *d;) {
+    if (sh->rank == PBC_MAX_RANK) {
+      snprintf(why, whyLen, "argument %ld: more than %d dimensions", arg, PBC_MAX_RANK);
+      return false;
+    }
+    long long v = strtoll(d, &end, 10);
+    if (end == d || v < 0 || v > ((long long)1 << 40) || (*end && *end != 'x')) {
+      snprintf(why, whyLen, "argument %ld: bad dimensions '%s' (expected D0xD1x..., each 0 or more)",
+               arg, eq + 1);
+      return false;
+    }
+    sh->dims[sh->rank++] = v;
+    d = *end ? end + 1 : end;
+    if (*end && !*d) {
+      snprintf(why, whyLen, "argument %ld: '%s' ends in 'x'", arg, eq + 1);
+      return false;
+    }
+  }
+  spec->numShapes++;
+  return true;
+}
+
+bool pbcShapeSpecParse(PbcShapeSpec *spec, const char *text, char *why, size_t whyLen) {
+  for (const char *p = text; *p;) {
+    const char *semi = strchr(p, ';');
+    size_t len = semi ? (size_t)(semi - p) : strlen(p);
+    if (len && !parseOne(spec, p, len, why, whyLen))
+      return false;
+    p += len + (semi ? 1 : 0);
+  }
+  return true;
+}
+
+/* --- types -------------------------------------------------------------------- */
+
+static bool isDynamicTensor(MlirType t) {
+  return mlirTypeIsARankedTensor(t) && !mlirShapedTypeHasStaticShape(t);
+}
+
+static bool isDynamicShaped(MlirType t) {
+  return (mlirTypeIsARankedTensor(t) || mlirTypeIsAMemRef(t)) && !mlirShapedTypeHasStaticShape(t);
+}
+
+static MlirType functionType(MlirOperation f) {
+  return mlirTypeAttrGetValue(mlirOperationGetAttributeByName(f, pbcStr("function_type")));
+}
+
+static void setFunctionType(MlirOperation f, MlirType t) {
+  mlirOperationSetAttributeByName(f, pbcStr("function_type"), mlirTypeAttrGet(t));
+}
+
+static MlirStringRef funcName(MlirOperation f) {
+  return mlirStringAttrGetValue(mlirOperationGetAttributeByName(f, pbcStr("sym_name")));
+}
+
+static void typeText(MlirType t, char *buf, size_t len) {
+  PbcStrBuf b = {0};
+  mlirTypePrint(t, pbcStrBufCallback, &b);
+  snprintf(buf, len, "%s", pbcStrBufGet(&b));
+  pbcStrBufDestroy(&b);
+}
+
+bool pbcModuleHasDynamicEntries(MlirModule m) {
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(m)); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    if (!pbcFuncIsPublic(op))
+      continue;
+    MlirType ft = functionType(op);
+    for (intptr_t i = 0; i < mlirFunctionTypeGetNumInputs(ft); ++i)
+      if (isDynamicTensor(mlirFunctionTypeGetInput(ft, i)))
+        return true;
+    for (intptr_t i = 0; i < mlirFunctionTypeGetNumResults(ft); ++i)
+      if (isDynamicTensor(mlirFunctionTypeGetResult(ft, i)))
+        return true;
+  }
+  return false;
+}
+
+/* --- arguments ---------------------------------------------------------------- */
+
+static bool shapeApplies(const PbcGivenShape *sh, MlirStringRef name,
+                         int arg) {
+  return sh->arg == arg && (!sh->entry[0] || (strlen(sh->entry) == name.length &&
+                                              strncmp(sh->entry, name.data, name.length) == 0));
+}
+
+/* The static type argument `arg` of f takes, from the spec; a null type
+ * (after an error) when the spec contradicts it or leaves a size open. */
+static MlirType staticArgType(MlirOperation f, int arg, MlirType t, const PbcShapeSpec *spec) {
+  MlirStringRef name = funcName(f);
+  char tt[256];
+  int rank = (int)mlirShapedTypeGetRank(t);
+  int64_t dims[PBC_MAX_RANK];
+  bool given = false;
+  for (int s = 0; s < spec->numShapes; ++s) {
+    if (!shapeApplies(&spec->shapes[s], name, arg))
+      continue;
+    typeText(t, tt, sizeof(tt));
+    if (spec->shapes[s].rank != rank || rank > PBC_MAX_RANK) {
+      pbcEmitOpError(f, "argument %d of @%.*s is %s: --shape gives it %d dimensions", arg,
+                     (int)name.length, name.data, tt, spec->shapes[s].rank);
+      return (MlirType){NULL};
+    }
+    for (int d = 0; d < rank; ++d) {
+      int64_t have = mlirShapedTypeGetDimSize(t, d);
+      if (!mlirShapedTypeIsDynamicSize(have) && have != spec->shapes[s].dims[d]) {
+        pbcEmitOpError(f, "argument %d of @%.*s is %s: --shape gives dimension %d the size %lld",
+                       arg, (int)name.length, name.data, tt, d,
+                       (long long)spec->shapes[s].dims[d]);
+        return (MlirType){NULL};
+      }
+      dims[d] = spec->shapes[s].dims[d];
+    }
+    given = true;
+    break;
+  }
+  if (!given) {
+    if (!isDynamicTensor(t))
+      return t;
+    for (int d = 0; d < rank && d < PBC_MAX_RANK; ++d) {
+      dims[d] = mlirShapedTypeGetDimSize(t, d);
+      if (mlirShapedTypeIsDynamicSize(dims[d])) {
+        if (spec->dim <= 0) {
+          typeText(t, tt, sizeof(tt));
+          pbcEmitOpError(f,
+                         "argument %d of @%.*s has dynamic sizes (%s): pbc compiles static "
+                         "shapes; give them (pbc --shape=%d=D0x..., --dim=N; libpbc "
+                         "pbcProgramCompileShaped)",
+                         arg, (int)name.length, name.data, tt, arg);
+          return (MlirType){NULL};
+        }
+        dims[d] = spec->dim;
+      }
+    }
+  }
+  return mlirRankedTensorTypeGet(rank, dims, mlirShapedTypeGetElementType(t),
+                                 mlirRankedTensorTypeGetEncoding(t));
+}
+
+/* Gives f's arguments static types, with casts to the old ones for their
+ * uses. */
+static bool specializeArguments(MlirOperation f, const PbcShapeSpec *spec) {
+  MlirType ft = functionType(f);
+  int nIn = (int)mlirFunctionTypeGetNumInputs(ft), nOut = (int)mlirFunctionTypeGetNumResults(ft);
+  MlirStringRef name = funcName(f);
+  for (int s = 0; s < spec->numShapes; ++s)
+    if (spec->shapes[s].entry[0] && shapeApplies(&spec->shapes[s], name, spec->shapes[s].arg) &&
+        spec->shapes[s].arg >= nIn) {
+      pbcEmitOpError(f, "--shape names argument %d of @%.*s, which takes %d", spec->shapes[s].arg,
+                     (int)name.length, name.data, nIn);
+      return false;
+    }
+  MlirType *ins = calloc((size_t)nIn + (size_t)nOut + 1, sizeof(MlirType));
+  MlirType *outs = ins + nIn;
+  bool ok = true, changed = false;
+  MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
+  for (int i = 0; ok && i < nIn; ++i) {
+    MlirType t = mlirFunctionTypeGetInput(ft, i);
+    ins[i] = t;
+    if (!mlirTypeIsARankedTensor(t))
+      continue;
+    MlirType st = staticArgType(f, i, t, spec);
+    if (mlirTypeIsNull(st)) {
+      ok = false;
+      break;
+    }
+    if (mlirTypeEqual(st, t) || mlirBlockIsNull(entry))
+      continue;
+    MlirValue arg = mlirBlockGetArgument(entry, i);
+    mlirValueSetType(arg, st);
+    MlirOperation cast =
+        pbcBuildOp(mlirBlockGetFirstOperation(entry), "tensor.cast", 1, &arg, t, 0, NULL);
+    mlirValueReplaceAllUsesExcept(arg, mlirOperationGetResult(cast, 0), 1, &cast);
+    ins[i] = st;
+    changed = true;
+  }
+  for (int i = 0; i < nOut; ++i)
+    outs[i] = mlirFunctionTypeGetResult(ft, i);
+  if (ok && changed)
+    setFunctionType(f, mlirFunctionTypeGet(mlirOperationGetContext(f), nIn, ins, nOut, outs));
+  free(ins);
+  return ok;
+}
+
+/* --- results ------------------------------------------------------------------- */
+
+typedef struct {
+  MlirOperation ret;
+  int count;
+} ReturnSearch;
+
+static MlirWalkResult findReturn(MlirOperation op, void *data) {
+  ReturnSearch *r = data;
+  if (pbcOpIsA(op, "func.return")) {
+    r->ret = op;
+    r->count++;
+  }
+  return MlirWalkResultAdvance;
+}
+
+/* Returns a cast's more static source in place of the cast, and gives f's
+ * results the types returned. True if anything changed. */
+static bool refineResults(MlirOperation f) {
+  ReturnSearch r = {{NULL}, 0};
+  mlirOperationWalk(f, findReturn, &r, MlirWalkPreOrder);
+  if (r.count != 1)
+    return false;
+  MlirType ft = functionType(f);
+  int nIn = (int)mlirFunctionTypeGetNumInputs(ft), nOut = (int)mlirFunctionTypeGetNumResults(ft);
+  if (mlirOperationGetNumOperands(r.ret) != nOut)
+    return false;
+  MlirType *ins = calloc((size_t)nIn + (size_t)nOut + 1, sizeof(MlirType));
+  MlirType *outs = ins + nIn;
+  bool changed = false;
+  for (int i = 0; i < nIn; ++i)
+    ins[i] = mlirFunctionTypeGetInput(ft, i);
+  for (int i = 0; i < nOut; ++i) {
+    MlirValue v = mlirOperationGetOperand(r.ret, i);
+    outs[i] = mlirFunctionTypeGetResult(ft, i);
+    if (!isDynamicTensor(outs[i]))
+      continue;
+    if (mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "tensor.cast")) {
+      MlirValue src = mlirOperationGetOperand(mlirOpResultGetOwner(v), 0);
+      if (mlirTypeIsARankedTensor(mlirValueGetType(src))) {
+        mlirOperationSetOperand(r.ret, i, src);
+        v = src;
+      }
+    }
+    if (!mlirTypeEqual(mlirValueGetType(v), outs[i])) {
+      outs[i] = mlirValueGetType(v);
+      changed = true;
+    }
+  }
+  if (changed)
+    setFunctionType(f, mlirFunctionTypeGet(mlirOperationGetContext(f), nIn, ins, nOut, outs));
+  free(ins);
+  return changed;
+}
+
+/* --- what stays dynamic --------------------------------------------------------- */
+
+static MlirWalkResult findDynamic(MlirOperation op, void *data) {
+  MlirOperation *found = data;
+  for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i)
+    if (isDynamicShaped(mlirValueGetType(mlirOperationGetResult(op, i)))) {
+      *found = op;
+      return MlirWalkResultInterrupt;
+    }
+  return MlirWalkResultAdvance;
+}
+
+static bool checkStatic(MlirOperation f) {
+  MlirOperation op = {NULL};
+  mlirOperationWalk(f, findDynamic, &op, MlirWalkPreOrder);
+  MlirType ft = functionType(f);
+  MlirStringRef name = funcName(f);
+  char tt[256], on[128];
+  if (!mlirOperationIsNull(op)) {
+    for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
+      MlirType t = mlirValueGetType(mlirOperationGetResult(op, i));
+      if (isDynamicShaped(t)) {
+        typeText(t, tt, sizeof(tt));
+        break;
+      }
+    }
+    pbcEmitOpError(op,
+                   "'%s' in @%.*s keeps a dynamic shape (%s) once the entry's sizes are fixed: "
+                   "pbc compiles static shapes only",
+                   pbcOpName(op, on, sizeof(on)), (int)name.length, name.data, tt);
+    return false;
+  }
+  for (intptr_t i = 0; i < mlirFunctionTypeGetNumResults(ft); ++i)
+    if (isDynamicTensor(mlirFunctionTypeGetResult(ft, i))) {
+      typeText(mlirFunctionTypeGetResult(ft, i), tt, sizeof(tt));
+      pbcEmitOpError(f, "result %ld of @%.*s stays %s once the entry's sizes are fixed",
+                     (long)i, (int)name.length, name.data, tt);
+      return false;
+    }
+  return true;
+}
+
+/* --- the whole ---------------------------------------------------------------- */
+
+static bool fold(MlirModule m) {
+  MlirContext ctx = mlirModuleGetContext(m);
+  MlirPassManager pm = mlirPassManagerCreateOnOperation(ctx, pbcStr("builtin.module"));
+  /* canonicalize carries constant sizes through tensor.dim, tensor.empty,
+   * reshapes and slices and folds tensor.cast into linalg ops; the
+   * resolver answers tensor.dim of results from their operands'. */
+  static const char kPipeline[] =
+      "func.func(canonicalize,resolve-ranked-shaped-type-result-dims,canonicalize)";
+  MlirLogicalResult r = mlirOpPassManagerAddPipeline(mlirPassManagerGetAsOpPassManager(pm),
+                                                    pbcStr(kPipeline), NULL, NULL);
+  bool ok = mlirLogicalResultIsSuccess(r) &&
+            mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(m)));
+  mlirPassManagerDestroy(pm);
+  return ok;
+}
+
+bool pbcSpecializeShapes(MlirModule m, const PbcShapeSpec *spec) {
+  if (!pbcModuleHasDynamicEntries(m) && spec->numShapes == 0)
+    return true;
+  MlirBlock body = mlirModuleGetBody(m);
+  for (MlirOperation f = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(f);
+       f = mlirOperationGetNextInBlock(f))
+    if (pbcFuncIsPublic(f) && !specializeArguments(f, spec))
+      return false;
+  if (!fold(m))
+    return false;
+  /* Each round may make more results static (a cast folded into a consumer
+   * leaves the consumer's result static with a cast after it). */
+  for (int round = 0; round < 4; ++round) {
+    bool changed = false;
+    for (MlirOperation f = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(f);
+         f = mlirOperationGetNextInBlock(f))
+      if (pbcFuncIsPublic(f))
+        changed |= refineResults(f);
+    if (!changed)
+      break;
+    if (!fold(m))
+      return false;
+  }
+  for (MlirOperation f = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(f);
+       f = mlirOperationGetNextInBlock(f))
+    if (pbcOpIsA(f, "func.func") && !checkStatic(f))
+      return false;
+  return true;
+}
