@@ -153,6 +153,20 @@ def test_wrong_arguments_rejected(k):
         raise AssertionError("a wrongly shaped argument was accepted")
 
 
+def test_sizes_that_change(k):
+    """One pbc.jax.jit function called at several batch sizes: each result
+    has the size it is called with and matches jax.jit's (one compile per
+    signature, as jax.jit's own)."""
+    def f(x, w):
+        return jax.nn.relu(x @ w + 1.0).sum(-1)
+    w = jax.random.normal(k, (8, 4))
+    fast = pjax.jit(f)
+    for i, b in enumerate((2, 3, 5, 1, 3)):
+        x = jax.random.normal(jax.random.fold_in(k, i), (b, 8))
+        close(fast(x, w), jax.jit(f)(x, w), "pbc.jax.jit at batch %d" % b)
+    assert len(fast.compiled) == 4, len(fast.compiled)
+
+
 if __name__ == "__main__":
     k = key()
     for name, fn in list(globals().items()):

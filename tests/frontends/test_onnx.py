@@ -1,7 +1,8 @@
 """pbc.onnx.compile against onnxruntime on models exported from PyTorch
 (random weights, fresh random inputs): ResNet-18 (torchvision) and a
 BERT-base encoder layer (hidden 768, 12 heads, GELU, post-norm, seq 128)
-with a dynamic batch fixed through `shapes`; an int8 QDQ linear layer
+with a dynamic batch fixed through `shapes`; a small CNN whose dynamic
+batch stays (called at several sizes); an int8 QDQ linear layer
 (per-channel weight scales); the command-line route
 (python -m pbc.onnx) writes text pbc compiles. Runs in the frontends
 Python environment (tools/python-env.sh)."""
@@ -146,6 +147,34 @@ def test_command_line(tmp):
                        text=True)
     assert r.returncode == 0, r.stderr
     print("pbc --run --check on the command-line route: ok")
+
+
+def test_dynamic_batch(tmp):
+    """A model exported with a symbolic batch keeps it: called at several
+    batch sizes, each against onnxruntime at that size (compiled once per
+    size, said once); the command-line route without --shape gives pbc a
+    dynamic program, which pbc --run draws a size for."""
+    m = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+                            torch.nn.Flatten(), torch.nn.Linear(8 * 10 * 10, 5))
+    path = os.path.join(tmp, "dyn.onnx")
+    export(m, torch.randn(2, 3, 10, 10), path, dynamic_batch=True)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        model = pbc.onnx.compile(path)
+        for b in (1, 3, 7, 3, 16):
+            x = np.random.randn(b, 3, 10, 10).astype(np.float32)
+            close(model(x)[0], reference(path, x), "dynamic-batch ONNX at batch %d" % b)
+    told = [w for w in said if "dynamic sizes" in str(w.message)]
+    assert len(told) == 1, [str(w.message) for w in said]
+    assert len(model.sized) == 4, list(model.sized)
+    out = os.path.join(tmp, "dyn.mlir")
+    subprocess.run([sys.executable, "-m", "pbc.onnx", path, "-o", out], check=True)
+    assert "tensor<?x3x10x10xf32>" in open(out).read()
+    pbc_bin = os.environ.get("PBC_DRIVER", "pbc")
+    plugins = ["--plugin-dir=" + os.environ["PBC_PLUGIN_DIR"]] if "PBC_PLUGIN_DIR" in os.environ else []
+    r = subprocess.run([pbc_bin] + plugins + ["--run=1", "--check", out], capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and "sizes drawn as" in r.stderr, r.stderr
 
 
 if __name__ == "__main__":
