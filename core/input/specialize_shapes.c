@@ -292,6 +292,101 @@ static bool refineResults(MlirOperation f) {
   return changed;
 }
 
+/* --- reshapes by a shape tensor --------------------------------------------------- */
+
+/* The static type a value has before a tensor.cast that made it dynamic
+ * (or its own, when static); null if neither. */
+static MlirValue staticSource(MlirValue v) {
+  if (mlirTypeIsARankedTensor(mlirValueGetType(v)) && mlirShapedTypeHasStaticShape(mlirValueGetType(v)))
+    return v;
+  if (mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "tensor.cast")) {
+    MlirValue src = mlirOperationGetOperand(mlirOpResultGetOwner(v), 0);
+    MlirType t = mlirValueGetType(src);
+    if (mlirTypeIsARankedTensor(t) && mlirShapedTypeHasStaticShape(t))
+      return src;
+  }
+  return (MlirValue){NULL};
+}
+
+static MlirAttribute reassociationAll(MlirContext ctx, int rank) {
+  MlirAttribute dims[PBC_MAX_RANK];
+  for (int d = 0; d < rank; ++d)
+    dims[d] = mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), d);
+  MlirAttribute group = mlirArrayAttrGet(ctx, rank, dims);
+  return mlirArrayAttrGet(ctx, 1, &group);
+}
+
+typedef struct {
+  MlirOperation ops[256];
+  int n;
+} OpList;
+
+static MlirWalkResult findReshapes(MlirOperation op, void *data) {
+  OpList *l = data;
+  if (pbcOpIsA(op, "tensor.reshape") && l->n < 256)
+    l->ops[l->n++] = op;
+  return MlirWalkResultAdvance;
+}
+
+/* tensor.reshape %x(%shape) with a constant %shape (the sizes folded to
+ * constants) of a static %x: torch-mlir writes ONNX's Reshape so; MLIR's
+ * canonicalization leaves its result dynamic. It becomes a collapse of %x
+ * to one dimension and an expand to the shape (canonicalization merges
+ * the two where it can), cast to the old type for the uses. True if any
+ * changed. */
+static bool staticReshapes(MlirOperation f) {
+  OpList l = {.n = 0};
+  mlirOperationWalk(f, findReshapes, &l, MlirWalkPreOrder);
+  bool changed = false;
+  MlirContext ctx = mlirOperationGetContext(f);
+  for (int i = 0; i < l.n; ++i) {
+    MlirOperation op = l.ops[i];
+    MlirType rt = mlirValueGetType(mlirOperationGetResult(op, 0));
+    MlirValue src = staticSource(mlirOperationGetOperand(op, 0));
+    MlirValue shape = mlirOperationGetOperand(op, 1);
+    if (!isDynamicTensor(rt) || mlirValueIsNull(src) || !mlirValueIsAOpResult(shape) ||
+        !pbcOpIsA(mlirOpResultGetOwner(shape), "arith.constant"))
+      continue;
+    MlirAttribute value =
+        mlirOperationGetAttributeByName(mlirOpResultGetOwner(shape), pbcStr("value"));
+    int rank = (int)mlirShapedTypeGetRank(rt);
+    MlirType st = mlirValueGetType(src);
+    int srcRank = (int)mlirShapedTypeGetRank(st);
+    if (!mlirAttributeIsADenseIntElements(value) || rank < 1 || rank > PBC_MAX_RANK ||
+        srcRank < 1 || mlirElementsAttrGetNumElements(value) != rank)
+      continue;
+    int64_t dims[PBC_MAX_RANK], n = 1, srcN = 1;
+    for (int d = 0; d < srcRank; ++d)
+      srcN *= mlirShapedTypeGetDimSize(st, d);
+    bool ok = true;
+    for (int d = 0; d < rank; ++d) {
+      dims[d] = mlirDenseElementsAttrGetInt64Value(value, d);
+      int64_t have = mlirShapedTypeGetDimSize(rt, d);
+      ok &= dims[d] >= 0 && (mlirShapedTypeIsDynamicSize(have) || have == dims[d]);
+      n *= dims[d] > 0 ? dims[d] : 1;
+    }
+    if (!ok || n != srcN)
+      continue; /* left to the checks: a reshape of the wrong size is the input's fault */
+    MlirType elem = mlirShapedTypeGetElementType(rt);
+    MlirType flat = mlirRankedTensorTypeGet(1, &srcN, elem, mlirAttributeGetNull());
+    MlirType target = mlirRankedTensorTypeGet(rank, dims, elem, mlirAttributeGetNull());
+    MlirNamedAttribute collapseAttr =
+        pbcNamedAttr(ctx, "reassociation", reassociationAll(ctx, srcRank));
+    MlirOperation collapse = pbcBuildOp(op, "tensor.collapse_shape", 1, &src, flat, 1, &collapseAttr);
+    MlirValue flatV = mlirOperationGetResult(collapse, 0);
+    MlirNamedAttribute expandAttrs[2] = {
+        pbcNamedAttr(ctx, "reassociation", reassociationAll(ctx, rank)),
+        pbcNamedAttr(ctx, "static_output_shape", mlirDenseI64ArrayGet(ctx, rank, dims))};
+    MlirOperation expand = pbcBuildOp(op, "tensor.expand_shape", 1, &flatV, target, 2, expandAttrs);
+    MlirValue expanded = mlirOperationGetResult(expand, 0);
+    MlirOperation cast = pbcBuildOp(op, "tensor.cast", 1, &expanded, rt, 0, NULL);
+    mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), mlirOperationGetResult(cast, 0));
+    mlirOperationDestroy(op);
+    changed = true;
+  }
+  return changed;
+}
+
 /* --- what stays dynamic --------------------------------------------------------- */
 
 static MlirWalkResult findDynamic(MlirOperation op, void *data) {
@@ -364,12 +459,15 @@ bool pbcSpecializeShapes(MlirModule m, const PbcShapeSpec *spec) {
     return false;
   /* Each round may make more results static (a cast folded into a consumer
    * leaves the consumer's result static with a cast after it). */
-  for (int round = 0; round < 4; ++round) {
+  for (int round = 0; round < 8; ++round) {
     bool changed = false;
     for (MlirOperation f = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(f);
          f = mlirOperationGetNextInBlock(f))
-      if (pbcFuncIsPublic(f))
-        changed |= refineResults(f);
+      if (pbcOpIsA(f, "func.func")) {
+        changed |= staticReshapes(f);
+        if (pbcFuncIsPublic(f))
+          changed |= refineResults(f);
+      }
     if (!changed)
       break;
     if (!fold(m))

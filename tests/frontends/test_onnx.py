@@ -91,6 +91,18 @@ def test_bert_layer(tmp):
     model = pbc.onnx.compile(path, shapes={"x": (1, 128, 768)})
     x = np.random.randn(1, 128, 768).astype(np.float32)
     close(model(x)[0], reference(path, x), "BERT layer")
+    # Batch and sequence both symbolic: the heads' Reshape takes a shape
+    # tensor of the sizes, static once they are fixed.
+    path = os.path.join(tmp, "bert_layer_dynamic.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(BertLayer().eval(), (torch.randn(2, 16, 768),), path, input_names=["x"],
+                          output_names=["y"], opset_version=17, dynamo=False,
+                          dynamic_axes={"x": {0: "batch", 1: "seq"}})
+        model = pbc.onnx.compile(path)
+        for b, n in ((1, 7), (2, 33)):
+            x = np.random.randn(b, n, 768).astype(np.float32)
+            close(model(x)[0], reference(path, x), "BERT layer at batch %d, sequence %d" % (b, n))
 
 
 def qdq_linear(path, m, k, n, u8=False):
