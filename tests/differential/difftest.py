@@ -6,6 +6,14 @@ under every variant asked for and compared with numpy (oracle.py).
         [--seed S] [--count N] [--variants o3|all|levels|O3,no-fusion,...] \\
         [--dtypes f32,f16,bf16,i32] [--out DIR] [--jobs J]
     difftest.py --replay DIR/NAME.json [--variants ...]   # one saved program
+    difftest.py --dynamic ...   # each program with one size `?`, run at 3 sizes
+
+--dynamic (dynamic.py): each program drawn has one of its size classes
+made dynamic in its MLIR; it is compiled from that one text for each of
+three sizes (its own and two drawn: 1, primes, vector and tile edges) and
+called at each against numpy at that size. Its programs are drawn from the
+families whose sizes can move (dynamic.FAMILIES, unless --families); one
+with no free size class is skipped (counted). Program-variant pairs count each size.
 
 Program k of seed S is drawn from numpy's default_rng([S, k]): `--seed S
 --first k --count 1` draws it again. Each failure is printed with that
@@ -31,6 +39,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dynamic  # noqa: E402
 import oracle  # noqa: E402
 import progen  # noqa: E402
 
@@ -172,6 +181,8 @@ def main():
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--replay", default=None, help="a saved NAME.json program")
     ap.add_argument("--print", action="store_true", help="print the programs' MLIR and exit")
+    ap.add_argument("--dynamic", action="store_true",
+                    help="one size of each program `?`, compiled and run at three sizes")
     ap.add_argument("--target", default=None, help="pbc target (default: cpu)")
     ap.add_argument("--chip", default=None, help="chip of the target")
     ap.add_argument("--record", metavar="DIR", default=None,
@@ -201,7 +212,8 @@ def main():
         ["--chip=" + args.chip] if args.chip else [])
     vs = [(name, vargs + target) for name, vargs in vs]
     dtypes = args.dtypes.split(",")
-    families = tuple(args.families.split(",")) if args.families else None
+    families = tuple(args.families.split(",")) if args.families else \
+        (dynamic.FAMILIES if args.dynamic else None)
     seed = args.seed if args.seed is not None else int(time.time()) % 100000
 
     if args.replay:
@@ -211,6 +223,12 @@ def main():
               % (seed, args.first, args.first + args.count - 1, ",".join(v[0] for v in vs), pbc))
         progs = [("%d" % k, draw(seed, k, dtypes, families, args.max_ops))
                  for k in range(args.first, args.first + args.count)]
+    if args.dynamic:
+        drawn = len(progs)
+        progs = [("%s@%d" % (name, inst.size), inst) for name, p in progs
+                 for inst in dynamic.make(p, np.random.default_rng([seed, 7919, int(name) if name.isdigit() else 0]))]
+        print("dynamic: %d of %d programs have a free size class; %d instances"
+              % (len({n.split("@")[0] for n, _ in progs}), drawn, len(progs)))
     if args.print:
         for name, p in progs:
             print("// program %s\n%s" % (name, progen.module([p.emit("f")])))
@@ -241,7 +259,8 @@ def main():
                 results[(name, vname)] = out
                 if out.cls not in ("ok", "recorded"):
                     how = ("--replay %s" % args.replay) if args.replay else \
-                        "--seed %d --first %s --count 1" % (seed, name)
+                        "--seed %d --first %s --count 1%s" % (
+                            seed, name.split("@")[0], " --dynamic" if args.dynamic else "")
                     print("FAIL program %s [%s] %s\n    reproduce: difftest.py %s --variants %s"
                           % (name, vname, str(out).replace("\n", "\n    "), how, vname))
                     sys.stdout.flush()
@@ -254,7 +273,7 @@ def main():
         print("%-22s %s" % (vname, ", ".join("%s %d" % kv for kv in sorted(c.items()))))
     failed = sorted({k for k, o in results.items() if o.cls not in ("ok", "recorded")},
                     key=lambda k: (int(k[0]) if k[0].isdigit() else 0, k[1]))
-    if args.out and failed and not args.no_shrink:
+    if args.out and failed and not args.no_shrink and not args.dynamic:
         done = set()
         for name, vname in failed:
             if name in done:

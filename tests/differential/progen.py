@@ -119,6 +119,19 @@ NOISE_ULPS = 2
 
 # ---------------------------------------------------------------- MLIR text
 
+class Sym(int):
+    """A dimension whose size the program takes from its input (dynamic.py):
+    printed as MLIR's `?`; tensor.empty then takes the size as an operand."""
+
+    def __str__(self):
+        return "?"
+
+    __repr__ = __str__
+
+
+SYM_SIZE = "%sym"  # the SSA name of that size in an emitted function
+
+
 def ttype(shape, dt):
     if not shape:
         return "tensor<%s>" % dt
@@ -174,8 +187,7 @@ class Emitter:
         return name
 
     def filled(self, shape, dt, v):
-        e = self.fresh("e")
-        self.line("%s = tensor.empty() : %s" % (e, ttype(shape, dt)))
+        e = self.empty(shape, dt)
         c = self.constant(v, dt)
         f = self.fresh("f")
         self.line("%s = linalg.fill ins(%s : %s) outs(%s : %s) -> %s"
@@ -184,7 +196,8 @@ class Emitter:
 
     def empty(self, shape, dt):
         e = self.fresh("e")
-        self.line("%s = tensor.empty() : %s" % (e, ttype(shape, dt)))
+        sizes = ", ".join(SYM_SIZE for d in shape if isinstance(d, Sym))
+        self.line("%s = tensor.empty(%s) : %s" % (e, sizes, ttype(shape, dt)))
         return e
 
 
@@ -346,7 +359,7 @@ class Node:
         self.kind = kind
         self.operands = list(operands)
         self.attrs = dict(attrs)
-        self.shape = tuple(int(d) for d in shape)
+        self.shape = tuple(d if isinstance(d, Sym) else int(d) for d in shape)
         self.dt = dt
 
     def to_json(self):
@@ -479,6 +492,13 @@ class Program:
             # two calls run_child.py makes; the others are packed per call.
             mark = " {pbc.invariant}" if len(args) % 2 else ""
             args.append("%s: %s%s" % (names[i], ttype(self.nodes[i].shape, self.nodes[i].dt), mark))
+        for i in self.input_ids():  # a dynamic size: read from the first input that has it
+            dims = [d for d, s in enumerate(self.nodes[i].shape) if isinstance(s, Sym)]
+            if dims:
+                em.line("%%symd = arith.constant %d : index" % dims[0])
+                em.line("%s = tensor.dim %s, %%symd : %s"
+                        % (SYM_SIZE, names[i], ttype(self.nodes[i].shape, self.nodes[i].dt)))
+                break
         for i, n in enumerate(self.nodes):
             if n.kind != "input":
                 names[i] = EMIT[n.kind](em, n, [names[o] for o in n.operands],
@@ -1006,6 +1026,17 @@ kind("gather")((_gather_emit, _gather_eval))
 
 # ---------------------------------------------------------------- generation
 
+def fresh_input(rng, shape, dt):
+    """Random non-zero values of an input: magnitudes 0.1..1 (floats) or
+    1..7 / 1..50 (i8 / i32), either sign."""
+    if is_float(dt):
+        mag = rng.uniform(0.1, 1.0, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    else:
+        hi = 7 if dt == "i8" else 50
+        mag = rng.integers(1, hi + 1, size=shape) * rng.choice([-1, 1], size=shape)
+    return round_to(np.asarray(mag).reshape(shape), dt)
+
+
 class Gen:
     """Draws one program. `families` restricts the op kinds drawn."""
 
@@ -1060,12 +1091,7 @@ class Gen:
 
     def new_input(self, shape, dt=None):
         dt = dt or self.dt
-        if is_float(dt):
-            mag = self.rng.uniform(0.1, 1.0, size=shape) * self.rng.choice([-1.0, 1.0], size=shape)
-        else:
-            hi = 7 if dt == "i8" else 50
-            mag = self.rng.integers(1, hi + 1, size=shape) * self.rng.choice([-1, 1], size=shape)
-        v = round_to(np.asarray(mag).reshape(shape), dt)
+        v = fresh_input(self.rng, shape, dt)
         n = Node("input", [], {}, shape, dt)
         self.nodes.append(n)
         self.vals.append(v)
