@@ -3,7 +3,8 @@ ResNet-style CNN (NHWC convolutions with strides and padding, inference
 batch norm, ReLU, residual adds, max pooling, global average pooling, a
 dense head) and a ViT-style encoder block (layer norm, QKV projection,
 multi-head softmax attention, exact GELU through chlo.erfc, residuals),
-plus pytrees, static arguments and signatures. Runs in the frontends
+plus pytrees, static arguments and signatures, sizes that change, and a
+program exported with a symbolic batch. Runs in the frontends
 Python environment (tools/python-env.sh)."""
 
 import os
@@ -165,6 +166,16 @@ def test_sizes_that_change(k):
         x = jax.random.normal(jax.random.fold_in(k, i), (b, 8))
         close(fast(x, w), jax.jit(f)(x, w), "pbc.jax.jit at batch %d" % b)
     assert len(fast.compiled) == 4, len(fast.compiled)
+    # A program exported with a symbolic batch (jax.export's "b, ..."
+    # spec), called through pbc at several sizes.
+    from jax import export
+    b, = export.symbolic_shape("b")
+    exp = export.export(jax.jit(f))(jax.ShapeDtypeStruct((b, 8), jnp.float32),
+                                    jax.ShapeDtypeStruct((8, 4), jnp.float32))
+    fast = pjax.jit(exp.call)
+    for i, n in enumerate((1, 6, 11)):
+        x = jax.random.normal(jax.random.fold_in(k, 10 + i), (n, 8))
+        close(fast(x, w), exp.call(x, w), "pbc.jax.jit of a symbolic export at batch %d" % n)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,10 @@ ops (chlo.erfc from jax.nn.gelu, ...) are legalized to StableHLO by
 iree-opt, StableHLO goes to linalg by torch-mlir-opt (both from PyPI, see
 tools.py), MLIR's own mlir-opt folds unit dimensions, and pbc compiles
 the result. The compiled code runs on the
-arrays' host memory. A program the converters or pbc reject raises
+arrays' host memory. A program exported with symbolic shapes
+(jax.export, "b, ..." specs) runs through `pbc.jax.jit(exported.call)`:
+compiled per signature like any function, its shapes refined by JAX for
+the arguments' sizes. A program the converters or pbc reject raises
 CompileError with their diagnostics: nothing falls back to XLA silently.
 """
 
@@ -34,6 +37,19 @@ def to_linalg(stablehlo_text, what="the program"):
     # faster). (MLIR 22's --linalg-specialize-generic-ops is not used: it
     # turns a two-batch-dim contraction into an invalid batch_matmul.)
     return tools.run("mlir-opt", ["--linalg-fold-unit-extent-dims", "--canonicalize"], text, what)
+
+
+def _stablehlo_text(lowered):
+    """The lowered program's StableHLO; one that calls a program exported
+    with symbolic shapes (jax.export's "b, ..." specs: jax.jit(exp.call))
+    keeps them inside, behind casts of the concrete arguments, which JAX's
+    own shape refinement resolves for these arguments' sizes (the step
+    XLA runs when it compiles such a call)."""
+    text = lowered.as_text()
+    if "tensor<?" not in text and "x?x" not in text:
+        return text
+    from jax._src.interpreters import mlir as jax_mlir  # JAX's refinement (no public API)
+    return str(jax_mlir.refine_polymorphic_shapes(lowered.compiler_ir("stablehlo")))
 
 
 class Jitted:
@@ -60,7 +76,7 @@ class Jitted:
 
     def lower(self, *args):
         """The linalg text pbc compiles for these arguments."""
-        return to_linalg(self.jitted.lower(*args).as_text(), self._name())
+        return to_linalg(_stablehlo_text(self.jitted.lower(*args)), self._name())
 
     def _name(self):
         return "<jax %s>" % getattr(self.fn, "__name__", "function")
@@ -71,7 +87,7 @@ class Jitted:
         hit = self.compiled.get(key)
         if hit is None:
             lowered = self.jitted.lower(*args)
-            text = to_linalg(lowered.as_text(), self._name())
+            text = to_linalg(_stablehlo_text(lowered), self._name())
             hit = (ArrayEntry(text, self._name(), "main", **self.options), lowered.out_tree)
             self.compiled[key], self.mlir[key] = hit, text
         entry, out_tree = hit
