@@ -447,9 +447,34 @@ static bool fold(MlirModule m) {
   return ok;
 }
 
+/* Every given shape names an input some entry has: a misspelt entry or a
+ * position past the inputs is an error, not a shape silently unused. */
+static bool shapesApply(MlirModule m, const PbcShapeSpec *spec) {
+  MlirBlock body = mlirModuleGetBody(m);
+  for (int s = 0; s < spec->numShapes; ++s) {
+    bool used = false;
+    for (MlirOperation f = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(f) && !used;
+         f = mlirOperationGetNextInBlock(f))
+      used = pbcFuncIsPublic(f) && shapeApplies(&spec->shapes[s], funcName(f), spec->shapes[s].arg) &&
+             spec->shapes[s].arg < mlirFunctionTypeGetNumInputs(functionType(f));
+    if (!used) {
+      MlirOperation first = mlirBlockGetFirstOperation(body);
+      if (mlirOperationIsNull(first))
+        first = mlirModuleGetOperation(m);
+      pbcEmitOpError(first, "--shape names input %d of %s%s, which no entry point has",
+                     spec->shapes[s].arg, spec->shapes[s].entry[0] ? "@" : "every entry",
+                     spec->shapes[s].entry);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool pbcSpecializeShapes(MlirModule m, const PbcShapeSpec *spec) {
   if (!pbcModuleHasDynamicEntries(m) && spec->numShapes == 0)
     return true;
+  if (!shapesApply(m, spec))
+    return false;
   MlirBlock body = mlirModuleGetBody(m);
   for (MlirOperation f = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(f);
        f = mlirOperationGetNextInBlock(f))
