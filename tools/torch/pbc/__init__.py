@@ -130,7 +130,7 @@ def _symbolic(x):
     return isinstance(x, torch.Tensor) and any(isinstance(d, torch.SymInt) for d in x.shape)
 
 
-def backend(gm, example_inputs, target="cpu"):
+def backend(gm, example_inputs, target="cpu", on_plan=None):
     """A torch.compile backend: compiles the graph Dynamo hands over (or
     leaves it to run eagerly, warned, if it cannot be traced again).
     Dynamo passes parameters and buffers as graph inputs and tags them
@@ -145,7 +145,8 @@ def backend(gm, example_inputs, target="cpu"):
     set, made when first called with it. A graph with symbolic sizes
     (Dynamo's automatic dynamic shapes, mark_dynamic, dynamic=True) is
     therefore compiled per size, said once as a warning; the kernels of
-    each compile come from the kernel cache where they repeat."""
+    each compile come from the kernel cache where they repeat. on_plan(plan)
+    is called with each plan made (recording_backend)."""
     example_inputs = list(example_inputs)
     static = {i: t for i, t in enumerate(example_inputs)
               if isinstance(t, torch.Tensor) and getattr(t, "_dynamo_static_input_type", None)}
@@ -162,10 +163,13 @@ def backend(gm, example_inputs, target="cpu"):
 
     def make_plan(inputs):
         try:
-            return best_plan(graph, inputs, target)
+            plan = best_plan(graph, inputs, target)
         except TraceError as e:
             warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=3)
-            return lambda *a: graph(*a)
+            plan = lambda *a: graph(*a)  # noqa: E731
+        if on_plan:
+            on_plan(plan)
+        return plan
 
     plans = {}
 
@@ -199,16 +203,20 @@ def backend(gm, example_inputs, target="cpu"):
             warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=2)
             return gm.forward
         plans[Compiled._key(inputs)] = run.plan = plan
+        if on_plan:
+            on_plan(plan)
     return run
 
 
 def recording_backend(plans, target="cpu"):
-    """pbc.backend that also appends each graph's plan to `plans` (the
+    """pbc.backend that also appends each plan it makes to `plans` (the
     bridge's Plan, a TorchMlirGraph, or the graph's forward if it ran
-    eagerly): for tests and tools that check what was compiled."""
+    eagerly; a graph called at several sizes has one per size): for tests
+    and tools that check what was compiled."""
     def compile_graph(gm, example_inputs):
-        compiled = backend(gm, example_inputs, target)
-        plans.append(getattr(compiled, "plan", compiled))
+        compiled = backend(gm, example_inputs, target, on_plan=plans.append)
+        if not hasattr(compiled, "plan"):  # it runs eagerly
+            plans.append(compiled)
         return compiled
     return compile_graph
 
