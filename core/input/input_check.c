@@ -10,6 +10,7 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "mlir-c/Diagnostics.h"
 #include "pbc/c_pass.h"
+#include "pbc/importer_checks.h"
 #include "pbc/ir_build.h"
 #include "pbc/entry_sig.h"
 #include "pbc/session.h"
@@ -234,6 +235,8 @@ static void markInputsReadOnly(MlirOperation func, MlirContext ctx) {
 
 bool pbcSessionCheckInput(PbcSession *s, MlirModule m) {
   (void)s;
+  if (!pbcResolveImporterChecks(m))
+    return false;
   MlirOperation mod = mlirModuleGetOperation(m);
   WalkState st = {true};
   mlirOperationWalk(mod, checkOp, &st, MlirWalkPreOrder);

@@ -12,6 +12,7 @@ extern const PbcCPassSpec pbcSinkTransposesPass;
 extern const PbcCPassSpec pbcFoldConstantTransposesPass;
 extern const PbcCPassSpec pbcDecomposeAggregatesPass;
 extern const PbcCPassSpec pbcDistinctResultsPass;
+extern const PbcCPassSpec pbcExpandPowiPass;
 extern const PbcCPassSpec pbcDistinctEmptiesPass;
 extern const PbcCPassSpec pbcClampGatherIndicesPass;
 extern const PbcCPassSpec pbcShareConcatPrefixesPass;

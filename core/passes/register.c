@@ -10,6 +10,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcFoldConstantTransposesPass,
       &pbcDecomposeAggregatesPass,
       &pbcDistinctResultsPass,
+      &pbcExpandPowiPass,
       &pbcDistinctEmptiesPass,
       &pbcClampGatherIndicesPass,
       &pbcShareConcatPrefixesPass,

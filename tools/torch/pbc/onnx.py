@@ -11,17 +11,22 @@ torch dialect and torch-mlir-opt lowers it to linalg on tensors (both from
 PyPI torch-mlir, see tools.py); pbc compiles that. A model with symbolic
 dimensions (a dynamic batch or sequence) keeps them: pbc compiles static
 shapes, so it is compiled once per distinct input shape when first called
-with it (each compile cached; said once, as a warning). `shapes` fixes
-them instead (through the onnx package) before importing. A model the
+with it (each compile cached; said once, as a warning); one torch-mlir
+cannot lower with its symbolic dimensions is imported again per distinct
+input shape, with them fixed (said once). `shapes` fixes them instead (through the onnx package) before importing. A model the
 importer or pbc rejects raises CompileError with their diagnostics.
 """
 
 import os
 import sys
 import tempfile
+import warnings
+
+import numpy as np
 
 from . import tools
 from .arrays import ArrayEntry
+from .libpbc import CompileError
 
 __all__ = ["compile", "to_linalg"]
 
@@ -60,8 +65,6 @@ class Compiled(ArrayEntry):
 
     def __init__(self, path, shapes=None, **options):
         self.path = path
-        self.mlir = to_linalg(path, shapes)
-        super().__init__(self.mlir, path, None, **options)
         self.input_names = self.output_names = None
         try:
             import onnx
@@ -71,6 +74,38 @@ class Compiled(ArrayEntry):
             self.output_names = [o.name for o in g.output]
         except ImportError:
             pass
+        try:
+            self.mlir = to_linalg(path, shapes)
+        except CompileError as e:
+            # torch-mlir cannot lower some symbolic graphs (GPT-2's attention
+            # reshapes); with its sizes fixed before import it may.
+            if shapes or self.input_names is None or "?" not in str(e):
+                raise
+            self.mlir, self.import_error = None, e
+            self.text, self.name, self.entry_name = None, path, None
+            self.options = dict(options)
+            self.dynamic, self.sized, self._told = True, {}, False
+            return
+        super().__init__(self.mlir, path, None, **options)
+
+    def _for_shapes(self, arrays):
+        if self.mlir is not None:
+            return super()._for_shapes(arrays)
+        key = tuple(tuple(np.shape(a)) for a in arrays)
+        hit = self.sized.get(key)
+        if hit is None:
+            if not self._told:
+                warnings.warn("pbc: torch-mlir cannot lower %s with its symbolic dimensions (%s); "
+                              "it is imported and compiled once per distinct input shape"
+                              % (self.path, str(self.import_error).splitlines()[-1][:200]),
+                              stacklevel=3)
+                self._told = True
+            if len(key) != len(self.input_names):
+                raise TypeError("pbc: %s takes %d arrays, got %d" % (
+                    self.path, len(self.input_names), len(key)))
+            self.text = to_linalg(self.path, dict(zip(self.input_names, key)))
+            hit = self.sized[key] = self._load(None)
+        return hit
 
     def run(self, output_names, feeds):
         """onnxruntime's InferenceSession.run shape: feeds by input name."""
