@@ -189,6 +189,38 @@ def test_dynamic_batch(tmp):
     assert r.returncode == 0 and "sizes drawn as" in r.stderr, r.stderr
 
 
+def test_dynamic_sequence_reimported(tmp):
+    """A model torch-mlir cannot lower with its symbolic sequence (GPT-2's
+    attention reshapes, one small layer from its config): imported again
+    per input shape with the size fixed, said once, each size against
+    onnxruntime."""
+    import transformers
+    cfg = transformers.GPT2Config(n_layer=1, n_embd=32, n_head=2, vocab_size=100, n_positions=64)
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.m = transformers.GPT2Model(cfg)
+
+        def forward(self, ids):
+            return self.m(ids).last_hidden_state
+    path = os.path.join(tmp, "gpt2_small.onnx")
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(LastHiddenState().eval(), (torch.randint(0, 100, (1, 8)),), path,
+                          opset_version=17, dynamo=False, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {1: "n"}})
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        model = pbc.onnx.compile(path)
+        for n in (3, 11, 3):
+            x = np.random.randint(0, 100, (1, n)).astype(np.int64)
+            s = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+            close(model(x)[0], s.run(None, {"x": x})[0], "GPT-2 layer at sequence %d" % n)
+    told = [str(w.message) for w in said if "pbc:" in str(w.message)]
+    assert len(told) == 1, told
+
+
 if __name__ == "__main__":
     seed()
     with tempfile.TemporaryDirectory() as tmp:

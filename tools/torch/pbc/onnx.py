@@ -97,7 +97,8 @@ class Compiled(ArrayEntry):
             if not self._told:
                 warnings.warn("pbc: torch-mlir cannot lower %s with its symbolic dimensions (%s); "
                               "it is imported and compiled once per distinct input shape"
-                              % (self.path, str(self.import_error).splitlines()[-1][:200]),
+                              % (self.path, next((l for l in str(self.import_error).splitlines()
+                                                  if "error:" in l), "")[:200]),
                               stacklevel=3)
                 self._told = True
             if len(key) != len(self.input_names):
