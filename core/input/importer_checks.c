@@ -10,27 +10,9 @@
  * it as an unsupported op. */
 #include "pbc/importer_checks.h"
 
-#include <stdlib.h>
-
 #include "mlir-c/BuiltinAttributes.h"
 #include "pbc/c_pass.h"
-
-typedef struct {
-  MlirOperation ops[4096];
-  int n;
-  bool full;
-} Asserts;
-
-static MlirWalkResult collect(MlirOperation op, void *data) {
-  Asserts *a = data;
-  if (pbcOpIsA(op, "cf.assert")) {
-    if (a->n < 4096)
-      a->ops[a->n++] = op;
-    else
-      a->full = true;
-  }
-  return MlirWalkResultAdvance;
-}
+#include "pbc/op_list.h"
 
 static bool insideLinalgBody(MlirOperation op) {
   for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
@@ -53,30 +35,23 @@ static int constantCondition(MlirValue c) {
 }
 
 bool pbcResolveImporterChecks(MlirModule m) {
-  Asserts *a = calloc(1, sizeof(Asserts)); /* large: heap */
-  bool ok = true, again = true;
-  while (ok && again) { /* more rounds only past 4096 checks, while some go */
-    a->n = 0;
-    a->full = false;
-    mlirOperationWalk(mlirModuleGetOperation(m), collect, a, MlirWalkPostOrder);
-    int removed = 0;
-    for (int i = 0; i < a->n && ok; ++i) {
-      MlirOperation op = a->ops[i];
-      int known = constantCondition(mlirOperationGetOperand(op, 0));
-      if (known == 0) {
-        MlirAttribute msg = mlirOperationGetAttributeByName(op, pbcStr("msg"));
-        MlirStringRef s = mlirAttributeIsAString(msg) ? mlirStringAttrGetValue(msg)
-                                                      : pbcStr("(no message)");
-        pbcEmitOpError(op, "the program's own check fails for these sizes: \"%.*s\"",
-                       (int)s.length, s.data);
-        ok = false;
-      } else if (known == 1 || insideLinalgBody(op)) {
-        mlirOperationDestroy(op);
-        ++removed;
-      }
+  PbcOpList asserts = {0};
+  pbcOpListCollect(&asserts, mlirModuleGetOperation(m), "cf.assert");
+  bool ok = true;
+  for (int i = 0; i < asserts.n && ok; ++i) {
+    MlirOperation op = asserts.ops[i];
+    int known = constantCondition(mlirOperationGetOperand(op, 0));
+    if (known == 0) {
+      MlirAttribute msg = mlirOperationGetAttributeByName(op, pbcStr("msg"));
+      MlirStringRef s = mlirAttributeIsAString(msg) ? mlirStringAttrGetValue(msg)
+                                                    : pbcStr("(no message)");
+      pbcEmitOpError(op, "the program's own check fails for these sizes: \"%.*s\"",
+                     (int)s.length, s.data);
+      ok = false;
+    } else if (known == 1 || insideLinalgBody(op)) {
+      mlirOperationDestroy(op);
     }
-    again = a->full && removed > 0;
   }
-  free(a);
+  pbcOpListDestroy(&asserts);
   return ok;
 }

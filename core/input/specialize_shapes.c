@@ -11,6 +11,7 @@
 #include "mlir-c/Pass.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/op_list.h"
 #include "pbc/strbuf.h"
 
 /* --- the spec ---------------------------------------------------------------- */
@@ -43,7 +44,7 @@ static bool parseOne(PbcShapeSpec *spec, const char *s, size_t len, char *why, s
       snprintf(why, whyLen, "bad entry name in '%s:%s'", item, argText);
       return false;
     }
-    snprintf(sh->entry, sizeof(sh->entry), "%s", item);
+    memcpy(sh->entry, item, strlen(item) + 1); /* fits: checked above */
   }
   char *end;
   long arg = strtol(argText, &end, 10);
@@ -239,30 +240,18 @@ static bool specializeArguments(MlirOperation f, const PbcShapeSpec *spec) {
 
 /* --- results ------------------------------------------------------------------- */
 
-typedef struct {
-  MlirOperation ret;
-  int count;
-} ReturnSearch;
-
-static MlirWalkResult findReturn(MlirOperation op, void *data) {
-  ReturnSearch *r = data;
-  if (pbcOpIsA(op, "func.return")) {
-    r->ret = op;
-    r->count++;
-  }
-  return MlirWalkResultAdvance;
-}
-
 /* Returns a cast's more static source in place of the cast, and gives f's
  * results the types returned. True if anything changed. */
 static bool refineResults(MlirOperation f) {
-  ReturnSearch r = {{NULL}, 0};
-  mlirOperationWalk(f, findReturn, &r, MlirWalkPreOrder);
-  if (r.count != 1)
+  PbcOpList returns = {0};
+  pbcOpListCollect(&returns, f, "func.return");
+  MlirOperation ret = returns.n == 1 ? returns.ops[0] : (MlirOperation){NULL};
+  pbcOpListDestroy(&returns);
+  if (mlirOperationIsNull(ret))
     return false;
   MlirType ft = functionType(f);
   int nIn = (int)mlirFunctionTypeGetNumInputs(ft), nOut = (int)mlirFunctionTypeGetNumResults(ft);
-  if (mlirOperationGetNumOperands(r.ret) != nOut)
+  if (mlirOperationGetNumOperands(ret) != nOut)
     return false;
   MlirType *ins = calloc((size_t)nIn + (size_t)nOut + 1, sizeof(MlirType));
   MlirType *outs = ins + nIn;
@@ -270,14 +259,14 @@ static bool refineResults(MlirOperation f) {
   for (int i = 0; i < nIn; ++i)
     ins[i] = mlirFunctionTypeGetInput(ft, i);
   for (int i = 0; i < nOut; ++i) {
-    MlirValue v = mlirOperationGetOperand(r.ret, i);
+    MlirValue v = mlirOperationGetOperand(ret, i);
     outs[i] = mlirFunctionTypeGetResult(ft, i);
     if (!isDynamicTensor(outs[i]))
       continue;
     if (mlirValueIsAOpResult(v) && pbcOpIsA(mlirOpResultGetOwner(v), "tensor.cast")) {
       MlirValue src = mlirOperationGetOperand(mlirOpResultGetOwner(v), 0);
       if (mlirTypeIsARankedTensor(mlirValueGetType(src))) {
-        mlirOperationSetOperand(r.ret, i, src);
+        mlirOperationSetOperand(ret, i, src);
         v = src;
       }
     }
@@ -316,18 +305,6 @@ static MlirAttribute reassociationAll(MlirContext ctx, int rank) {
   return mlirArrayAttrGet(ctx, 1, &group);
 }
 
-typedef struct {
-  MlirOperation ops[256];
-  int n;
-} OpList;
-
-static MlirWalkResult findReshapes(MlirOperation op, void *data) {
-  OpList *l = data;
-  if (pbcOpIsA(op, "tensor.reshape") && l->n < 256)
-    l->ops[l->n++] = op;
-  return MlirWalkResultAdvance;
-}
-
 /* tensor.reshape %x(%shape) with a constant %shape (the sizes folded to
  * constants) of a static %x: torch-mlir writes ONNX's Reshape so; MLIR's
  * canonicalization leaves its result dynamic. It becomes a collapse of %x
@@ -335,8 +312,8 @@ static MlirWalkResult findReshapes(MlirOperation op, void *data) {
  * the two where it can), cast to the old type for the uses. True if any
  * changed. */
 static bool staticReshapes(MlirOperation f) {
-  OpList l = {.n = 0};
-  mlirOperationWalk(f, findReshapes, &l, MlirWalkPreOrder);
+  PbcOpList l = {0};
+  pbcOpListCollect(&l, f, "tensor.reshape");
   bool changed = false;
   MlirContext ctx = mlirOperationGetContext(f);
   for (int i = 0; i < l.n; ++i) {
@@ -384,6 +361,7 @@ static bool staticReshapes(MlirOperation f) {
     mlirOperationDestroy(op);
     changed = true;
   }
+  pbcOpListDestroy(&l);
   return changed;
 }
 

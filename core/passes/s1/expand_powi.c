@@ -9,19 +9,8 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/op_list.h"
 #include "passes/passes.h"
-
-typedef struct {
-  MlirOperation ops[1024];
-  int n;
-} PowList;
-
-static MlirWalkResult collect(MlirOperation op, void *data) {
-  PowList *l = data;
-  if (pbcOpIsA(op, "math.fpowi") && l->n < 1024)
-    l->ops[l->n++] = op;
-  return MlirWalkResultAdvance;
-}
 
 /* The exponent if it is an integer arith.constant; false otherwise. */
 static bool constantExponent(MlirValue e, long long *n) {
@@ -54,9 +43,10 @@ static MlirValue power(MlirOperation before, MlirValue x, long long n) {
 
 static bool run(MlirOperation func, void *state) {
   (void)state;
-  PowList l = {.n = 0};
-  mlirOperationWalk(func, collect, &l, MlirWalkPreOrder);
-  for (int i = 0; i < l.n; ++i) {
+  PbcOpList l = {0};
+  pbcOpListCollect(&l, func, "math.fpowi");
+  bool ok = true;
+  for (int i = 0; i < l.n && ok; ++i) {
     MlirOperation op = l.ops[i];
     MlirValue x = mlirOperationGetOperand(op, 0), e = mlirOperationGetOperand(op, 1);
     MlirType t = mlirValueGetType(x);
@@ -66,7 +56,7 @@ static bool run(MlirOperation func, void *state) {
       if (mlirTypeIsAInteger(et) && mlirIntegerTypeGetWidth(et) > 32) {
         pbcEmitOpError(op, "math.fpowi with a 64-bit exponent that is not a constant "
                            "(or past 64) is not supported");
-        return false;
+        ok = false;
       }
       continue;
     }
@@ -83,7 +73,8 @@ static bool run(MlirOperation func, void *state) {
     mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), r);
     mlirOperationDestroy(op);
   }
-  return true;
+  pbcOpListDestroy(&l);
+  return ok;
 }
 
 PBC_C_PASS_WITHOUT_OPTIONS(pbcExpandPowiPass, "pbc-expand-powi", "func.func",
