@@ -41,15 +41,10 @@ import warnings
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
+from bench_models import frontends_python  # noqa: E402
 from timing import median_ms  # noqa: E402
 
 SIZES = {"resnet50": (1, 7, 16), "mobilenet_v2": (1, 7, 16), "bert": (128, 197, 512)}
-
-
-def frontends_python():
-    out = subprocess.run([os.path.join(ROOT, "tools", "python-env.sh")], check=True,
-                         stdout=subprocess.PIPE, text=True).stdout
-    return out.strip().splitlines()[-1]
 
 
 def build(name):
