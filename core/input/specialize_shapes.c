@@ -148,11 +148,18 @@ static MlirType staticArgType(MlirOperation f, int arg, MlirType t, const PbcSha
   int rank = (int)mlirShapedTypeGetRank(t);
   int64_t dims[PBC_MAX_RANK];
   bool given = false;
+  if (rank > PBC_MAX_RANK) {
+    if (!isDynamicTensor(t))
+      return t; /* the signature check names it */
+    pbcEmitOpError(f, "argument %d of @%.*s has rank %d; pbc supports at most %d", arg,
+                   (int)name.length, name.data, rank, PBC_MAX_RANK);
+    return (MlirType){NULL};
+  }
   for (int s = 0; s < spec->numShapes; ++s) {
     if (!shapeApplies(&spec->shapes[s], name, arg))
       continue;
     typeText(t, tt, sizeof(tt));
-    if (spec->shapes[s].rank != rank || rank > PBC_MAX_RANK) {
+    if (spec->shapes[s].rank != rank) {
       pbcEmitOpError(f, "argument %d of @%.*s is %s: --shape gives it %d dimensions", arg,
                      (int)name.length, name.data, tt, spec->shapes[s].rank);
       return (MlirType){NULL};
@@ -173,7 +180,7 @@ static MlirType staticArgType(MlirOperation f, int arg, MlirType t, const PbcSha
   if (!given) {
     if (!isDynamicTensor(t))
       return t;
-    for (int d = 0; d < rank && d < PBC_MAX_RANK; ++d) {
+    for (int d = 0; d < rank; ++d) {
       dims[d] = mlirShapedTypeGetDimSize(t, d);
       if (mlirShapedTypeIsDynamicSize(dims[d])) {
         if (spec->dim <= 0) {
@@ -198,14 +205,6 @@ static MlirType staticArgType(MlirOperation f, int arg, MlirType t, const PbcSha
 static bool specializeArguments(MlirOperation f, const PbcShapeSpec *spec) {
   MlirType ft = functionType(f);
   int nIn = (int)mlirFunctionTypeGetNumInputs(ft), nOut = (int)mlirFunctionTypeGetNumResults(ft);
-  MlirStringRef name = funcName(f);
-  for (int s = 0; s < spec->numShapes; ++s)
-    if (spec->shapes[s].entry[0] && shapeApplies(&spec->shapes[s], name, spec->shapes[s].arg) &&
-        spec->shapes[s].arg >= nIn) {
-      pbcEmitOpError(f, "--shape names argument %d of @%.*s, which takes %d", spec->shapes[s].arg,
-                     (int)name.length, name.data, nIn);
-      return false;
-    }
   MlirType *ins = calloc((size_t)nIn + (size_t)nOut + 1, sizeof(MlirType));
   MlirType *outs = ins + nIn;
   bool ok = true, changed = false;
@@ -340,7 +339,7 @@ static bool staticReshapes(MlirOperation f) {
       dims[d] = mlirDenseElementsAttrGetInt64Value(value, d);
       int64_t have = mlirShapedTypeGetDimSize(rt, d);
       ok &= dims[d] >= 0 && (mlirShapedTypeIsDynamicSize(have) || have == dims[d]);
-      n *= dims[d] > 0 ? dims[d] : 1;
+      n *= dims[d];
     }
     if (!ok || n != srcN)
       continue; /* left to the checks: a reshape of the wrong size is the input's fault */

@@ -242,10 +242,11 @@ def check_batch(pbc, progs, refs, args, timeout=120, keep=None):
     workdir = tempfile.mkdtemp(prefix="pbc_diff_")
     try:
         text = progen.module([p.emit("p%d" % k) for k, p in enumerate(progs)])
-        # A dynamic program (dynamic.Instance) is compiled for its sizes.
-        args = list(args) + [a for k, p in enumerate(progs)
-                             for a in getattr(p, "pbc_args", lambda f: [])("p%d" % k)]
-        lib, bad = compile_module(pbc, text, args, workdir, timeout)
+        # A dynamic program (dynamic.Instance) is compiled for its sizes;
+        # the retries below pass the caller's args (each program names its own).
+        sized = list(args) + [a for k, p in enumerate(progs)
+                              for a in getattr(p, "pbc_args", lambda f: [])("p%d" % k)]
+        lib, bad = compile_module(pbc, text, sized, workdir, timeout)
         if bad is not None and bad.cls == "recorded":
             # Record each program alone too: the replay retries one at a time
             # when a batch crashes.

@@ -3,7 +3,7 @@
 // taking the sizes the program computes; given sizes that contradict a
 // static one are an error; --run draws one size for every open dimension.
 // RUN: not pbc --emit=s1 %s 2>&1 | FileCheck %s --check-prefix=NOSIZES
-// NOSIZES: dynamic_shape.mlir:[[# @LINE + 12]]:1: error: argument 0 of @rows has dynamic sizes (tensor<?x3xf32>): pbc compiles static shapes; give them (pbc --shape=0=D0x..., --dim=N
+// NOSIZES: dynamic_shape.mlir:[[# @LINE + 14]]:1: error: argument 0 of @rows has dynamic sizes (tensor<?x3xf32>): pbc compiles static shapes; give them (pbc --shape=0=D0x..., --dim=N
 // RUN: pbc --emit=s1 --shape=0=7x3 --dim=5 %s | FileCheck %s --check-prefix=SHAPE
 // SHAPE: func.func @rows(%arg0: memref<7x3xf32>, %arg1: memref<7xf32>)
 // SHAPE: func.func @pair(%arg0: memref<7x3xf32>, %arg1: memref<3x5xf32>, %arg2: memref<7x5xf32>)
@@ -12,6 +12,8 @@
 // MIXED: func.func @pair(%arg0: memref<2x3xf32>, %arg1: memref<3x9xf32>, %arg2: memref<2x9xf32>)
 // RUN: not pbc --emit=s1 --shape=0=7x4 %s 2>&1 | FileCheck %s --check-prefix=CONTRA
 // CONTRA: error: argument 0 of @rows is tensor<?x3xf32>: --shape gives dimension 1 the size 4
+// RUN: not pbc --emit=s1 --dim=2 %S/inputs/rank9_dynamic.mlir 2>&1 | FileCheck %s --check-prefix=RANK
+// RANK: rank9_dynamic.mlir:2:1: error: argument 0 of @f has rank 9; pbc supports at most 8
 // RUN: pbc --run=1 --check --seed=3 %s 2>&1 | FileCheck %s --check-prefix=DRAWN
 // DRAWN: pbc: dynamic sizes drawn as {{[0-9]+}} (seed 3; --dim or --shape fixes them)
 // DRAWN-COUNT-2: check PASS
