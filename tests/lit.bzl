@@ -10,7 +10,9 @@ LIT_DATA = [
     "//examples",
 ]
 
-def lit_tests(srcs, tags = ["cpu"]):
+def lit_tests(srcs, tags = ["cpu"], sizes = {}):
+    """sizes: file -> Bazel test size, for the files that need more than a
+    small test's 60 s (the default)."""
     for src in srcs:
         native.sh_test(
             name = src.rsplit(".", 1)[0],
@@ -18,5 +20,5 @@ def lit_tests(srcs, tags = ["cpu"]):
             args = ["$(rootpath %s)" % src],
             data = [src] + native.glob(["*/inputs/*", "gpu/*.py"]) + LIT_DATA,
             tags = tags,
-            size = "small",
+            size = sizes.get(src, "small"),
         )
