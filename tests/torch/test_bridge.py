@@ -637,6 +637,50 @@ def test_sizes_that_change():
                 close(out, m(x), "pbc.export for batch %d" % b)
 
 
+def test_zoo_ops():
+    """Ops the model zoo (tools/bench/model_zoo.py) found eager, compiled
+    whole: unbind (timm's attention: qkv.unbind(0)), stack, average pooling
+    with ceil_mode, excluded padding or a divisor override (ResNet-D's
+    shortcut, Inception), max pooling whose ceil_mode adds a window."""
+    x = torch.randn(3, 4, 6)
+    for d in (0, 1, -1):
+        def f(x):
+            q, k, v = x.unbind(0) if d == 0 else (x.unbind(d)[0], x.unbind(d)[1], x.unbind(d)[-1])
+            return torch.stack([q * k, v + 1.0], d)
+        _, got = compiled_whole(f, x)
+        close(got, f(x), "unbind and stack at dim %d" % d)
+    x = torch.randn(1, 5, 11, 12)
+    for k, st, p, ceil, cip, div in [(3, 2, 1, True, False, None), (2, 2, 0, True, True, None),
+                                     (3, 3, 1, False, False, None), (3, 2, 1, True, True, 4)]:
+        def f(x):
+            return F.avg_pool2d(x, k, st, p, ceil, cip, div) + F.max_pool2d(x, k, st, p, 1, ceil)
+        _, got = compiled_whole(f, x)
+        close(got, f(x), "pooling k=%d s=%d p=%d ceil=%s include_pad=%s divisor=%s" % (
+            k, st, p, ceil, cip, div))
+
+
+def test_failed_segment_compiled_once():
+    """A segment pbc refuses runs eagerly after one compile: alone in its
+    module it is not compiled a second time with the same text."""
+    calls = []
+    real = pbc.runtime.Plan._compile_group
+
+    def refuse(self, group, *args):
+        calls.append(len(group))
+        raise pbc.CompileError("refused (test)")
+    pbc.runtime.Plan._compile_group = refuse
+    try:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            x = torch.randn(4, 5)
+            got = pbc.jit(lambda x: torch.tanh(x) * 2.0, lowering="bridge")(x)
+    finally:
+        pbc.runtime.Plan._compile_group = real
+    assert calls == [1], "compiles of the one segment: %s" % calls
+    assert any("runs eagerly" in str(m.message) for m in w), [str(m.message) for m in w]
+    close(got, torch.tanh(x) * 2.0, "eager segment")
+
+
 if __name__ == "__main__":
     seed()
     for name, fn in list(globals().items()):

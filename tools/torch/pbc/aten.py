@@ -413,6 +413,21 @@ def _split(ctx, x, sizes, dim=0):
     return tuple(out)
 
 
+@lowers("unbind.int", "unbind")
+def _unbind(ctx, x, dim=0):
+    v = ctx.tensor(x)
+    dim %= len(v.shape)
+    return tuple(_select(ctx, v, dim, i) for i in range(v.shape[dim]))
+
+
+@lowers("stack")
+def _stack(ctx, tensors, dim=0):
+    vals = [ctx.tensor(t) for t in tensors]
+    dim %= len(vals[0].shape) + 1
+    vals = [_unsqueeze(ctx, v, dim) for v in vals]
+    return vals[0] if len(vals) == 1 else ctx.f.concat(vals, dim)
+
+
 @lowers("cat")
 def _cat(ctx, tensors, dim=0):
     # Empty tensors add nothing (torch.cat also skips 1-D empty ones of any
@@ -585,30 +600,57 @@ def _pool_out(n, k, s, p, ceil):
     return (-(-num // s) if ceil else num // s) + 1
 
 
+def _pool_geometry(v, kernel, stride, padding, ceil_mode):
+    """Kernel, stride, top/left and bottom/right padding of a 2-d pooling
+    as PyTorch sizes it: with ceil_mode the last window may start past the
+    input's end minus the kernel (not past the input and its left padding),
+    and the bottom/right padding grows to cover it."""
+    k, p = ints(kernel), ints(padding)
+    s = ints(stride) if stride else k
+    high = []
+    for i in range(2):
+        n = v.shape[2 + i]
+        out = _pool_out(n, k[i], s[i], p[i], ceil_mode)
+        if ceil_mode and (out - 1) * s[i] >= n + p[i]:
+            out -= 1
+        high.append(max(p[i], (out - 1) * s[i] + k[i] - n - p[i]))
+    return k, s, p, high
+
+
 @lowers("max_pool2d_with_indices", "max_pool2d")
 def _max_pool(ctx, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
     v = ctx.tensor(x)
-    k, p = ints(kernel), ints(padding)
-    s = ints(stride) if stride else k
+    _floats(v)
     if ints(dilation) != [1, 1]:
         raise Unsupported("dilated max pooling")
-    if ceil_mode and any(_pool_out(v.shape[2 + i], k[i], s[i], p[i], True) !=
-                         _pool_out(v.shape[2 + i], k[i], s[i], p[i], False) for i in range(2)):
-        raise Unsupported("max pooling with ceil_mode changing the output size")
-    out = ctx.f.pool2d(v, k, s, p, "max")
+    k, s, p, high = _pool_geometry(v, kernel, stride, padding, ceil_mode)
+    out = ctx.f.pool2d(v, k, s, p, "max", high)
     return (out, None) if "indices" in ctx.op else out
 
 
 @lowers("avg_pool2d")
 def _avg_pool(ctx, x, kernel, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
               divisor_override=None):
+    """A sum pooling, times the reciprocal of each window's divisor. The
+    divisors (which windows count padding, how ceil_mode's last windows are
+    clipped, an override) are PyTorch's own: avg_pool2d of ones divided by
+    the number of input elements in each window, computed when compiling."""
     v = ctx.tensor(x)
-    k, p = ints(kernel), ints(padding)
-    s = ints(stride) if stride else k
-    if ceil_mode or divisor_override or (any(p) and not count_include_pad):
-        raise Unsupported("average pooling with ceil_mode/divisor_override/excluded padding")
-    out = ctx.f.pool2d(v, k, s, p, "sum")
-    return ctx.f.elementwise([out], lambda e, a: e.mul(a, 1.0 / (k[0] * k[1])))
+    _floats(v)
+    k, s, p, high = _pool_geometry(v, kernel, stride, padding, ceil_mode)
+    out = ctx.f.pool2d(v, k, s, p, "sum", high)
+    plain = not ceil_mode and divisor_override is None and (count_include_pad or not any(p))
+    if plain:
+        return ctx.f.elementwise([out], lambda e, a: e.mul(a, 1.0 / (k[0] * k[1])))
+    ones = torch.ones((1, 1) + tuple(v.shape[2:]), dtype=torch.float64)
+    avg = torch.nn.functional.avg_pool2d(ones, k, s, p, ceil_mode, count_include_pad,
+                                         divisor_override)
+    counts = torch.nn.functional.avg_pool2d(ones, k, s, p, ceil_mode, count_include_pad, 1)
+    scale = (avg / counts)[0, 0].float()
+    if tuple(scale.shape) != tuple(out.shape[2:]):
+        raise Unsupported("average pooling of output %s, PyTorch's %s" % (
+            out.shape[2:], tuple(scale.shape)))
+    return ctx.f.elementwise([out, ctx.tensor(Const(scale))], lambda e, a, r: e.mul(a, r))
 
 
 @lowers("_adaptive_avg_pool2d", "adaptive_avg_pool2d")

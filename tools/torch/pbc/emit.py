@@ -400,10 +400,13 @@ class Function:
         out.ssa = r
         return out
 
-    def pool2d(self, x, kernel, stride, padding, kind):
+    def pool2d(self, x, kernel, stride, padding, kind, padding_high=None):
+        """padding_high: the bottom and right padding where it differs from
+        the top and left (ceil_mode's last windows)."""
         x = self.transpose_to(x, NHWC)
         fill = -math.inf if kind == "max" else 0.0
-        x = self.pad(x, [0, padding[0], padding[1], 0], [0, padding[0], padding[1], 0], fill)
+        high = padding_high if padding_high is not None else padding
+        x = self.pad(x, [0, padding[0], padding[1], 0], [0, high[0], high[1], 0], fill)
         n, c, h, w = x.shape
         oh = (h - kernel[0]) // stride[0] + 1
         ow = (w - kernel[1]) // stride[1] + 1

@@ -470,13 +470,17 @@ class Plan:
                 failed.append((s, "pbc internal error: %s: %s" % (type(e).__name__, e)))
         segs = [s for s in segs if s.name in texts]
         # One module per 64 segments: pbc takes at most 64 entry points. A
-        # module that does not compile is compiled a segment at a time; a
-        # segment that still fails runs eagerly, with a warning.
+        # module of several segments that does not compile is compiled a
+        # segment at a time (a module of one is not compiled again
+        # unchanged); a segment that still fails runs eagerly, with a warning.
         for i in range(0, len(segs), 64):
             group = segs[i:i + 64]
             try:
                 self._compile_group(group, texts, target, chip, opt_level, disable)
-            except CompileError:
+            except CompileError as e:
+                if len(group) == 1:
+                    failed.append((group[0], str(e).splitlines()[0]))
+                    continue
                 for s in group:
                     try:
                         self._compile_group([s], texts, target, chip, opt_level, disable)
