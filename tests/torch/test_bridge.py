@@ -659,6 +659,50 @@ def test_zoo_ops():
             k, st, p, ceil, cip, div))
 
 
+def test_indexing_and_masks():
+    """Advanced indexing (aten.index.Tensor: adjacent and separated index
+    tensors, whole dims between, broadcasting, negative indices, indices
+    computed at run time and checked like eager's), bitwise and logical ops
+    on boolean masks, and an attention mask with one row per batch shared
+    by the heads (transformers 5's padding mask), compiled whole."""
+    x = torch.randn(5, 6, 7)
+    i = torch.tensor([[0, 4], [-1, 2]])
+    j = torch.tensor([3, -6])
+    cases = {
+        "adjacent": lambda x, i, j: x[i, j] * 2.0,
+        "separated": lambda x, i, j: x[i, :, j[:1]] + 1.0,
+        "after a whole dim": lambda x, i, j: x[:, j] - 1.0,
+        "last dim": lambda x, i, j: x[..., i] * 3.0,
+    }
+    for what, f in cases.items():
+        _, got = compiled_whole(f, x, i, j)
+        close(got, f(x, i, j), "index: " + what)
+    fast, _ = compiled_whole(cases["adjacent"], x, i, j)
+    try:
+        fast(x, torch.tensor([[0, 5], [1, 2]]), j)
+        raise AssertionError("an index out of range ran")
+    except IndexError:
+        pass
+    a, b = torch.rand(4, 9) > 0.5, torch.rand(4, 9) > 0.3
+
+    def masks(a, b, x):
+        m = (a & b) | (~a ^ b)
+        k = torch.logical_and(m, torch.logical_not(b)) | torch.logical_or(a, b).logical_xor(m)
+        return torch.where(k, x, -x)
+    x = torch.randn(4, 9)
+    _, got = compiled_whole(masks, a, b, x)
+    close(got, masks(a, b, x), "bitwise and logical masks")
+    if hasattr(F, "scaled_dot_product_attention"):
+        q, k, v = (torch.randn(2, 3, 8, 16) for _ in range(3))
+        keep = torch.rand(2, 1, 8, 8) > 0.3
+        keep[..., 0] = True
+
+        def att(q, k, v, keep):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+        _, got = compiled_whole(att, q, k, v, keep)
+        close(got, att(q, k, v, keep), "attention mask per batch, shared by the heads")
+
+
 def test_failed_segment_compiled_once():
     """A segment pbc refuses runs eagerly after one compile: alone in its
     module it is not compiled a second time with the same text."""

@@ -698,8 +698,96 @@ def _embedding(ctx, weight, indices, *rest):
     if idx.elem not in ("i64", "i32"):
         raise Unsupported("embedding indices of type %s" % idx.elem)
     table = ctx.tensor(weight)
-    ctx.seg.gathers.append((idx, table.shape[0]))
+    ctx.seg.gathers.append((idx, 0, table.shape[0]))
     return ctx.f.gather_rows(table, idx)
+
+
+@lowers("index.Tensor", "_unsafe_index.Tensor")
+def _index(ctx, x, indices):
+    """x[i0, i1, ...] with integer index tensors (None: the whole dim),
+    NumPy's rules: the index tensors broadcast together; their dims take the
+    place of the indexed dims when those are adjacent, else lead. Boolean
+    masks (a data-dependent shape) run eagerly."""
+    v = ctx.tensor(x)
+    idx = {}
+    for d, t in enumerate(indices):
+        if t is None:
+            continue
+        t = ctx.tensor(t)
+        if t.elem not in ("i64", "i32"):
+            raise Unsupported("indexing with a %s tensor" % t.elem)
+        idx[d] = t
+    if not idx:
+        return v
+    bshape = []
+    for t in idx.values():
+        bshape = list(torch.broadcast_shapes(tuple(bshape), t.shape))
+    dims = sorted(idx)
+    adjacent = dims == list(range(dims[0], dims[-1] + 1))
+    rest = [d for d in range(len(v.shape)) if d not in idx]
+    nb = len(bshape)
+    out_dims = {}
+    if adjacent:
+        before = [d for d in rest if d < dims[0]]
+        after = [d for d in rest if d > dims[-1]]
+        shape = [v.shape[d] for d in before] + bshape + [v.shape[d] for d in after]
+        for k, d in enumerate(before):
+            out_dims[d] = k
+        for k, d in enumerate(after):
+            out_dims[d] = len(before) + nb + k
+        bdims = list(range(len(before), len(before) + nb))
+    else:
+        shape = bshape + [v.shape[d] for d in rest]
+        for k, d in enumerate(rest):
+            out_dims[d] = nb + k
+        bdims = list(range(nb))
+    for d in idx:
+        out_dims[d] = bdims
+    for d, t in idx.items():
+        ctx.seg.gathers.append((t, -v.shape[d], v.shape[d]))
+    return ctx.f.gather_index(v, idx, tuple(shape), out_dims)
+
+
+def _bitwise(kind):
+    def lower(ctx, a, b=None):
+        a = ctx.tensor(a)
+        if a.elem.startswith("f"):
+            raise Unsupported("bitwise op on %s" % a.elem)
+        if b is None:  # bitwise_not: xor with all ones
+            ones = -1 if a.elem != "i1" else 1
+            return ctx.f.elementwise([a], lambda e, x: e.op("arith.xori %s, %s" % (
+                x, e.const(ones, a.elem)), a.elem), out_elem=a.elem)
+        b = ctx.operand(b)
+        if isinstance(b, Val) and b.elem != a.elem:
+            raise Unsupported("bitwise op on %s and %s" % (a.elem, b.elem))
+        op = {"and": "arith.andi", "or": "arith.ori", "xor": "arith.xori"}[kind]
+
+        def body(e, x, y):
+            y = y if isinstance(y, str) else e.const(int(y), a.elem)
+            return e.op("%s %s, %s" % (op, x, y), a.elem)
+        return ctx.f.elementwise([a, b], body, out_elem=a.elem)
+    return lower
+
+
+for _k in ("and", "or", "xor"):
+    lowers("bitwise_%s.Tensor" % _k, "bitwise_%s.Scalar" % _k)(_bitwise(_k))
+lowers("bitwise_not")(_bitwise("not"))
+
+
+def _logical(kind):
+    def lower(ctx, a, b=None):
+        vals = [ctx.f.convert(ctx.tensor(t), "i1") for t in ((a,) if b is None else (a, b))]
+        if b is None:
+            return ctx.f.elementwise(vals, lambda e, x: e.op("arith.xori %s, %s" % (
+                x, e.const(1, "i1")), "i1"), out_elem="i1")
+        op = {"and": "arith.andi", "or": "arith.ori", "xor": "arith.xori"}[kind]
+        return ctx.f.elementwise(vals, lambda e, x, y: e.op("%s %s, %s" % (op, x, y), "i1"),
+                                 out_elem="i1")
+    return lower
+
+
+for _k in ("and", "or", "xor", "not"):
+    lowers("logical_%s" % _k)(_logical(_k))
 
 
 @lowers("scalar_tensor")
@@ -770,7 +858,11 @@ def _sdpa(ctx, q, k, v, *args, **kw):
             raise Unsupported("attention mask of shape %s" % (ms,))
         if all(d == 1 for d in ms[:-2]):
             mask = f.reshape(mask, ms[-2:])          # one mask for every batch
-        elif tuple(ms[:-2]) == tuple(lead):
+        elif len(ms) - 2 <= len(lead) and all(
+                m in (1, n) for m, n in zip(reversed(ms[:-2]), reversed(lead))):
+            if tuple(ms[:-2]) != tuple(lead):       # one per batch, for every head
+                mask = f.elementwise([mask], lambda e, a: a, out_elem=mask.elem,
+                                     shape=tuple(lead) + ms[-2:])
             mask = f.reshape(mask, (b,) + ms[-2:])  # a mask per batch and head
         else:
             raise Unsupported("attention mask of shape %s over batch dims %s" % (ms, lead))

@@ -525,5 +525,50 @@ class Function:
         return Val(r, shape)
 
 
+    def gather_index(self, x, indices, shape, out_dims):
+        """Advanced indexing (aten.index.Tensor): out[o] = x[i_0, ..., i_r]
+        where i_d is indices[d] (an integer Val, broadcast to the output:
+        `out_dims` lists the output dims of its dims, right-aligned) read at
+        o and wrapped if negative, or for a dim without an index tensor the
+        output dim out_dims[d] (an int). pbc clamps the indices read from
+        data into x (pbc-clamp-gather-indices)."""
+        x = self.logical(x)
+        rank = len(shape)
+        ins, order = [], []
+        for d in range(len(x.shape)):
+            if d in indices:
+                v = self.logical(indices[d])
+                dims = out_dims[d][len(out_dims[d]) - len(v.shape):]
+                ins.append((v, ["0" if v.shape[j] == 1 and shape[o] != 1 else "d%d" % o
+                                for j, o in enumerate(dims)]))
+                order.append(d)
+
+        def body(b, a):
+            subs = []
+            args = dict(zip(order, a))
+            for d in range(len(x.shape)):
+                i = self.fresh()
+                if d in indices:
+                    elem = indices[d].elem
+                    b.lines.append("%s = arith.index_cast %s : %s to index" % (i, args[d], elem))
+                    n, z, neg, w, r = (self.fresh() for _ in range(5))
+                    b.lines.append("%s = arith.constant %d : index" % (n, x.shape[d]))
+                    b.lines.append("%s = arith.constant 0 : index" % z)
+                    b.lines.append("%s = arith.cmpi slt, %s, %s : index" % (neg, i, z))
+                    b.lines.append("%s = arith.addi %s, %s : index" % (w, i, n))
+                    b.lines.append("%s = arith.select %s, %s, %s : index" % (r, neg, w, i))
+                    i = r
+                else:
+                    b.lines.append("%s = linalg.index %d : index" % (i, out_dims[d]))
+                subs.append(i)
+            v = self.fresh()
+            b.lines.append("%s = tensor.extract %s[%s] : %s" % (v, x.ssa, ", ".join(subs), x.type))
+            return v
+
+        r = self.generic(shape, ins, ["d%d" % i for i in range(rank)], ["parallel"] * rank, body,
+                         x.elem)
+        return Val(r, shape, x.elem)
+
+
 def module(functions_text):
     return "module {\n%s\n}\n" % "\n".join(functions_text)

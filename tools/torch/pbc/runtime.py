@@ -123,8 +123,10 @@ class _Segment:
         self.out_types = []  # (shape, torch dtype) per output
         self.entry = None
         self.fixed_descriptors = {}
-        self.gathers = []       # (index Val, rows of the table) per gather
-        self.index_checks = []  # (input position, rows): indices checked per call
+        # (index Val, lowest valid index, rows of the table) per gather:
+        # 0 for embeddings, -rows for advanced indexing (negatives wrap).
+        self.gathers = []
+        self.index_checks = []  # (input position, lowest, rows): indices checked per call
         self.frame = None       # _Frame: the arguments of the calls, reused
 
 
@@ -435,8 +437,8 @@ class Plan:
             self._check_lowered(n, vals[n])
         # Indices that arrive as inputs are checked before each call (the
         # compiled gather clamps them; eager PyTorch raises).
-        for idx, rows in seg.gathers:
-            seg.index_checks += [(j, rows) for j, (kind, x) in enumerate(seg.inputs)
+        for idx, low, rows in seg.gathers:
+            seg.index_checks += [(j, low, rows) for j, (kind, x) in enumerate(seg.inputs)
                                  if kind == "node" and vals.get(x) is idx]
         results = []
         for n in seg.nodes:
@@ -636,11 +638,11 @@ class Plan:
 
     @staticmethod
     def _run_segment(seg, env):
-        for j, rows in seg.index_checks:
+        for j, low, rows in seg.index_checks:
             t = env[seg.inputs[j][1]]
-            if t.numel() and (int(t.min()) < 0 or int(t.max()) >= rows):
+            if t.numel() and (int(t.min()) < low or int(t.max()) >= rows):
                 raise IndexError("index out of range in self (pbc: indices must lie in "
-                                 "[0, %d), got %d..%d)" % (rows, int(t.min()), int(t.max())))
+                                 "[%d, %d), got %d..%d)" % (low, rows, int(t.min()), int(t.max())))
         outputs = Plan._call_segment(seg, [env[x] for _, x in seg.computed_inputs])
         for n, t in zip(seg.outputs, outputs):
             env[n] = t
