@@ -641,7 +641,8 @@ def test_zoo_ops():
     """Ops the model zoo (tools/bench/model_zoo.py) found eager, compiled
     whole: unbind (timm's attention: qkv.unbind(0)), stack, average pooling
     with ceil_mode, excluded padding or a divisor override (ResNet-D's
-    shortcut, Inception), max pooling whose ceil_mode adds a window."""
+    shortcut, Inception), max pooling whose ceil_mode adds a window, 1-D
+    convolutions (ECA's channel attention)."""
     x = torch.randn(3, 4, 6)
     for d in (0, 1, -1):
         def f(x):
@@ -657,6 +658,15 @@ def test_zoo_ops():
         _, got = compiled_whole(f, x)
         close(got, f(x), "pooling k=%d s=%d p=%d ceil=%s include_pad=%s divisor=%s" % (
             k, st, p, ceil, cip, div))
+    x = torch.randn(2, 8, 29)
+    for conv in [torch.nn.Conv1d(8, 8, 3, padding=1, bias=False),
+                 torch.nn.Conv1d(8, 6, 5, stride=2, padding=3, dilation=2),
+                 torch.nn.Conv1d(8, 8, 3, padding=1, groups=8),
+                 torch.nn.Conv1d(8, 4, 1, groups=2)]:
+        conv = conv.eval()
+        _, got = compiled_whole(conv, x)
+        with torch.no_grad():
+            close(got, conv(x), "conv1d %s" % conv)
 
 
 def test_indexing_and_masks():

@@ -470,11 +470,19 @@ def _addmm(ctx, bias, a, b, beta=1, alpha=1):
 def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_padding,
                  groups):
     v = ctx.tensor(x)
-    if len(v.shape) != 4:
-        raise Unsupported("%d-D convolution" % (len(v.shape) - 2))
     if not isinstance(w, Const):
         raise Unsupported("convolution with a weight computed at run time")
     wt = w.tensor
+    if len(v.shape) == 3 and not transposed:
+        # 1-D (ECA's channel attention, audio front ends): a 2-D
+        # convolution over a height of 1.
+        n, c, length = v.shape
+        y = _convolution(ctx, ctx.f.reshape(v, (n, c, 1, length)), Const(wt.unsqueeze(2)), bias,
+                         [1] + ints(stride, 1), [0] + ints(padding, 1), [1] + ints(dilation, 1),
+                         False, (0, 0), groups)
+        return ctx.f.reshape(y, (n, y.shape[1], y.shape[3]))
+    if len(v.shape) != 4:
+        raise Unsupported("%d-D convolution" % (len(v.shape) - 2))
     if transposed:
         return _conv_transpose(ctx, v, wt, bias, ints(stride), ints(padding), ints(dilation),
                                ints(output_padding), groups)
