@@ -339,6 +339,24 @@ def test_torch_mlir_route():
     assert isinstance(fast.plan(x, i), pbc.TorchMlirGraph), type(fast.plan(x, i))
     close(got, f(x, i), "std, mean through torch-mlir")
 
+    # The same route under torch.compile, for a graph with parameters:
+    # Dynamo's fake tensor mode, still active in the backend, is set aside
+    # for torch.export (it refused the real parameters before).
+    if pbc.HAS_TORCH_COMPILE:
+        import torch._dynamo as dynamo
+        lin = torch.nn.Linear(9, 9).eval()
+        plans = []
+        dynamo.reset()
+        fast = torch.compile(lambda x: torch.tanh(lin(x)).std(dim=1, keepdim=True) * x,
+                             backend=pbc.recording_backend(plans))
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("error")
+            got = fast(x)
+            want = torch.tanh(lin(x)).std(dim=1, keepdim=True) * x
+        assert len(plans) == 1 and isinstance(plans[0], pbc.TorchMlirGraph), \
+            [(type(p).__name__, getattr(p, "torch_mlir_refusal", None)) for p in plans]
+        close(got, want, "torch.compile through torch-mlir, with parameters")
+
     # torch-mlir 20261001 crashes (a segfault) failing to lower an int8
     # matmul: in its helper process, so this one goes on, the op eager.
     a8, b8 = torch.randint(-100, 100, (16, 4), dtype=torch.int8), \

@@ -55,6 +55,24 @@ def _first_line(e):
     return (str(e).strip().splitlines() or [type(e).__name__])[0]
 
 
+def _outside_fake_mode():
+    """torch.export makes its own fake tensors: called from a torch.compile
+    backend, Dynamo's tracing context (and its FakeTensorMode) is still
+    active, and export would take that mode and refuse the graph's real
+    parameters ("Please convert all Tensors to FakeTensors first"); both
+    are set aside for the export."""
+    import contextlib
+    stack = contextlib.ExitStack()
+    try:
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
+        from torch._guards import tracing
+    except ImportError:  # PyTorch without fake tensors: nothing to set aside
+        return stack
+    stack.enter_context(tracing(None))
+    stack.enter_context(unset_fake_temporarily())
+    return stack
+
+
 _helper = None
 
 
@@ -104,7 +122,7 @@ class TorchMlirGraph:
         with rng_kept(), torch.no_grad():
             outs, self.pack = _flatten(fn(*[a.clone() for a in example_inputs]))
         try:
-            with rng_kept():
+            with rng_kept(), _outside_fake_mode():
                 ep = torch.export.export(_Graph(fn), tuple(a.clone() for a in example_inputs),
                                          strict=False)
         except Exception as e:  # torch.export refused it
