@@ -731,6 +731,31 @@ def test_indexing_and_masks():
         close(got, att(q, k, v, keep), "attention mask per batch, shared by the heads")
 
 
+def test_integer_arithmetic_and_cumsum():
+    """Integer add, sub and mul (positions, masks times ids) in the wider
+    integer type, a float number or tensor promoting them to float as in
+    PyTorch; cumsum of floats, integers and booleans (RoBERTa's position
+    ids), compiled whole."""
+    i = torch.randint(-50, 50, (4, 6))
+    j = torch.randint(-5, 5, (6,), dtype=torch.int32)
+    for what, f in {"i64 + i32 * 3": lambda i, j: i + j * 3,
+                    "(i - j) * i": lambda i, j: (i - j) * i,
+                    "add with alpha": lambda i, j: torch.add(i, j, alpha=2) + 1,
+                    "int * 0.5 + int": lambda i, j: i * 0.5 + j,
+                    "mask * int": lambda i, j: (i > 0) * i}.items():
+        _, got = compiled_whole(f, i, j)
+        want = f(i, j)
+        assert got.dtype == want.dtype and torch.equal(got, want), (what, got, want)
+    x = torch.randn(3, 5, 7)
+    for d in (0, 1, -1):
+        _, got = compiled_whole(lambda x: torch.cumsum(x, d) * 2.0, x)
+        close(got, torch.cumsum(x, d) * 2.0, "cumsum over dim %d" % d)
+    m = torch.rand(3, 40) > 0.4
+    for f in (lambda m: torch.cumsum(m.int(), 1) * m, lambda m: torch.cumsum(m, 0)):
+        _, got = compiled_whole(f, m)
+        assert got.dtype == f(m).dtype and torch.equal(got, f(m)), (got, f(m))
+
+
 def test_failed_segment_compiled_once():
     """A segment pbc refuses runs eagerly after one compile: alone in its
     module it is not compiled a second time with the same text."""

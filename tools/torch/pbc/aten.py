@@ -70,11 +70,37 @@ def _floats(*vals):
             raise Unsupported("arithmetic on %s" % v.elem)
 
 
-def _binary(ctx, a, b, fn):
+_INT_WIDTH = {"i1": 1, "i32": 32, "i64": 64}
+
+
+def _binary(ctx, a, b, fn, int_op=None, alpha=1):
+    """a `op` b with PyTorch's type promotion: integer tensors (and integer
+    numbers) give integer arithmetic in the wider type (int_op: the arith
+    op, b scaled by alpha); with a float tensor or number in it, the
+    integers are converted and the float op `fn` runs."""
+    raw = (a, b)
     a, b = ctx.operand(a), ctx.operand(b)
     if not isinstance(a, Val) and not isinstance(b, Val):
         raise Unsupported("scalar-only arithmetic")
-    _floats(a, b)
+    vals = [x for x in (a, b) if isinstance(x, Val)]
+    if any(v.elem not in ("f32",) + tuple(_INT_WIDTH) for v in vals):
+        raise Unsupported("arithmetic on %s" % ", ".join(v.elem for v in vals))
+    integral = all(v.elem in _INT_WIDTH for v in vals) and all(
+        isinstance(r, int) for r, x in zip(raw, (a, b)) if not isinstance(x, Val))
+    if integral:
+        elem = max((v.elem for v in vals), key=_INT_WIDTH.get)
+        if int_op is None or elem == "i1" or alpha != int(alpha):
+            raise Unsupported("this arithmetic on %s" % elem)
+        a, b = [ctx.f.convert(x, elem) if isinstance(x, Val) else int(x) for x in (a, b)]
+
+        def body(e, x, y):
+            x = x if isinstance(x, str) else e.const(x, elem)
+            y = y if isinstance(y, str) else e.const(y, elem)
+            if alpha != 1:
+                y = e.op("arith.muli %s, %s" % (y, e.const(int(alpha), elem)), elem)
+            return e.op("%s %s, %s" % (int_op, x, y), elem)
+        return ctx.f.elementwise([a, b], body, out_elem=elem)
+    a, b = [ctx.f.convert(x, "f32") if isinstance(x, Val) else x for x in (a, b)]
     return ctx.f.elementwise([a, b], fn)
 
 
@@ -117,12 +143,14 @@ def _masked_fill(ctx, x, mask, value):
 
 @lowers("add.Tensor", "add_.Tensor", "add.Scalar")
 def _add(ctx, a, b, alpha=1):
-    return _binary(ctx, a, b, lambda e, x, y: e.add(x, e.mul(y, float(alpha)) if alpha != 1 else y))
+    return _binary(ctx, a, b, lambda e, x, y: e.add(x, e.mul(y, float(alpha)) if alpha != 1 else y),
+                   "arith.addi", alpha)
 
 
 @lowers("sub.Tensor", "sub_.Tensor", "sub.Scalar")
 def _sub(ctx, a, b, alpha=1):
-    return _binary(ctx, a, b, lambda e, x, y: e.sub(x, e.mul(y, float(alpha)) if alpha != 1 else y))
+    return _binary(ctx, a, b, lambda e, x, y: e.sub(x, e.mul(y, float(alpha)) if alpha != 1 else y),
+                   "arith.subi", alpha)
 
 
 @lowers("rsub.Scalar", "rsub.Tensor")
@@ -132,7 +160,7 @@ def _rsub(ctx, a, b, alpha=1):
 
 @lowers("mul.Tensor", "mul_.Tensor", "mul.Scalar")
 def _mul(ctx, a, b):
-    return _binary(ctx, a, b, lambda e, x, y: e.mul(x, y))
+    return _binary(ctx, a, b, lambda e, x, y: e.mul(x, y), "arith.muli")
 
 
 @lowers("div.Tensor", "div_.Tensor", "div.Scalar")
@@ -681,6 +709,20 @@ def _reduction(ctx, x, dims, dtype, reduce):
     if not v.shape:  # a 0-d tensor reduced over its one "dimension" (0 or -1)
         return v
     return reduce(v, dims if dims else range(len(v.shape)))
+
+
+@lowers("cumsum")
+def _cumsum(ctx, x, dim, dtype=None):
+    v = ctx.tensor(x)
+    if dtype is not None:
+        elem = emit.elem_of(dtype)
+    else:  # PyTorch's: integers and booleans sum in int64
+        elem = v.elem if v.elem.startswith("f") else "i64"
+    if elem not in ("f32", "i64", "i32"):
+        raise Unsupported("cumsum into %s" % dtype)
+    if not v.shape:
+        return ctx.f.convert(v, elem)
+    return ctx.f.cumsum(ctx.f.convert(v, elem), dim)
 
 
 @lowers("mean.dim")

@@ -280,6 +280,37 @@ class Function:
                                op, init=init)
         return out
 
+    def cumsum(self, v, dim):
+        """Inclusive prefix sums along logical dim `dim`: out[.., i, ..] =
+        sum over j <= i of v[.., j, ..], as one reduction over j (n^2 adds
+        along the dim: the lengths frameworks take prefix sums over,
+        positions and masks, are short)."""
+        v = self.logical(v)
+        rank = len(v.shape)
+        dim %= rank
+        fp = v.elem.startswith("f")
+        c, init = self.fresh(), self.fresh()
+        self.emit("%s = arith.constant %s : %s" % (c, flt(0.0) if fp else "0", v.elem))
+        self.emit("%s = linalg.fill ins(%s : %s) outs(%s : %s) -> %s" % (
+            init, c, v.elem, self.empty(v.shape, v.elem), ttype(v.shape, v.elem),
+            ttype(v.shape, v.elem)))
+        ins = ["d%d" % (rank if i == dim else i) for i in range(rank)]
+
+        def body(b, a):
+            i, j, keep, z, x, r = (self.fresh() for _ in range(6))
+            b.lines.append("%s = linalg.index %d : index" % (i, dim))
+            b.lines.append("%s = linalg.index %d : index" % (j, rank))
+            b.lines.append("%s = arith.cmpi ule, %s, %s : index" % (keep, j, i))
+            b.lines.append("%s = arith.constant %s : %s" % (z, flt(0.0) if fp else "0", v.elem))
+            b.lines.append("%s = arith.select %s, %s, %s : %s" % (x, keep, a[0], z, v.elem))
+            b.lines.append("%s = %s %s, %s : %s" % (r, "arith.addf" if fp else "arith.addi",
+                                                     x, a[1], v.elem))
+            return r
+
+        r = self.generic(v.shape, [(v, ins)], ["d%d" % i for i in range(rank)],
+                         ["parallel"] * rank + ["reduction"], body, v.elem, init=init)
+        return Val(r, v.shape, v.elem)
+
     def mean(self, v, dims, keepdim):
         n = math.prod(v.shape[d % len(v.shape)] for d in dims)
         s = self.reduce(v, dims, keepdim)
