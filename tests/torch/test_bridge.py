@@ -756,6 +756,27 @@ def test_integer_arithmetic_and_cumsum():
         assert got.dtype == f(m).dtype and torch.equal(got, f(m)), (got, f(m))
 
 
+def test_activations_and_friends():
+    """The activations timm's CNNs use (leaky ReLU, ELU, SELU, CELU,
+    softplus past its threshold, mish), sin and cos (rotary embeddings),
+    log_softmax (stable at large logits), minimum/maximum of float and
+    integer tensors and flip, compiled whole."""
+    x = torch.randn(4, 37) * 4
+    x[0, :3] = torch.tensor([30.0, -30.0, 0.0])
+    for what, f in {"leaky_relu": lambda x: F.leaky_relu(x, 0.1), "elu": lambda x: F.elu(x, 0.7),
+                    "selu": F.selu, "celu": lambda x: F.celu(x, 1.5),
+                    "softplus": lambda x: F.softplus(x, 2.0, 10.0), "mish": F.mish,
+                    "sin, cos": lambda x: torch.sin(x) * torch.cos(x),
+                    "log_softmax": lambda x: F.log_softmax(x * 10, 0) + F.log_softmax(x, -1),
+                    "minimum, maximum, flip": lambda x: torch.minimum(x, x.flip(1)) +
+                    torch.maximum(x, 0.5 * x).flip(0, 1)}.items():
+        _, got = compiled_whole(f, x)
+        close(got, f(x), what)
+    i = torch.randint(-9, 9, (5, 6))
+    _, got = compiled_whole(lambda i: torch.minimum(i, i.flip(1) * 2), i)
+    assert torch.equal(got, torch.minimum(i, i.flip(1) * 2))
+
+
 def test_failed_segment_compiled_once():
     """A segment pbc refuses runs eagerly after one compile: alone in its
     module it is not compiled a second time with the same text."""

@@ -190,7 +190,37 @@ def _clamp(e, x, lo=None, hi=None):
     return x
 
 
+def _where_positive(e, x, pos, neg):
+    """pos if x > 0 else neg (both computed)."""
+    c = e.op("arith.cmpf ogt, %s, %s" % (x, e.const(0.0)))
+    return e.op("arith.select %s, %s, %s" % (c, pos, neg))
+
+
+def _softplus(e, x, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, x itself past the threshold (PyTorch's)."""
+    bx = e.mul(x, float(beta))
+    soft = e.div(e.math("log1p", e.math("exp", bx)), float(beta))
+    c = e.op("arith.cmpf ogt, %s, %s" % (bx, e.const(float(threshold))))
+    return e.op("arith.select %s, %s, %s" % (c, x, soft))
+
+
+def _elu(e, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    neg = e.mul(e.mul(float(alpha), e.math("expm1", e.mul(x, float(input_scale)))), float(scale))
+    return _where_positive(e, x, e.mul(x, float(scale)), neg)
+
+
+_SELU_ALPHA, _SELU_SCALE = 1.6732632423543772, 1.0507009873554805
+
 for _names, _fn in [
+        (("leaky_relu", "leaky_relu_"), lambda e, x, slope=0.01: _where_positive(
+            e, x, x, e.mul(x, float(slope)))),
+        (("elu", "elu_"), _elu),
+        (("selu", "selu_"), lambda e, x: _elu(e, x, _SELU_ALPHA, _SELU_SCALE)),
+        (("celu", "celu_"), lambda e, x, alpha=1.0: _elu(e, x, alpha, 1.0, 1.0 / alpha)),
+        (("softplus",), _softplus),
+        (("mish", "mish_"), lambda e, x: e.mul(x, e.math("tanh", _softplus(e, x)))),
+        (("sin",), lambda e, x: e.math("sin", x)),
+        (("cos",), lambda e, x: e.math("cos", x)),
         (("relu", "relu_"), lambda e, x: e.max(x, 0.0)),
         (("sigmoid", "sigmoid_"), lambda e, x: e.sigmoid(x)),
         (("silu", "silu_"), lambda e, x: e.mul(x, e.sigmoid(x))),
@@ -415,6 +445,17 @@ def _roll(ctx, x, shifts, dims=()):
     return v
 
 
+@lowers("flip")
+def _flip(ctx, x, dims):
+    v = ctx.f.logical(ctx.tensor(x))
+    rank = len(v.shape)
+    flipped = {d % rank for d in dims}
+    exprs = ["%d - d%d" % (v.shape[i] - 1, i) if i in flipped else "d%d" % i for i in range(rank)]
+    r = ctx.f.generic(v.shape, [(v, exprs)], ["d%d" % i for i in range(rank)],
+                      ["parallel"] * rank, lambda e, a: a[0], v.elem)
+    return Val(r, v.shape, v.elem)
+
+
 @lowers("new_zeros", "new_ones", "new_full", "new_empty")
 def _new_filled(ctx, x, size, *args, dtype=None, **kw):
     if ctx.op.startswith("new_full"):
@@ -622,6 +663,26 @@ def _layer_norm(ctx, x, shape, w, b, eps):
         return y
 
     return (f.elementwise(ops, body), mean, rstd)
+
+
+@lowers("_log_softmax", "log_softmax.int")
+def _log_softmax(ctx, x, dim, half_to_float=False, **kw):
+    """x - max - log(sum(exp(x - max))) along dim: no log of an underflowed
+    softmax."""
+    v = ctx.tensor(x)
+    _floats(v)
+    f = ctx.f
+    m = f.reduce(v, [dim], True, "max")
+    shifted = f.elementwise([v, m], lambda e, a, b: e.sub(a, b))
+    s = f.reduce(f.elementwise([shifted], lambda e, a: e.math("exp", a)), [dim], True)
+    return f.elementwise([shifted, s], lambda e, a, b: e.sub(a, e.math("log", b)))
+
+
+@lowers("minimum", "maximum")
+def _min_max(ctx, a, b):
+    return _binary(ctx, a, b, (lambda e, x, y: e.min(x, y)) if ctx.op.startswith("minimum")
+                   else (lambda e, x, y: e.max(x, y)),
+                   "arith.minsi" if ctx.op.startswith("minimum") else "arith.maxsi")
 
 
 @lowers("_softmax", "softmax.int")
