@@ -1,6 +1,6 @@
 #!/bin/bash
 # The frontends' Python environment: PyTorch 2.x, torch-mlir, JAX, ONNX,
-# onnxruntime, IREE's compiler and runtime, and HF transformers from PyPI at pinned
+# onnxruntime, IREE's compiler and runtime, HF transformers and timm from PyPI at pinned
 # versions (peers and importers only, never dependencies of generated code). Idempotent and
 # cached: a complete environment for these pins is reused. Prints its
 # python's path as the last line.
@@ -9,7 +9,7 @@
 set -euo pipefail
 PINS=(torch==2.15.0 torchvision==0.29.2 numpy==2.4.6 pillow==13.0.0 torch-mlir==20261001 jax==0.10.2
       jaxlib==0.10.2 onnx==1.23.2 onnxruntime==1.32.0 iree-base-compiler==3.13.0 iree-base-runtime==3.13.0
-      transformers==5.24.0)
+      transformers==5.24.0 timm==1.0.31)
 hash=$(echo "${PINS[*]}" | sha1sum | cut -c1-12)
 dir=${PBC_VENV_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/pbc/venv-$hash}
 if [ -f "$dir/.complete" ]; then

@@ -777,6 +777,25 @@ def test_activations_and_friends():
     assert torch.equal(got, torch.minimum(i, i.flip(1) * 2))
 
 
+def test_resizing():
+    """F.interpolate, nearest (1-D and 2-D, integer and fractional scales,
+    sizes, nearest-exact) and bilinear (align_corners either way), compiled
+    whole: HRNet's and the segmentation heads' upsampling."""
+    x = torch.randn(2, 3, 5, 7)
+    for kw in [dict(scale_factor=2), dict(size=(9, 4)), dict(scale_factor=1.5),
+               dict(size=(11, 13), mode="nearest-exact"), dict(scale_factor=(2, 3)),
+               dict(scale_factor=2, mode="bilinear", align_corners=False),
+               dict(size=(9, 4), mode="bilinear", align_corners=True),
+               dict(size=(3, 20), mode="bilinear", align_corners=False)]:
+        def f(x):
+            return F.interpolate(x, **kw) * 2.0
+        _, got = compiled_whole(f, x)
+        close(got, f(x), "interpolate %s" % kw)
+    x1 = torch.randn(2, 3, 6)
+    _, got = compiled_whole(lambda x: F.interpolate(x, scale_factor=2.5) + 1.0, x1)
+    close(got, F.interpolate(x1, scale_factor=2.5) + 1.0, "interpolate 1-D")
+
+
 def test_failed_segment_compiled_once():
     """A segment pbc refuses runs eagerly after one compile: alone in its
     module it is not compiled a second time with the same text."""

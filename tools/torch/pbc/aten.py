@@ -901,6 +901,62 @@ for _k in ("and", "or", "xor", "not"):
     lowers("logical_%s" % _k)(_logical(_k))
 
 
+def _aten_overload(name):
+    """torch.ops.aten's OpOverload for 'upsample_nearest2d.vec'."""
+    base, _, overload = name.partition(".")
+    return getattr(getattr(torch.ops.aten, base), overload or "default")
+
+
+@lowers("upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+        "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d")
+def _upsample_nearest(ctx, x, *args, **kw):
+    """Nearest-neighbour resizing as a gather: which input element each
+    output element copies is PyTorch's own answer, the op applied (when
+    compiling) to an image of element numbers."""
+    v = ctx.tensor(x)
+    spatial = v.shape[2:]
+    numbers = torch.arange(math.prod(spatial), dtype=torch.float64).reshape((1, 1) + spatial)
+    src = _aten_overload(ctx.op)(numbers, *args, **kw)[0, 0].to(torch.int64)
+    n, c = v.shape[:2]
+    flat = ctx.f.reshape(v, (n, c, math.prod(spatial)))
+    out = ctx.f.gather_index(flat, {2: ctx.tensor(Const(src))},
+                             (n, c) + tuple(src.shape), {0: 0, 1: 1, 2: list(range(2, 2 + src.dim()))})
+    return out
+
+
+@lowers("upsample_bilinear2d")
+def _upsample_bilinear(ctx, x, *args, **kw):
+    """Bilinear resizing is separable and linear: y = A x Bᵀ per image,
+    with A (OH x H) and B (OW x W) PyTorch's own weights, read off the op
+    applied (when compiling) to unit rows and unit columns (align_corners,
+    scales and sizes as given)."""
+    v = ctx.f.logical(ctx.tensor(x))
+    _floats(v)
+    if len(v.shape) != 4:
+        raise Unsupported("bilinear resizing of a %d-D tensor" % len(v.shape))
+    n, c, h, w = v.shape
+    op = _aten_overload(ctx.op)
+    rows = torch.zeros(h, 1, h, w, dtype=torch.float64)
+    cols = torch.zeros(w, 1, h, w, dtype=torch.float64)
+    for i in range(h):
+        rows[i, 0, i, :] = 1
+    for j in range(w):
+        cols[j, 0, :, j] = 1
+    a = op(rows, *args, **kw)[:, 0, :, 0].t().float().contiguous()   # (OH, H)
+    b = op(cols, *args, **kw)[:, 0, 0, :].t().float().contiguous()   # (OW, W)
+    oh, ow = a.shape[0], b.shape[0]
+    f = ctx.f
+    av, bv = ctx.tensor(Const(a)), ctx.tensor(Const(b))
+    t = f.generic((n, c, oh, w), [(av, ["d2", "d4"]), (v, ["d0", "d1", "d4", "d3"])],
+                  ["d0", "d1", "d2", "d3"], ["parallel"] * 4 + ["reduction"],
+                  lambda e, q: e.add(e.mul(q[0], q[1]), q[2]), init=f.filled((n, c, oh, w), 0.0))
+    t = Val(t, (n, c, oh, w))
+    y = f.generic((n, c, oh, ow), [(t, ["d0", "d1", "d2", "d4"]), (bv, ["d3", "d4"])],
+                  ["d0", "d1", "d2", "d3"], ["parallel"] * 4 + ["reduction"],
+                  lambda e, q: e.add(e.mul(q[0], q[1]), q[2]), init=f.filled((n, c, oh, ow), 0.0))
+    return Val(y, (n, c, oh, ow))
+
+
 @lowers("scalar_tensor")
 def _scalar_tensor(ctx, value, dtype=None, **kw):
     if dtype not in (None, torch.float32):
