@@ -15,8 +15,10 @@ Any python may start it: it runs itself in the frontends' environment
 transformers' own initialization (variance-preserving), then batch-norm
 statistics recalibrated on random inputs (a freshly initialized network's
 running mean 0 / var 1 lets activations vanish or explode over depth).
-Inputs: batch 1, the model's default resolution (timm's pretrained_cfg),
-128 random token ids for text models. HF models keep their default config's
+Inputs: batch 1, the model's default resolution (timm's pretrained_cfg);
+text models get 128 random token ids and an attention mask whose last 16
+positions are padding (one row of a padded batch), seq2seq models also 32
+decoder ids. HF models keep their default config's
 widths with at most ZOO_HF_LAYERS layers (4), so a decoder's cost stays that
 of its architecture, not its depth; the ones whose default width is that of
 a multi-billion model (Llama, Mistral, Qwen2, ...) are built at BERT-base's.
@@ -127,9 +129,10 @@ def frontends_python():
 
 # --- one model, in its own process -------------------------------------------
 
-def recalibrate_batch_norms(model, make_input):
-    """Running statistics from random inputs (cumulative averages over a few
-    batches), affine parameters drawn around 1 and 0."""
+def recalibrate_batch_norms(model, run_batch):
+    """Running statistics from random inputs (run_batch(2) runs the model
+    on a batch of 2; cumulative averages over two batches), affine
+    parameters drawn around 1 and 0."""
     import torch
     bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     if not bns:
@@ -144,7 +147,7 @@ def recalibrate_batch_norms(model, make_input):
         m.train()
     with torch.no_grad():
         for _ in range(2):
-            model(make_input(2))
+            run_batch(2)
     for m in bns:
         m.eval()
 
@@ -157,8 +160,8 @@ def build_timm(name):
     for mod in m.modules():  # zero-initialized heads would hide every error
         if isinstance(mod, torch.nn.Linear) and not mod.weight.abs().max():
             torch.nn.init.normal_(mod.weight, std=0.05)
-    recalibrate_batch_norms(m, lambda b: torch.randn((b,) + size))
-    return m, (torch.randn((1,) + size),), lambda y: y
+    recalibrate_batch_norms(m, lambda b: m(torch.randn((b,) + size)))
+    return m, (torch.randn((1,) + size),)
 
 
 def build_hf(name):
@@ -173,45 +176,59 @@ def build_hf(name):
               "num_decoder_layers"):
         if isinstance(getattr(cfg, k, None), int) and getattr(cfg, k) > HF_LAYERS:
             setattr(cfg, k, HF_LAYERS)
-    if hasattr(cfg, "attn_implementation"):
-        pass
     if model_cls == "WhisperEncoder":
         from transformers.models.whisper.modeling_whisper import WhisperEncoder
         m = WhisperEncoder(cfg).eval()
     else:
         m = getattr(transformers, model_cls)(cfg).eval()
     vocab = getattr(cfg, "vocab_size", 1000)
-    if kind == "text":
-        inputs = (torch.randint(0, vocab, (1, 128)),)
-    elif kind == "seq2seq":
-        inputs = (torch.randint(0, vocab, (1, 128)), torch.randint(0, vocab, (1, 32)))
+    if kind in ("text", "seq2seq"):
+        # 128 tokens, the last 16 of them padding (a padded batch's row):
+        # the attention mask goes through the model's mask code.
+        ids = torch.randint(0, vocab, (1, 128))
+        mask = torch.ones(1, 128, dtype=torch.long)
+        mask[:, -16:] = 0
+        inputs = (ids, mask) + ((torch.randint(0, vocab, (1, 32)),) if kind == "seq2seq" else ())
     elif kind == "image":
         size = getattr(cfg, "image_size", 224)
         size = size if isinstance(size, int) else size[0]
         inputs = (torch.randn(1, getattr(cfg, "num_channels", 3), size, size),)
-        recalibrate_batch_norms(m, lambda b: torch.randn(b, inputs[0].shape[1], size, size))
+        recalibrate_batch_norms(m, lambda b: m(torch.randn(b, inputs[0].shape[1], size, size)))
     elif kind == "audio":
         inputs = (torch.randn(1, 16000),)
     else:
         inputs = (torch.randn(1, cfg.num_mel_bins, 2 * cfg.max_source_positions),)
+    return m, inputs, kind
 
-    def first(y):
+
+def hf_call(model, kind):
+    """The model called as its users call it: keyword inputs, the first
+    output (last_hidden_state)."""
+    import torch
+
+    def call(*inputs):
+        if kind == "text":
+            y = model(input_ids=inputs[0], attention_mask=inputs[1])
+        elif kind == "seq2seq":
+            y = model(input_ids=inputs[0], attention_mask=inputs[1], decoder_input_ids=inputs[2])
+        else:
+            y = model(inputs[0])
         if isinstance(y, torch.Tensor):
             return y
         return y.last_hidden_state if hasattr(y, "last_hidden_state") else y[0]
-
-    if kind == "seq2seq":
-        fwd = m.forward
-        return (lambda ids, dec: fwd(input_ids=ids, decoder_input_ids=dec)), inputs, first, m
-    return m, inputs, first
+    return call
 
 
 def build(name):
+    """(callable, inputs, module): the callable takes the inputs and returns
+    the tensor compared."""
     import torch
     torch.manual_seed(0)
-    got = build_hf(name) if name in HF_NAMES else build_timm(name)
-    model = got[3] if len(got) == 4 else got[0]
-    return got[0], got[1], got[2], model
+    if name in HF_NAMES:
+        m, inputs, kind = build_hf(name)
+        return hf_call(m, kind), inputs, m
+    m, inputs = build_timm(name)
+    return m, inputs, m
 
 
 def median_ms(fn, runs):
@@ -224,39 +241,32 @@ def median_ms(fn, runs):
 
 
 def child(name, runs, inductor, threads):
-    import copy
     import warnings
     import torch
     import torch._dynamo as dynamo
     torch.set_num_threads(threads)
     import pbc
     row = {"model": name}
-    fn, inputs, out, model = build(name)
+    fn, inputs, model = build(name)
     row["params_m"] = round(sum(p.numel() for p in model.parameters()) / 1e6, 1)
     with torch.no_grad():
-        want = out(fn(*inputs)).float()
+        want = fn(*inputs).float()
         try:  # float64: how well-conditioned the model is in float32
-            m64 = copy.deepcopy(model).double()
-            fn64 = fn if fn is model else None
-            if fn64 is None:
-                fwd = m64.forward
-                fn64 = lambda ids, dec: fwd(input_ids=ids, decoder_input_ids=dec)  # noqa: E731
-            else:
-                fn64 = m64
-            want64 = out(fn64(*[x.double() if x.is_floating_point() else x for x in inputs]))
+            model.double()
+            want64 = fn(*[x.double() if x.is_floating_point() else x for x in inputs])
             row["eager_err"] = ((want.double() - want64).abs().max() /
                                 want64.abs().max()).item()
-            del m64
         except Exception as e:  # a model that cannot run in float64: judged in float32
             want64 = None
             row["f64"] = "%s: %s" % (type(e).__name__, str(e)[:100])
+        model.float()
         plans = []
         dynamo.reset()
         fast = torch.compile(fn, backend=pbc.recording_backend(plans))
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             t = time.perf_counter()
-            got = out(fast(*inputs)).float()
+            got = fast(*inputs).float()
             row["compile_s"] = round(time.perf_counter() - t, 2)
         row["graphs"] = len(plans)
         eager_ops = []
