@@ -796,6 +796,30 @@ def test_resizing():
     close(got, F.interpolate(x1, scale_factor=2.5) + 1.0, "interpolate 1-D")
 
 
+def test_copying_pads_and_gather():
+    """Reflection and replication padding (TResNet's, 1-D and 2-D,
+    asymmetric) and torch.gather (RoBERTa's position ids; indices from an
+    input, checked like eager's, and constant ones), compiled whole."""
+    x = torch.randn(2, 3, 5, 7)
+    for mode in ("reflect", "replicate"):
+        for pad in [(1, 1, 1, 1), (2, 0, 3, 1)]:
+            _, got = compiled_whole(lambda x: F.pad(x, pad, mode=mode) * 2.0, x)
+            assert torch.equal(got, F.pad(x, pad, mode=mode) * 2.0), (mode, pad)
+        _, got = compiled_whole(lambda x: F.pad(x[0], (2, 1), mode=mode) + 1.0, x)
+        assert torch.equal(got, F.pad(x[0], (2, 1), mode=mode) + 1.0), (mode, "1-D")
+    idx = torch.randint(0, 5, (2, 3, 4, 7))
+    fast, got = compiled_whole(lambda x, i: torch.gather(x, 2, i) * 2.0, x, idx)
+    assert torch.equal(got, torch.gather(x, 2, idx) * 2.0)
+    try:
+        fast(x, idx + 5)
+        raise AssertionError("a gather index out of range ran")
+    except (IndexError, RuntimeError):
+        pass
+    const = torch.tensor([[[[0]], [[2]]]]).expand(2, 2, 5, 7)
+    _, got = compiled_whole(lambda x: torch.gather(x, 1, const) - 1.0, x)
+    assert torch.equal(got, torch.gather(x, 1, const) - 1.0)
+
+
 def test_failed_segment_compiled_once():
     """A segment pbc refuses runs eagerly after one compile: alone in its
     module it is not compiled a second time with the same text."""

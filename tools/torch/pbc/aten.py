@@ -907,21 +907,52 @@ def _aten_overload(name):
     return getattr(getattr(torch.ops.aten, base), overload or "default")
 
 
+def _gather_by_probe(ctx, x, spatial_dims, apply):
+    """An op that only moves elements of its last `spatial_dims` dims
+    (resizing by nearest neighbour, reflection and replication padding) as
+    a gather: which input element each output element copies is PyTorch's
+    own answer, the op applied (when compiling) to an image of element
+    numbers."""
+    v = ctx.tensor(x)
+    lead, spatial = v.shape[:-spatial_dims], v.shape[-spatial_dims:]
+    numbers = torch.arange(math.prod(spatial), dtype=torch.float64).reshape((1, 1) + spatial)
+    src = apply(numbers)[0, 0].to(torch.int64)
+    flat = ctx.f.reshape(v, lead + (math.prod(spatial),))
+    k = len(lead)
+    out_dims = {d: d for d in range(k)}
+    out_dims[k] = list(range(k, k + src.dim()))
+    return ctx.f.gather_index(flat, {k: ctx.tensor(Const(src))}, lead + tuple(src.shape), out_dims)
+
+
 @lowers("upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
         "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d")
 def _upsample_nearest(ctx, x, *args, **kw):
-    """Nearest-neighbour resizing as a gather: which input element each
-    output element copies is PyTorch's own answer, the op applied (when
-    compiling) to an image of element numbers."""
-    v = ctx.tensor(x)
-    spatial = v.shape[2:]
-    numbers = torch.arange(math.prod(spatial), dtype=torch.float64).reshape((1, 1) + spatial)
-    src = _aten_overload(ctx.op)(numbers, *args, **kw)[0, 0].to(torch.int64)
-    n, c = v.shape[:2]
-    flat = ctx.f.reshape(v, (n, c, math.prod(spatial)))
-    out = ctx.f.gather_index(flat, {2: ctx.tensor(Const(src))},
-                             (n, c) + tuple(src.shape), {0: 0, 1: 1, 2: list(range(2, 2 + src.dim()))})
-    return out
+    op = _aten_overload(ctx.op)
+    return _gather_by_probe(ctx, x, len(ctx.tensor(x).shape) - 2, lambda t: op(t, *args, **kw))
+
+
+@lowers("reflection_pad1d", "reflection_pad2d", "reflection_pad3d",
+        "replication_pad1d", "replication_pad2d", "replication_pad3d")
+def _copying_pad(ctx, x, *args, **kw):
+    op = _aten_overload(ctx.op)
+    return _gather_by_probe(ctx, x, int(ctx.op.split(".")[0][-2]), lambda t: op(t, *args, **kw))
+
+
+@lowers("gather")
+def _gather(ctx, x, dim, index, sparse_grad=False):
+    """out[.., i, ..] = x[.., index[.., i, ..], ..] along dim; the index
+    tensor's shape is the result's."""
+    v, idx = ctx.tensor(x), ctx.tensor(index)
+    if idx.elem not in ("i64", "i32"):
+        raise Unsupported("gather with %s indices" % idx.elem)
+    rank = len(v.shape)
+    if len(idx.shape) != rank:
+        raise Unsupported("gather with an index of another rank")
+    dim %= rank
+    out_dims = {d: d for d in range(rank)}
+    out_dims[dim] = list(range(rank))
+    ctx.seg.gathers.append((idx, -v.shape[dim], v.shape[dim]))
+    return ctx.f.gather_index(v, {dim: idx}, idx.shape, out_dims)
 
 
 @lowers("upsample_bilinear2d")
