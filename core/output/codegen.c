@@ -55,8 +55,14 @@ static LLVMTargetMachineRef createTargetMachine(const PbcTargetPlugin *plugin,
                               : optLevel == 1 ? LLVMCodeGenLevelLess
                               : optLevel == 2 ? LLVMCodeGenLevelDefault
                                               : LLVMCodeGenLevelAggressive;
-    tm = LLVMCreateTargetMachine(target, triple, cpu, features, lvl,
-                                 LLVMRelocPIC, LLVMCodeModelDefault);
+    /* x86-64's medium code model: data objects past LLVM's large-data
+     * threshold (packed weights, the planned buffers of big models) go to
+     * .lbss/.ldata and are addressed with 64-bit offsets, so a library may
+     * hold more than the small model's 2 GiB of them; code and small data
+     * keep 32-bit PC-relative addressing. */
+    LLVMCodeModel model =
+        strncmp(triple, "x86_64", 6) == 0 ? LLVMCodeModelMedium : LLVMCodeModelDefault;
+    tm = LLVMCreateTargetMachine(target, triple, cpu, features, lvl, LLVMRelocPIC, model);
   }
   if (hostCpu)
     LLVMDisposeMessage(hostCpu);

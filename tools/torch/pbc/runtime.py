@@ -187,6 +187,12 @@ class _Ctx:
         raise aten.Unsupported("operand computed at run time where a constant is needed")
 
 
+def _tensors(v):
+    """A tensor, or a tuple or list of tensors (an op's several results)."""
+    return isinstance(v, torch.Tensor) or (
+        isinstance(v, (tuple, list)) and bool(v) and all(isinstance(t, torch.Tensor) for t in v))
+
+
 class Plan:
     """A traced callable, compiled for one input signature."""
 
@@ -247,9 +253,12 @@ class Plan:
             if n.op == "get_attr":
                 consts[n] = values[n]
             elif n.op == "call_function" and all(a in consts for a in n.all_input_nodes) and \
-                    isinstance(values[n], torch.Tensor) and not _is_random(n):
+                    _tensors(values[n]) and not _is_random(n):
                 # Ops on parameters only, and tensors made from nothing
-                # (zeros, arange, full): computed once, when traced.
+                # (zeros, arange, full): computed once, when traced. Ops
+                # with several results too (a weight standardized by a
+                # training-mode batch norm: NF-Nets' ScaledStdConv2d), and
+                # the getitems that take them apart.
                 consts[n] = values[n]
         return consts
 
