@@ -820,6 +820,27 @@ def test_copying_pads_and_gather():
     assert torch.equal(got, torch.gather(x, 1, const) - 1.0)
 
 
+class StdConv(torch.nn.Conv2d):
+    """NF-Nets' ScaledStdConv2d: the weight standardized per output channel
+    by a training-mode batch norm, on every call."""
+
+    def forward(self, x):
+        w = F.batch_norm(self.weight.reshape(1, self.out_channels, -1), None, None,
+                         training=True, momentum=0.0, eps=1e-5).reshape_as(self.weight)
+        return F.conv2d(x, w * 0.5, self.bias, self.stride, self.padding)
+
+
+def test_folded_weight_standardization():
+    """A weight computed from parameters by an op with several results (a
+    training-mode batch norm) is folded when compiling: the convolution
+    compiles (it ran eagerly: 'a weight computed at run time')."""
+    m = torch.nn.Sequential(StdConv(3, 8, 3, padding=1), torch.nn.ReLU()).eval()
+    x = torch.randn(1, 3, 9, 9)
+    _, got = compiled_whole(m, x)
+    with torch.no_grad():
+        close(got, m(x), "standardized weights")
+
+
 def test_failed_segment_compiled_once():
     """A segment pbc refuses runs eagerly after one compile: alone in its
     module it is not compiled a second time with the same text."""
