@@ -339,6 +339,19 @@ def test_torch_mlir_route():
     assert isinstance(fast.plan(x, i), pbc.TorchMlirGraph), type(fast.plan(x, i))
     close(got, f(x, i), "std, mean through torch-mlir")
 
+    # torch-mlir given no time: refused (the bridge's plan is kept), and
+    # the next graph gets a fresh helper.
+    tmg = pbc.torch_mlir_graph
+    limit, tmg.TORCH_MLIR_TIMEOUT = tmg.TORCH_MLIR_TIMEOUT, 0.001
+    try:
+        tmg.TorchMlirGraph(f, [x, i])
+        raise AssertionError("torch-mlir was given no time and finished")
+    except tmg.NotLowered as e:
+        assert "did not lower" in str(e), e
+    finally:
+        tmg.TORCH_MLIR_TIMEOUT = limit
+    close(tmg.TorchMlirGraph(f, [x, i])(x, i), f(x, i), "torch-mlir after a timeout")
+
     # The same route under torch.compile, for a graph with parameters:
     # Dynamo's fake tensor mode, still active in the backend, is set aside
     # for torch.export (it refused the real parameters before).

@@ -12,6 +12,7 @@ torch-mlir lowers all of it and pbc compiles the result; otherwise the
 bridge's segments with eager ops stay (see __init__.best_plan)."""
 
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -74,6 +75,10 @@ def _outside_fake_mode():
 
 
 _helper = None
+# How long torch-mlir may take to lower one graph (seconds): on some whole
+# models its decompositions ran for many minutes and over 10 GB; past this
+# the bridge's plan, with its eager ops, is kept.
+TORCH_MLIR_TIMEOUT = float(os.environ.get("PBC_TORCH_MLIR_TIMEOUT", "120"))
 
 
 def _lower(ep):
@@ -95,9 +100,15 @@ def _lower(ep):
         try:
             _helper.stdin.write("%s\t%s\n" % (src, dst))
             _helper.stdin.flush()
-            answer = _helper.stdout.readline()
+            ready, _, _ = select.select([_helper.stdout], [], [], TORCH_MLIR_TIMEOUT)
+            answer = _helper.stdout.readline() if ready else None
         except OSError:
             answer = ""
+        if answer is None:  # torch-mlir is still at it: given up, the op stays eager
+            _helper.kill()
+            _helper.wait()
+            _helper = None
+            raise NotLowered("torch-mlir did not lower the graph in %g s" % TORCH_MLIR_TIMEOUT)
         if not answer.startswith("pbc-helper "):
             _helper = None
             raise NotLowered("torch-mlir crashed on the graph")
