@@ -5,7 +5,7 @@ with a timeout. For each model: compiled whole or not (the ATen ops left
 eager, by name; Dynamo's graphs: more than one is a graph break), error
 against eager PyTorch (and against float64 where float32 eager itself is
 ill-conditioned), cold compile seconds (first call: Dynamo, the bridge's
-trace and pbc), and pbc's and eager's time (Inductor's with --inductor).
+trace and pbc, with a compile cache of its own), and pbc's and eager's time (Inductor's with --inductor).
 
 usage: tools/bench/model_zoo.py [--models a,b,...|--family timm|hf|all]
            [--timeout S] [--runs N] [--inductor] [--threads N] [--json FILE]
@@ -32,9 +32,11 @@ judged against float64 with the tolerance widened to twice eager's own error.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -309,6 +311,9 @@ def run_one(py, name, args):
                PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "tools", "torch"),
                                            os.environ.get("PYTHONPATH", "")]))
     env.setdefault("PBC_LIBPBC", os.path.join(ROOT, "build", "bin", "libpbc.so"))
+    # A cold compile: a compile cache (programs and kernels) of its own.
+    cache = tempfile.mkdtemp(prefix="pbc-zoo-")
+    env["PBC_CACHE_DIR"] = cache
     cmd = [py, os.path.abspath(__file__), "--child", name, "--runs", str(args.runs),
            "--threads", str(args.threads)] + (["--inductor"] if args.inductor else [])
     t = time.time()
@@ -317,6 +322,8 @@ def run_one(py, name, args):
                            text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
         return {"model": name, "error": "timeout after %d s" % args.timeout}
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
     for line in reversed(p.stdout.splitlines()):
         if line.startswith("{"):
             return json.loads(line)
