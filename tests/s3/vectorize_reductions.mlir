@@ -181,3 +181,26 @@ func.func @odd_row_from_five(%x: memref<64x202xf32>, %s: memref<64xf32>) {
   }
   return
 }
+// A reduction whose induction variable is a value, not only an index (a
+// prefix sum as a triangular reduction: x[j] where j <= i) stays scalar:
+// MLIR's vectorizer crashed on it.
+// CHECK-LABEL: func.func @prefix_sum
+// CHECK-NOT: vector
+// CHECK: arith.cmpi ule
+func.func @prefix_sum(%x: memref<4x33xf32>, %s: memref<4x33xf32>) {
+  %zero = arith.constant 0.0 : f32
+  affine.for %r = 0 to 4 {
+    affine.for %i = 0 to 33 {
+      %init = affine.load %s[%r, %i] : memref<4x33xf32>
+      %t = affine.for %j = 0 to 33 iter_args(%acc = %init) -> (f32) {
+        %v = affine.load %x[%r, %j] : memref<4x33xf32>
+        %keep = arith.cmpi ule, %j, %i : index
+        %w = arith.select %keep, %v, %zero : f32
+        %a = arith.addf %w, %acc : f32
+        affine.yield %a : f32
+      }
+      affine.store %t, %s[%r, %i] : memref<4x33xf32>
+    }
+  } {pbc.kind = "reduction"}
+  return
+}

@@ -25,12 +25,12 @@ def test_decorator_and_signatures():
 
 
 def test_fallback():
-    """cumsum has no lowering in the bridge: it runs eagerly between two
+    """erfinv has no lowering in the bridge: it runs eagerly between two
     compiled segments (with lowering="auto" and torch-mlir installed, the
     graph would go whole to torch-mlir instead: test_torch_mlir_route)."""
     def f(x):
-        y = torch.tanh(x) + 1.0
-        z = torch.cumsum(y, dim=1)
+        y = torch.tanh(x) * 0.9
+        z = torch.erfinv(y)
         return torch.sigmoid(z) * x
 
     fast = pbc.jit(f, lowering="bridge")
@@ -38,9 +38,9 @@ def test_fallback():
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         got = fast(x)
-    assert any("aten.cumsum" in str(m.message) for m in w), [str(m.message) for m in w]
+    assert any("aten.erfinv" in str(m.message) for m in w), [str(m.message) for m in w]
     plan = fast.plan(x)
-    assert [name for name, _ in plan.fallbacks] == ["cumsum.default"], plan.fallbacks
+    assert [name for name, _ in plan.fallbacks] == ["erfinv.default"], plan.fallbacks
     segments = [s for s in plan.steps if hasattr(s, "entry")]
     assert len(segments) == 2, "expected two compiled segments, got %d" % len(segments)
     close(got, f(x), "fallback")
@@ -773,7 +773,8 @@ def test_activations_and_friends():
     """The activations timm's CNNs use (leaky ReLU, ELU, SELU, CELU,
     softplus past its threshold, mish), sin and cos (rotary embeddings),
     log_softmax (stable at large logits), minimum/maximum of float and
-    integer tensors and flip, compiled whole."""
+    integer tensors, flip, addcmul/addcdiv, vector norms (ConvNeXt-V2's
+    GRN) and adaptive max pooling, compiled whole."""
     x = torch.randn(4, 37) * 4
     x[0, :3] = torch.tensor([30.0, -30.0, 0.0])
     for what, f in {"leaky_relu": lambda x: F.leaky_relu(x, 0.1), "elu": lambda x: F.elu(x, 0.7),
@@ -785,6 +786,19 @@ def test_activations_and_friends():
                     torch.maximum(x, 0.5 * x).flip(0, 1)}.items():
         _, got = compiled_whole(f, x)
         close(got, f(x), what)
+    y = torch.randn(2, 6, 8, 8)
+    for what, f in {
+            "addcmul, addcdiv": lambda y: torch.addcmul(y, y, y.flip(1), value=0.5) +
+            torch.addcdiv(y, y, y.abs() + 1.0, value=-2.0),
+            "vector norms (GRN)": lambda y: y * torch.linalg.vector_norm(y, 2, (2, 3), True) +
+            torch.linalg.vector_norm(y, 1, 1, True) - torch.linalg.vector_norm(y, float("inf"), -1,
+                                                                               True),
+            "adaptive max pooling": lambda y: F.adaptive_max_pool2d(y, 1) + F.adaptive_max_pool2d(
+                y, (4, 2)).mean()}.items():
+        if "norm" in what and not hasattr(torch, "linalg"):
+            continue
+        _, got = compiled_whole(f, y)
+        close(got, f(y), what)
     i = torch.randint(-9, 9, (5, 6))
     _, got = compiled_whole(lambda i: torch.minimum(i, i.flip(1) * 2), i)
     assert torch.equal(got, torch.minimum(i, i.flip(1) * 2))

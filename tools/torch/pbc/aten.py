@@ -158,6 +158,20 @@ def _rsub(ctx, a, b, alpha=1):
     return _sub(ctx, b, a, alpha)
 
 
+@lowers("addcmul", "addcdiv")
+def _addcmul(ctx, x, t1, t2, value=1):
+    """x + value * t1 * t2 (addcdiv: t1 / t2), floats."""
+    div = ctx.op.startswith("addcdiv")
+    vals = [ctx.operand(a) for a in (x, t1, t2)]
+    if not any(isinstance(a, Val) for a in vals):
+        raise Unsupported("scalar-only arithmetic")
+    _floats(*vals)
+
+    def body(e, a, b, c):
+        return e.add(a, e.mul(float(value), e.div(b, c) if div else e.mul(b, c)))
+    return ctx.f.elementwise(vals, body)
+
+
 @lowers("mul.Tensor", "mul_.Tensor", "mul.Scalar")
 def _mul(ctx, a, b):
     return _binary(ctx, a, b, lambda e, x, y: e.mul(x, y), "arith.muli")
@@ -762,6 +776,24 @@ def _adaptive_avg_pool(ctx, x, size):
     return _avg_pool(ctx, v, [h // oh, w // ow])
 
 
+@lowers("adaptive_max_pool2d")
+def _adaptive_max_pool(ctx, x, size):
+    """Whole-map or evenly divided windows; the indices (second result) are
+    not computed."""
+    v = ctx.tensor(x)
+    _floats(v)
+    oh, ow = ints(size)
+    h, w = v.shape[-2:]
+    if len(v.shape) != 4:
+        raise Unsupported("adaptive max pooling of a %d-D tensor" % len(v.shape))
+    if (oh, ow) == (1, 1):
+        return ctx.f.reduce(v, [-2, -1], True, "max"), None
+    if h % oh or w % ow:
+        raise Unsupported("adaptive max pooling with uneven windows")
+    k = [h // oh, w // ow]
+    return ctx.f.pool2d(v, k, k, [0, 0], "max"), None
+
+
 def _reduction(ctx, x, dims, dtype, reduce):
     v = ctx.tensor(x)
     _floats(v)
@@ -796,9 +828,38 @@ def _sum(ctx, x, dims, keepdim=False, dtype=None):
     return _reduction(ctx, x, dims, dtype, lambda v, d: ctx.f.reduce(v, d, keepdim))
 
 
+@lowers("mean.default", "sum.default")
+def _reduce_all(ctx, x, dtype=None):
+    """mean or sum of every element: a 0-d result."""
+    if ctx.op.startswith("mean"):
+        return _reduction(ctx, x, (), dtype, lambda v, d: ctx.f.mean(v, d, False))
+    return _reduction(ctx, x, (), dtype, lambda v, d: ctx.f.reduce(v, d, False))
+
+
 @lowers("amax")
 def _amax(ctx, x, dims=(), keepdim=False):
     return _reduction(ctx, x, dims, None, lambda v, d: ctx.f.reduce(v, d, keepdim, "max"))
+
+
+@lowers("linalg_vector_norm", "norm.ScalarOpt_dim")
+def _vector_norm(ctx, x, ord=2, dims=None, keepdim=False, dtype=None):
+    """The 1-, 2- and max-norms over dims (ConvNeXt-V2's global response
+    normalization)."""
+    v = ctx.tensor(x)
+    _floats(v)
+    if dtype not in (None, torch.float32):
+        raise Unsupported("a norm into %s" % dtype)
+    dims = list(range(len(v.shape))) if dims is None or dims == [] else \
+        ([dims] if isinstance(dims, int) else list(dims))
+    f = ctx.f
+    if ord == 2:
+        sq = f.reduce(f.elementwise([v], lambda e, a: e.mul(a, a)), dims, keepdim)
+        return f.elementwise([sq], lambda e, a: e.math("sqrt", a))
+    if ord == 1:
+        return f.reduce(f.elementwise([v], lambda e, a: e.math("absf", a)), dims, keepdim)
+    if ord == math.inf:
+        return f.reduce(f.elementwise([v], lambda e, a: e.math("absf", a)), dims, keepdim, "max")
+    raise Unsupported("the %s-norm" % ord)
 
 
 # ---------------------------------------------------------------- other

@@ -9,7 +9,8 @@
  * layer norm on 128 x 768 ran 3x slower than PyTorch eager.
  * Policy: innermost loops only, unit step, constant trip, every iter_arg a
  * recognized reduction, no stores in the body and every load contiguous or
- * invariant along the loop (no gathers). Lanes that divide the trip; where
+ * invariant along the loop (no gathers), the induction variable used only
+ * as an index. Lanes that divide the trip; where
  * only narrower ones would (a row of 197, a whole tensor of odd size), the
  * loop is split: whole vectors, then the last elements in a scalar loop
  * that continues from the vector part's sums (a scalar chain over 87381
@@ -23,6 +24,7 @@
 #include "pbc/affine_access.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/loops.h"
 #include "pbc/marks.h"
 #include "passes/passes.h"
 
@@ -57,12 +59,21 @@ static int candidateLanes(MlirOperation loop, const State *st, long long *whole)
     bits = b > bits ? b : bits;
   }
   MlirBlock body = pbcLoopBody(loop);
+  MlirValue iv = pbcLoopIv(loop);
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);
        op = mlirOperationGetNextInBlock(op)) {
     if (mlirOperationGetNumRegions(op) != 0)
       return 0; /* not innermost */
     PbcAccess a;
-    if (pbcAccessGet(op, &a)) {
+    bool access = pbcAccessGet(op, &a);
+    /* The induction variable as a value (compared, converted: a prefix
+     * sum's j <= i) has no vector form here: MLIR's vectorizer crashed on
+     * such a loop. It may only index memory. */
+    if (!access && !pbcOpIsA(op, "affine.apply"))
+      for (intptr_t k = 0; k < mlirOperationGetNumOperands(op); ++k)
+        if (mlirValueEqual(mlirOperationGetOperand(op, k), iv))
+          return 0;
+    if (access) {
       PbcStride stride = pbcAccessStrideAlong(&a, loop);
       if (a.isWrite || a.lanes || stride == PBC_STRIDE_OTHER ||
           (stride == PBC_STRIDE_CONTIGUOUS &&
