@@ -774,7 +774,8 @@ def test_activations_and_friends():
     softplus past its threshold, mish), sin and cos (rotary embeddings),
     log_softmax (stable at large logits), minimum/maximum of float and
     integer tensors, flip, addcmul/addcdiv, vector norms (ConvNeXt-V2's
-    GRN) and adaptive max pooling, compiled whole."""
+    GRN), adaptive max pooling, baddbmm (BLOOM's ALiBi scores) and unfold
+    (HaloNet's blocks), compiled whole."""
     x = torch.randn(4, 37) * 4
     x[0, :3] = torch.tensor([30.0, -30.0, 0.0])
     for what, f in {"leaky_relu": lambda x: F.leaky_relu(x, 0.1), "elu": lambda x: F.elu(x, 0.7),
@@ -799,6 +800,15 @@ def test_activations_and_friends():
             continue
         _, got = compiled_whole(f, y)
         close(got, f(y), what)
+    a, b, c = torch.randn(3, 5, 4), torch.randn(3, 4, 6), torch.randn(3, 1, 6)
+    for beta, alpha in [(1, 1), (0.5, -2.0), (0, 0.25)]:
+        def bmm(c, a, b):
+            return torch.baddbmm(c, a, b, beta=beta, alpha=alpha)
+        _, got = compiled_whole(bmm, c, a, b)
+        close(got, bmm(c, a, b), "baddbmm beta=%s alpha=%s" % (beta, alpha))
+    for args in [(2, 3, 2), (3, 4, 4), (1, 2, 1)]:
+        _, got = compiled_whole(lambda y: y.unfold(*args) * 2.0, y)
+        close(got, y.unfold(*args) * 2.0, "unfold %s" % (args,))
     i = torch.randint(-9, 9, (5, 6))
     _, got = compiled_whole(lambda i: torch.minimum(i, i.flip(1) * 2), i)
     assert torch.equal(got, torch.minimum(i, i.flip(1) * 2))

@@ -470,6 +470,21 @@ def _flip(ctx, x, dims):
     return Val(r, v.shape, v.elem)
 
 
+@lowers("unfold")
+def _unfold(ctx, x, dim, size, step):
+    """Tensor.unfold: windows of `size` elements every `step` along dim, as
+    a new last dim (HaloNet's blocks): out[.., i, .., k] = x[.., i*step + k, ..]."""
+    v = ctx.f.logical(ctx.tensor(x))
+    rank = len(v.shape)
+    dim %= max(rank, 1)
+    n = (v.shape[dim] - size) // step + 1
+    shape = v.shape[:dim] + (n,) + v.shape[dim + 1:] + (size,)
+    exprs = ["d%d * %d + d%d" % (dim, step, rank) if i == dim else "d%d" % i for i in range(rank)]
+    r = ctx.f.generic(shape, [(v, exprs)], ["d%d" % i for i in range(rank + 1)],
+                      ["parallel"] * (rank + 1), lambda e, a: a[0], v.elem)
+    return Val(r, shape, v.elem)
+
+
 @lowers("new_zeros", "new_ones", "new_full", "new_empty")
 def _new_filled(ctx, x, size, *args, dtype=None, **kw):
     if ctx.op.startswith("new_full"):
@@ -544,6 +559,18 @@ def _addmm(ctx, bias, a, b, beta=1, alpha=1):
     if alpha == 1 and beta == 1 and len(bias_v.shape) == 1:
         return ctx.f.matmul(ctx.tensor(a), ctx.tensor(b), bias=bias_v)
     m = ctx.f.matmul(ctx.tensor(a), ctx.tensor(b))
+    return ctx.f.elementwise([m, ctx.tensor(bias)],
+                             lambda e, x, y: e.add(e.mul(x, float(alpha)) if alpha != 1 else x,
+                                                   e.mul(y, float(beta)) if beta != 1 else y))
+
+
+@lowers("baddbmm")
+def _baddbmm(ctx, bias, a, b, beta=1, alpha=1):
+    """beta * bias + alpha * (a @ b), batched (BLOOM's ALiBi scores)."""
+    _floats(ctx.tensor(a), ctx.tensor(b))
+    m = ctx.f.matmul(ctx.tensor(a), ctx.tensor(b), batch=True)
+    if beta == 0:  # PyTorch ignores bias then (even inf or nan in it)
+        return ctx.f.elementwise([m], lambda e, x: e.mul(x, float(alpha)) if alpha != 1 else x)
     return ctx.f.elementwise([m, ctx.tensor(bias)],
                              lambda e, x, y: e.add(e.mul(x, float(alpha)) if alpha != 1 else x,
                                                    e.mul(y, float(beta)) if beta != 1 else y))
