@@ -673,7 +673,8 @@ def test_zoo_ops():
     whole: unbind (timm's attention: qkv.unbind(0)), stack, average pooling
     with ceil_mode, excluded padding or a divisor override (ResNet-D's
     shortcut, Inception), max pooling whose ceil_mode adds a window, 1-D
-    convolutions (ECA's channel attention)."""
+    convolutions (ECA's channel attention), 3-D ones one deep in the last
+    dim (LambdaNet's)."""
     x = torch.randn(3, 4, 6)
     for d in (0, 1, -1):
         def f(x):
@@ -698,6 +699,11 @@ def test_zoo_ops():
         _, got = compiled_whole(conv, x)
         with torch.no_grad():
             close(got, conv(x), "conv1d %s" % conv)
+    conv3 = torch.nn.Conv3d(1, 6, (5, 5, 1), padding=(2, 2, 0)).eval()  # LambdaNet's
+    x3 = torch.randn(2, 1, 7, 6, 4)
+    _, got = compiled_whole(conv3, x3)
+    with torch.no_grad():
+        close(got, conv3(x3), "conv3d with a kernel one deep in the last dim")
 
 
 def test_indexing_and_masks():

@@ -591,6 +591,16 @@ def _convolution(ctx, x, w, bias, stride, padding, dilation, transposed, output_
                          [1] + ints(stride, 1), [0] + ints(padding, 1), [1] + ints(dilation, 1),
                          False, (0, 0), groups)
         return ctx.f.reshape(y, (n, y.shape[1], y.shape[3]))
+    if len(v.shape) == 5 and not transposed and wt.shape[4] == 1 and ints(stride, 3)[2] == 1 \
+            and ints(padding, 3)[2] == 0:
+        # 3-D with a kernel one deep in the last dim (LambdaNet's position
+        # lambdas): a 2-D convolution of each last-dim slice.
+        n, c, d1, d2, d3 = v.shape
+        x2 = ctx.f.reshape(_permute(ctx, v, [0, 4, 1, 2, 3]), (n * d3, c, d1, d2))
+        y = _convolution(ctx, x2, Const(wt[..., 0]), bias, ints(stride, 3)[:2],
+                         ints(padding, 3)[:2], ints(dilation, 3)[:2], False, (0, 0), groups)
+        y = ctx.f.reshape(y, (n, d3) + y.shape[1:])
+        return _permute(ctx, y, [0, 2, 3, 4, 1])
     if len(v.shape) != 4:
         raise Unsupported("%d-D convolution" % (len(v.shape) - 2))
     if transposed:
