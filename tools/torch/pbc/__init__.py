@@ -137,8 +137,10 @@ def backend(gm, example_inputs, target="cpu", on_plan=None):
     static: they become the compiled graph's constants (read, not copied,
     when it compiles; batch norms fold into convolutions), so only the
     other inputs are passed at run time; one written in place afterwards
-    has the graph traced and compiled again (Plan.stale). Inference only,
-    as for pbc.jit.
+    has the graph traced and compiled again (Plan.stale). Dynamo calls one
+    graph for each instance of a module class whose code it inlined (a
+    model's repeated blocks), with that instance's parameters: a plan is
+    made per set of parameters. Inference only, as for pbc.jit.
 
     pbc compiles static shapes: a plan serves the input shapes (and Python
     values) it was made for, and the backend keeps one plan per distinct
@@ -148,25 +150,29 @@ def backend(gm, example_inputs, target="cpu", on_plan=None):
     each compile come from the kernel cache where they repeat. on_plan(plan)
     is called with each plan made (recording_backend)."""
     example_inputs = list(example_inputs)
-    static = {i: t for i, t in enumerate(example_inputs)
-              if isinstance(t, torch.Tensor) and getattr(t, "_dynamo_static_input_type", None)}
-    dynamic = [i for i in range(len(example_inputs)) if i not in static]
+    static_at = [i for i, t in enumerate(example_inputs)
+                 if isinstance(t, torch.Tensor) and getattr(t, "_dynamo_static_input_type", None)]
+    dynamic = [i for i in range(len(example_inputs)) if i not in static_at]
     symbolic = any(_symbolic(example_inputs[i]) for i in dynamic)
 
-    def graph(*args):
-        full = [None] * len(example_inputs)
-        for i, a in zip(dynamic, args):
-            full[i] = a
-        for i, t in static.items():
-            full[i] = t
-        return gm(*full)
+    def graph_on(statics):
+        """The graph with these parameters and buffers (the compiled plan's
+        constants) in their positions."""
+        def graph(*args):
+            full = [None] * len(example_inputs)
+            for i, a in zip(dynamic, args):
+                full[i] = a
+            for i, t in zip(static_at, statics):
+                full[i] = t
+            return gm(*full)
+        return graph
 
-    def make_plan(inputs):
+    def make_plan(inputs, statics):
         try:
-            plan = best_plan(graph, inputs, target)
+            plan = best_plan(graph_on(statics), inputs, target)
         except TraceError as e:
             warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=3)
-            plan = lambda *a: graph(*a)  # noqa: E731
+            plan = lambda *a: graph_on(statics)(*a)  # noqa: E731
         if on_plan:
             on_plan(plan)
         return plan
@@ -174,17 +180,24 @@ def backend(gm, example_inputs, target="cpu", on_plan=None):
     plans = {}
 
     def run(*args):
+        # Dynamo calls one compiled graph for every module instance of the
+        # same code (inlined nn.Modules: a model's repeated blocks), each
+        # with its own parameters in the static positions: a plan serves
+        # the parameters it was compiled with (they are its constants),
+        # keyed by their identity (the plan holds them, so an id is never
+        # reused while it lives).
         inputs = [args[i] for i in dynamic]
-        key = Compiled._key(inputs)
+        statics = [args[i] for i in static_at]
+        key = (Compiled._key(inputs), tuple(map(id, statics)))
         plan = plans.get(key)
         if plan is None or _stale(plan):
-            if plans and not run.told:
+            if plans and not run.told and any(k[0] != key[0] for k in plans):
                 warnings.warn("pbc: a graph is called with other sizes (%s); pbc compiles "
                               "static shapes: one plan per distinct size (kernels cached)"
-                              % ", ".join(str(k[0]) for k in key if k[0] != "py"),
+                              % ", ".join(str(k[0]) for k in key[0] if k[0] != "py"),
                               stacklevel=2)
                 run.told = True
-            plan = plans[key] = make_plan(inputs)
+            plan = plans[key] = make_plan(inputs, statics)
             run.plan = plan
         return plan(*inputs)
 
@@ -197,12 +210,13 @@ def backend(gm, example_inputs, target="cpu", on_plan=None):
         run.plan = None
     else:
         inputs = [example_inputs[i] for i in dynamic]
+        statics = [example_inputs[i] for i in static_at]
         try:
-            plan = best_plan(graph, inputs, target)
+            plan = best_plan(graph_on(statics), inputs, target)
         except TraceError as e:
             warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=2)
             return gm.forward
-        plans[Compiled._key(inputs)] = run.plan = plan
+        plans[(Compiled._key(inputs), tuple(map(id, statics)))] = run.plan = plan
         if on_plan:
             on_plan(plan)
     return run
