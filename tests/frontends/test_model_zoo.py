@@ -3,7 +3,8 @@ timm and HF architectures with random weights through
 torch.compile(model, backend="pbc"), each compiled whole (no ATen op
 eager, one graph) and matching eager PyTorch (the zoo's rule: 1e-3 of the
 output's magnitude; against float64 where float32 eager is
-ill-conditioned). One model per lowering the zoo needed, across families.
+ill-conditioned). One model per lowering the zoo needed, across families,
+and models that Dynamo breaks into several graphs.
     test_model_zoo.py [MODEL ...]     (default: CI_MODELS)"""
 
 import os
@@ -24,10 +25,15 @@ CI_MODELS = [
     "darknet17",              # leaky ReLU
     "bert",                   # HF encoder
 ]
+# Models Dynamo breaks into several graphs (user code pbc does not see: an
+# nn.LSTM): every graph compiled, the result matching.
+CI_BROKEN_GRAPHS = [
+    "sequencer2d_s",          # one graph reused by every block, each with its weights
+]
 
 
 def main():
-    names = sys.argv[1:] or CI_MODELS
+    names = sys.argv[1:] or CI_MODELS + CI_BROKEN_GRAPHS
     bad = []
     for name in names:
         row = model_zoo.child(name, runs=0, inductor=False, threads=2)
@@ -35,7 +41,8 @@ def main():
             name, row["whole"], row["graphs"], row["eager_ops"] or "-", row["err"],
             " (vs float64 %.2g)" % row["err64"] if "err64" in row else "", row["compile_s"]),
             flush=True)
-        if not (row["whole"] and row["match"]):
+        whole = row["whole"] or (name in CI_BROKEN_GRAPHS and not row["eager_ops"])
+        if not (whole and row["match"]):
             bad.append(name)
     if bad:
         print("FAIL: not compiled whole or not matching: %s" % ", ".join(bad))
