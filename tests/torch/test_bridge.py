@@ -919,6 +919,37 @@ def test_graph_reused_across_blocks():
     assert len(plans) == 6, "a plan per block and graph: %d" % len(plans)
 
 
+def test_attention_kv_heads():
+    """Keys and values with fewer heads than the queries: one for all
+    (multi-query attention, Falcon's) broadcast, and with enable_gqa a
+    group of query heads per key head (grouped-query attention); a softmax
+    that gives 0 on fully masked rows (aten._safe_softmax). Compiled whole."""
+    if not hasattr(F, "scaled_dot_product_attention"):
+        print("SKIP: PyTorch %s has no scaled_dot_product_attention" % torch.__version__)
+        return
+    q = torch.randn(2, 8, 10, 16)
+    k1, v1 = torch.randn(2, 1, 12, 16), torch.randn(2, 1, 12, 16)
+    mqa = lambda q, k, v: F.scaled_dot_product_attention(q, k, v)  # noqa: E731
+    _, got = compiled_whole(mqa, q, k1, v1)
+    close(got, mqa(q, k1, v1), "multi-query attention")
+    k2, v2 = torch.randn(2, 2, 12, 16), torch.randn(2, 2, 12, 16)
+    gqa = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, enable_gqa=True,  # noqa
+                                                         is_causal=True)
+    try:
+        want = gqa(q, k2, v2)
+    except TypeError:  # PyTorch before 2.5: no enable_gqa
+        want = None
+    if want is not None:
+        _, got = compiled_whole(gqa, q, k2, v2)
+        close(got, want, "grouped-query attention")
+    if hasattr(torch.ops.aten, "_safe_softmax"):
+        x = torch.randn(3, 5, 7)
+        x[1, 2] = -float("inf")
+        safe = lambda x: torch.ops.aten._safe_softmax(x, -1) * 2.0  # noqa: E731
+        _, got = compiled_whole(safe, x)
+        close(got, safe(x), "safe softmax with a fully masked row")
+
+
 def test_failed_segment_compiled_once():
     """A segment pbc refuses runs eagerly after one compile: alone in its
     module it is not compiled a second time with the same text."""

@@ -741,6 +741,23 @@ def _softmax(ctx, x, dim, half_to_float=False, **kw):
     return ctx.f.softmax(ctx.tensor(x), dim)
 
 
+@lowers("_safe_softmax")
+def _safe_softmax(ctx, x, dim, dtype=None):
+    """softmax, 0 on rows that are all -inf (a query every key of which is
+    masked: T5's and transformers 5's masks) where softmax gives NaN."""
+    v = ctx.tensor(x)
+    _floats(v)
+    if dtype not in (None, torch.float32):
+        raise Unsupported("a softmax into %s" % dtype)
+    s = ctx.f.softmax(v, dim)
+    m = ctx.f.reduce(v, [dim], True, "max")
+
+    def body(e, p, mx):
+        dead = e.op("arith.cmpf oeq, %s, %s" % (mx, e.const(-math.inf)))
+        return e.op("arith.select %s, %s, %s" % (dead, e.const(0.0), p))
+    return ctx.f.elementwise([s, m], body)
+
+
 # ---------------------------------------------------------------- pooling, reductions
 
 def _pool_out(n, k, s, p, ceil):
@@ -1106,6 +1123,40 @@ def _where(ctx, cond, a, b):
         [c, a, b], lambda e, k, x, y: e.op("arith.select %s, %s, %s" % (k, e.arg(x), e.arg(y))))
 
 
+def _kv_to_heads(f, t, lead, grouped):
+    """Keys or values with the queries' leading dims: as they are, broadcast
+    from size 1 (multi-query attention: one head for all), or with
+    enable_gqa each of the H / Hkv query heads of a group reading its key
+    head (grouped-query attention), copied out per query head."""
+    if tuple(t.shape[:-2]) == tuple(lead):
+        return t
+    tl = t.shape[:-2]
+    if len(tl) > len(lead):
+        raise Unsupported("attention with keys of more batch dims than the queries")
+    off = len(lead) - len(tl)
+    exprs = []
+    for i, n in enumerate(lead):
+        j = i - off
+        if j < 0:
+            continue
+        m = tl[j]
+        if m == n:
+            exprs.append("d%d" % i)
+        elif m == 1:
+            exprs.append("0")
+        elif grouped and i == len(lead) - 1 and n % m == 0:
+            exprs.append("d%d floordiv %d" % (i, n // m))
+        else:
+            raise Unsupported("attention with keys of batch dims %s for queries' %s" % (tl, lead))
+    rank = len(lead) + 2
+    exprs += ["d%d" % (rank - 2), "d%d" % (rank - 1)]
+    t = f.logical(t)
+    shape = tuple(lead) + tuple(t.shape[-2:])
+    r = f.generic(shape, [(t, exprs)], ["d%d" % i for i in range(rank)], ["parallel"] * rank,
+                  lambda e, a: a[0], t.elem)
+    return Val(r, shape, t.elem)
+
+
 @lowers("scaled_dot_product_attention", "_scaled_dot_product_attention",
         "_scaled_dot_product_attention_forward",
         "_scaled_dot_product_flash_attention_for_cpu")
@@ -1123,7 +1174,7 @@ def _sdpa(ctx, q, k, v, *args, **kw):
     legacy = ctx.op.startswith("_scaled_dot_product_attention")
     names = (("dropout_p", "is_causal", "attn_mask", "scale") if flash
              else ("attn_mask", "dropout_p", "need_attn_weights", "is_causal") if legacy
-             else ("attn_mask", "dropout_p", "is_causal", "scale"))
+             else ("attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"))
     opts = dict(zip(names, args))
     opts.update(kw)
     attn_mask, dropout_p = opts.get("attn_mask"), opts.get("dropout_p", 0.0)
@@ -1134,10 +1185,13 @@ def _sdpa(ctx, q, k, v, *args, **kw):
         raise Unsupported("attention returning its weights")
     q, k, v = ctx.tensor(q), ctx.tensor(k), ctx.tensor(v)
     lead = q.shape[:-2]
-    if k.shape[:-2] != lead or v.shape[:-2] != lead:
-        raise Unsupported("attention with broadcast batch dims")
-    b = math.prod(lead)
     f = ctx.f
+    # The flash variant groups query heads over fewer key heads by itself
+    # (what enable_gqa=True decomposes to).
+    grouped = flash or bool(opts.get("enable_gqa", False))
+    k = _kv_to_heads(f, k, lead, grouped)
+    v = _kv_to_heads(f, v, lead, grouped)
+    b = math.prod(lead)
     q3 = f.reshape(q, (b,) + q.shape[-2:])
     k3 = f.reshape(k, (b,) + k.shape[-2:])
     v3 = f.reshape(v, (b,) + v.shape[-2:])
