@@ -41,6 +41,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+from timing import median_ms  # noqa: E402
 LIBOMP = "/usr/lib/llvm-22/lib/libomp.so.5"
 HF_LAYERS = int(os.environ.get("ZOO_HF_LAYERS", "4"))
 
@@ -232,15 +234,6 @@ def build(name):
         return hf_call(m, kind), inputs, m
     m, inputs = build_timm(name)
     return m, inputs, m
-
-
-def median_ms(fn, runs):
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
 
 
 def child(name, runs, inductor, threads):
