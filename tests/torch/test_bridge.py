@@ -950,6 +950,45 @@ def test_attention_kv_heads():
         close(got, safe(x), "safe softmax with a fully masked row")
 
 
+def test_index_put_and_copy():
+    """Writes at indices, compiled whole: index_copy and x[:, :, pos] = new
+    (a KV cache's update), index_put with several index tensors (negative
+    ones wrap), separated by a whole dim, with a 0-d value, and with
+    accumulate (repeated indices add up)."""
+    cache, new, pos = torch.randn(1, 4, 10, 8), torch.randn(1, 4, 2, 8), torch.tensor([3, 7])
+
+    def setitem(c, n, p):
+        c = c.clone()
+        c[:, :, p] = n
+        return c + 0.0
+    cases = {"index_copy": lambda c, n, p: c.index_copy(2, p, n) * 1.0}
+    if int(torch.__version__.split(".")[0]) >= 2:  # 1.13's tracer fails on the setitem
+        cases["cache[:, :, pos] = new"] = setitem
+    for what, f in cases.items():
+        _, got = compiled_whole(f, cache, new, pos)
+        assert torch.equal(got, f(cache, new, pos)), what
+    x, v = torch.randn(5, 6), torch.randn(3)
+    i, j, i2 = torch.tensor([0, 4, -1]), torch.tensor([1, 2, 3]), torch.tensor([0, 0, 2])
+    for what, f, args in [
+            ("two index tensors", lambda x, i, j, v: torch.index_put(x, (i, j), v) * 2.0,
+             (x, i, j, v)),
+            ("accumulate", lambda x, i, j, v: torch.index_put(x, (i, j), v, True) * 2.0,
+             (x, i2, j, v)),
+            ("a 0-d value", lambda x, i, j, v: torch.index_put(x, (i,), v[0]) - 1.0,
+             (x, i, j, v))]:
+        _, got = compiled_whole(f, *args)
+        close(got, f(*args), "index_put: " + what)
+    x3, a, b = torch.randn(4, 5, 6), torch.tensor([0, 2]), torch.tensor([1, 5])
+
+    def separated(x, a, b):
+        x = x.clone()
+        x[a, :, b] = torch.arange(5.0)
+        return x * 1.0
+    if int(torch.__version__.split(".")[0]) >= 2:
+        _, got = compiled_whole(separated, x3, a, b)
+        assert torch.equal(got, separated(x3, a, b))
+
+
 def test_failed_segment_compiled_once():
     """A segment pbc refuses runs eagerly after one compile: alone in its
     module it is not compiled a second time with the same text."""

@@ -974,6 +974,68 @@ def _index(ctx, x, indices):
     return ctx.f.gather_index(v, idx, tuple(shape), out_dims)
 
 
+@lowers("index_put", "_unsafe_index_put", "index_put_", "_index_put_impl")
+def _index_put(ctx, x, indices, values, accumulate=False, unsafe=False):
+    """x[i0, i1, ...] = values (+= with accumulate), integer index tensors
+    (None: the whole dim), NumPy's placement of the indexed dims as in
+    _index; values broadcast to x[i0, i1, ...]'s shape. Boolean masks run
+    eagerly."""
+    v = ctx.tensor(x)
+    vals = ctx.tensor(values)
+    idx = {}
+    for d, t in enumerate(indices):
+        if t is None:
+            continue
+        t = ctx.tensor(t)
+        if t.elem not in ("i64", "i32"):
+            raise Unsupported("index_put with a %s index" % t.elem)
+        idx[d] = t
+    if not idx:
+        raise Unsupported("index_put without index tensors")
+    if vals.elem != v.elem:
+        vals = ctx.f.convert(vals, v.elem)
+    rank = len(v.shape)
+    bshape = []
+    for t in idx.values():
+        bshape = list(torch.broadcast_shapes(tuple(bshape), t.shape))
+    nb = len(bshape)
+    dims = sorted(idx)
+    rest = [d for d in range(rank) if d not in idx]
+    # The iteration dim of each dim of x[indices]: x's own dims for the
+    # whole ones, the index positions (rank + k) for the indexed block.
+    bdims = [rank + k for k in range(nb)]
+    if dims == list(range(dims[0], dims[-1] + 1)):
+        sel = [d for d in rest if d < dims[0]] + bdims + [d for d in rest if d > dims[-1]]
+    else:
+        sel = bdims + rest
+    sizes = {d: v.shape[d] for d in range(rank)}
+    sizes.update({rank + k: bshape[k] for k in range(nb)})
+    if len(vals.shape) > len(sel):
+        raise Unsupported("index_put of values of rank %d" % len(vals.shape))
+    value_dims = []
+    for j, n in enumerate(vals.shape):
+        it = sel[len(sel) - len(vals.shape) + j]
+        if n == sizes[it]:
+            value_dims.append(it)
+        elif n == 1:
+            value_dims.append(None)
+        else:
+            raise Unsupported("index_put of values %s into %s" % (vals.shape, tuple(sizes[i]
+                                                                                  for i in sel)))
+    for d, t in idx.items():
+        ctx.seg.gathers.append((t, -v.shape[d], v.shape[d]))
+    return ctx.f.scatter_index(v, idx, tuple(bshape), vals, value_dims, bool(accumulate))
+
+
+@lowers("index_copy", "index_copy_")
+def _index_copy(ctx, x, dim, index, source):
+    """x with x.select(dim, index[k]) = source.select(dim, k): index_put
+    along one dim (the KV cache's update)."""
+    v = ctx.tensor(x)
+    dim %= len(v.shape)
+    return _index_put(ctx, v, [None] * dim + [index], source)
+
+
 def _bitwise(kind):
     def lower(ctx, a, b=None):
         a = ctx.tensor(a)

@@ -601,5 +601,66 @@ class Function:
         return Val(r, shape, x.elem)
 
 
+    def scatter_index(self, x, indices, bshape, values, value_dims, accumulate):
+        """index_put: x with x[i_0, ..., i_r] = values (or += values with
+        accumulate), the index tensors indices[d] broadcast to bshape. One
+        generic over x's dims and, as a reduction, the index positions: an
+        element takes the value of the last position whose indices name it
+        (a KV cache's new rows: few positions, so few steps per element).
+        value_dims: for each of values' dims (right-aligned), the iteration
+        dim it runs along (x's dims are 0..rank-1, the index positions
+        rank..rank+len(bshape)-1), or None where values has size 1 there."""
+        x, values = self.logical(x), self.logical(values)
+        rank, nb = len(x.shape), len(bshape)
+        ins, order = [], []
+        for d in range(rank):
+            if d in indices:
+                v = self.logical(indices[d])
+                off = nb - len(v.shape)
+                ins.append((v, ["0" if v.shape[j] == 1 and bshape[off + j] != 1
+                                else "d%d" % (rank + off + j) for j in range(len(v.shape))]))
+                order.append(d)
+        ins.append((values, ["0" if k is None else "d%d" % k for k in value_dims]))
+
+        def body(b, a):
+            args = dict(zip(order, a))
+            hit = None
+            for d in order:
+                i, n, z, neg, w, r, o, eq = (self.fresh() for _ in range(8))
+                elem = indices[d].elem
+                b.lines.append("%s = arith.index_cast %s : %s to index" % (i, args[d], elem))
+                b.lines.append("%s = arith.constant %d : index" % (n, x.shape[d]))
+                b.lines.append("%s = arith.constant 0 : index" % z)
+                b.lines.append("%s = arith.cmpi slt, %s, %s : index" % (neg, i, z))
+                b.lines.append("%s = arith.addi %s, %s : index" % (w, i, n))
+                b.lines.append("%s = arith.select %s, %s, %s : index" % (r, neg, w, i))
+                b.lines.append("%s = linalg.index %d : index" % (o, d))
+                b.lines.append("%s = arith.cmpi eq, %s, %s : index" % (eq, r, o))
+                if hit is None:
+                    hit = eq
+                else:
+                    both = self.fresh()
+                    b.lines.append("%s = arith.andi %s, %s : i1" % (both, hit, eq))
+                    hit = both
+            val, acc = a[len(order)], a[len(order) + 1]
+            if accumulate:
+                fp = x.elem.startswith("f")
+                z, s_ = self.fresh(), self.fresh()
+                b.lines.append("%s = arith.constant %s : %s" % (z, flt(0.0) if fp else "0", x.elem))
+                add = self.fresh()
+                b.lines.append("%s = arith.select %s, %s, %s : %s" % (s_, hit, val, z, x.elem))
+                b.lines.append("%s = %s %s, %s : %s" % (add, "arith.addf" if fp else "arith.addi",
+                                                         acc, s_, x.elem))
+                return add
+            r = self.fresh()
+            b.lines.append("%s = arith.select %s, %s, %s : %s" % (r, hit, val, acc, x.elem))
+            return r
+
+        n = rank + nb
+        r = self.generic(x.shape, ins, ["d%d" % i for i in range(rank)],
+                         ["parallel"] * rank + ["reduction"] * nb, body, x.elem, init=x.ssa)
+        return Val(r, x.shape, x.elem)
+
+
 def module(functions_text):
     return "module {\n%s\n}\n" % "\n".join(functions_text)
