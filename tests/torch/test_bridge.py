@@ -989,6 +989,51 @@ def test_index_put_and_copy():
         assert torch.equal(got, separated(x3, a, b))
 
 
+class Counter(torch.nn.Module):
+    """A module that writes its own state on every call (a step counter;
+    a KV cache's position is the same pattern)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("step", torch.tensor(0.0))
+
+    def forward(self, x):
+        self.step.add_(1)
+        return torch.tanh(x) * self.step
+
+
+def test_state_written_once_per_call():
+    """Writes into an input (a 0-d position tensor's add_) and into a
+    module's buffer happen exactly once per call, through pbc.jit and
+    torch.compile, and the results follow them. Tracing writes nothing
+    (it wrote the buffer twice), and a graph that writes into state it
+    does not take as an input runs eagerly, said once (its plan folded the
+    write as a constant: the counter stayed at 2 and the results went
+    wrong, silently)."""
+    def bump(x, pos):
+        pos.add_(1)
+        return torch.tanh(x) * pos
+
+    x = torch.randn(4)
+    makers = [("pbc.jit", pbc.jit)]
+    if pbc.HAS_TORCH_COMPILE:
+        import torch._dynamo as dynamo
+        makers.append(("torch.compile", lambda f: torch.compile(f, backend="pbc")))
+    for name, make in makers:
+        if name == "torch.compile":
+            dynamo.reset()
+        fast, pos, want_pos = make(bump), torch.tensor(0.0), torch.tensor(0.0)
+        m, want_m = Counter(), Counter()
+        fast_m = make(m)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for k in range(3):
+                close(fast(x, pos), bump(x, want_pos), "%s: an input written, call %d" % (name, k))
+                assert pos.item() == want_pos.item() == k + 1, (name, pos, want_pos)
+                close(fast_m(x), want_m(x), "%s: a buffer written, call %d" % (name, k))
+                assert m.step.item() == want_m.step.item() == k + 1, (name, m.step, want_m.step)
+
+
 def test_failed_segment_compiled_once():
     """A segment pbc refuses runs eagerly after one compile: alone in its
     module it is not compiled a second time with the same text."""

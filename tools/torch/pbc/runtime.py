@@ -19,6 +19,7 @@ import warnings
 import torch
 import torch.fx
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import aten, emit
 from .libpbc import CompileError, Program, descriptor
@@ -79,6 +80,36 @@ def rng_kept():
         torch.random.set_rng_state(state)
 
 
+class _StateWrites(TorchDispatchMode):
+    """Sees the writes tracing makes into real tensors (functionalization
+    turns those into the inputs' copies into values; a module's buffer or
+    a tensor the function closes over is written for real): each such
+    tensor's contents before its first write are kept, and put back after
+    tracing, so tracing never changes the caller's state."""
+
+    def __init__(self):
+        super().__init__()
+        self.saved = {}  # id -> (tensor, its contents before the first write)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func._schema.is_mutable:
+            for a, t in zip(func._schema.arguments, args):
+                if a.alias_info is not None and a.alias_info.is_write and \
+                        isinstance(t, torch.Tensor) and id(t) not in self.saved:
+                    self.saved[id(t)] = (t, t.detach().clone())
+        return func(*args, **(kwargs or {}))
+
+    def restore(self, keep):
+        """Puts back every written tensor but those in `keep` (ids)."""
+        written = []
+        with torch.no_grad():
+            for key, (t, before) in self.saved.items():
+                if key not in keep:
+                    t.copy_(before)
+                    written.append(t)
+        return written
+
+
 def capture(fn, example_inputs):
     """The ATen graph of fn, functionalized: a write through a view
     (`y[:, a:b] = v`, `y[i] = 0`, `y[:, :2] += 1`) becomes slice_scatter /
@@ -86,21 +117,37 @@ def capture(fn, example_inputs):
     forms, and a mutation of an input becomes a copy_ into it at the end
     (run eagerly). Traced and recorded on copies of the inputs, so tracing
     does not apply the function's own mutations to the caller's tensors."""
-    copies = lambda: [a.clone() if isinstance(a, torch.Tensor) else a for a in example_inputs]
+    made = []
+
+    def copies():
+        c = [a.clone() if isinstance(a, torch.Tensor) else a for a in example_inputs]
+        made.extend(c)
+        return c
+    writes = _StateWrites()
     with rng_kept():
         try:
-            # With autograd on, modules take their composite paths (e.g. not
-            # TransformerEncoderLayer's fused inference kernel), which lower
-            # to ATen ops pbc knows.
-            with torch.enable_grad():
-                gm = make_fx(_functionalize(fn, remove="mutations"))(*copies())
+            with writes:
+                # With autograd on, modules take their composite paths (e.g.
+                # not TransformerEncoderLayer's fused inference kernel),
+                # which lower to ATen ops pbc knows.
+                with torch.enable_grad():
+                    gm = make_fx(_functionalize(fn, remove="mutations"))(*copies())
+                _eliminate_dead_code(gm.graph)
+                gm.recompile()
+                rec = _Recorder(gm)
+                with torch.no_grad():
+                    rec.run(*copies())
         except Exception as e:  # tracing runs the user's code: anything can raise
+            writes.restore({id(c) for c in made})
             raise TraceError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
-        _eliminate_dead_code(gm.graph)
-        gm.recompile()
-        rec = _Recorder(gm)
-        with torch.no_grad():
-            rec.run(*copies())
+    # A write into state (a module's buffer: a step counter, a cache) is an
+    # in-place op on a graph constant: the plan would fold it when traced
+    # and never write again. Such a function runs eagerly (as a whole).
+    state = writes.restore({id(c) for c in made})
+    if state:
+        raise TraceError("it writes into %d tensor(s) it does not take as inputs (a module's "
+                         "buffers, a cache; shapes %s): pbc compiles them as constants" % (
+                             len(state), ", ".join(str(list(t.shape)) for t in state[:3])))
     return gm, rec.values
 
 
