@@ -806,6 +806,17 @@ def test_activations_and_friends():
             continue
         _, got = compiled_whole(f, y)
         close(got, f(y), what)
+    for what, m, inp in [("group norm", torch.nn.GroupNorm(3, 6), y),
+                         ("group norm, 1-D, no affine", torch.nn.GroupNorm(2, 6, affine=False),
+                          torch.randn(2, 6, 17))]:
+        if m.affine:
+            torch.nn.init.normal_(m.weight)
+            torch.nn.init.normal_(m.bias)
+        _, got = compiled_whole(lambda t: m(t) * 2.0, inp)
+        with torch.no_grad():
+            close(got, m(inp) * 2.0, what)
+    _, got = compiled_whole(lambda t: t.clamp_min(0.1) + t.clamp_max(-0.2), y)
+    close(got, y.clamp_min(0.1) + y.clamp_max(-0.2), "clamp_min, clamp_max")
     a, b, c = torch.randn(3, 5, 4), torch.randn(3, 4, 6), torch.randn(3, 1, 6)
     for beta, alpha in [(1, 1), (0.5, -2.0), (0, 0.25)]:
         def bmm(c, a, b):
@@ -822,8 +833,8 @@ def test_activations_and_friends():
 
 def test_resizing():
     """F.interpolate, nearest (1-D and 2-D, integer and fractional scales,
-    sizes, nearest-exact) and bilinear (align_corners either way), compiled
-    whole: HRNet's and the segmentation heads' upsampling."""
+    sizes, nearest-exact), bilinear and bicubic (align_corners either way),
+    compiled whole: HRNet's, CrossViT's and the segmentation heads'."""
     x = torch.randn(2, 3, 5, 7)
     for kw in [dict(scale_factor=2), dict(size=(9, 4)), dict(scale_factor=1.5),
                dict(size=(11, 13), mode="nearest-exact"), dict(scale_factor=(2, 3)),
@@ -834,6 +845,11 @@ def test_resizing():
             return F.interpolate(x, **kw) * 2.0
         _, got = compiled_whole(f, x)
         close(got, f(x), "interpolate %s" % kw)
+    for kw in [dict(size=(9, 11), align_corners=False), dict(scale_factor=2, align_corners=True)]:
+        def bicubic(x):
+            return F.interpolate(x, mode="bicubic", **kw) - 1.0
+        _, got = compiled_whole(bicubic, x)
+        close(got, bicubic(x), "bicubic %s" % kw)
     x1 = torch.randn(2, 3, 6)
     _, got = compiled_whole(lambda x: F.interpolate(x, scale_factor=2.5) + 1.0, x1)
     close(got, F.interpolate(x1, scale_factor=2.5) + 1.0, "interpolate 1-D")

@@ -236,6 +236,8 @@ for _names, _fn in [
         (("sin",), lambda e, x: e.math("sin", x)),
         (("cos",), lambda e, x: e.math("cos", x)),
         (("relu", "relu_"), lambda e, x: e.max(x, 0.0)),
+        (("clamp_min", "clamp_min_"), lambda e, x, lo: e.max(x, float(lo))),
+        (("clamp_max", "clamp_max_"), lambda e, x, hi: e.min(x, float(hi))),
         (("sigmoid", "sigmoid_"), lambda e, x: e.sigmoid(x)),
         (("silu", "silu_"), lambda e, x: e.mul(x, e.sigmoid(x))),
         (("tanh", "tanh_"), lambda e, x: e.math("tanh", x)),
@@ -716,6 +718,33 @@ def _layer_norm(ctx, x, shape, w, b, eps):
     return (f.elementwise(ops, body), mean, rstd)
 
 
+@lowers("native_group_norm")
+def _group_norm(ctx, x, w, b, n, c, hw, groups, eps):
+    """(N, C, *) normalized over each group of C / G channels and the
+    spatial dims, then scaled and shifted per channel (wav2vec2's feature
+    encoder, GroupNorm CNNs); mean and rstd (N, G) as its other results."""
+    v = ctx.f.logical(ctx.tensor(x))
+    _floats(v)
+    f = ctx.f
+    grouped = f.reshape(v, (n, groups, (c // groups) * hw))
+    mean = f.mean(grouped, [2], True)
+    centered = f.elementwise([grouped, mean], lambda e, a, m: e.sub(a, m))
+    var = f.mean(f.elementwise([centered], lambda e, a: e.mul(a, a)), [2], True)
+    rstd = f.elementwise([var], lambda e, a: e.math("rsqrt", e.add(a, float(eps))))
+    y = f.reshape(f.elementwise([centered, rstd], lambda e, a, r: e.mul(a, r)), v.shape)
+    bshape = (c,) + (1,) * (len(v.shape) - 2)
+    ops = [y] + [f.reshape(ctx.tensor(t), bshape) for t in (w, b) if t is not None]
+
+    def body(e, a, *wb):
+        if w is not None:
+            a = e.mul(a, wb[0])
+        if b is not None:
+            a = e.add(a, wb[-1])
+        return a
+    out = f.elementwise(ops, body) if len(ops) > 1 else y
+    return (out, f.reshape(mean, (n, groups)), f.reshape(rstd, (n, groups)))
+
+
 @lowers("_log_softmax", "log_softmax.int")
 def _log_softmax(ctx, x, dim, half_to_float=False, **kw):
     """x - max - log(sum(exp(x - max))) along dim: no log of an underflowed
@@ -1132,9 +1161,9 @@ def _gather(ctx, x, dim, index, sparse_grad=False):
     return ctx.f.gather_index(v, {dim: idx}, idx.shape, out_dims)
 
 
-@lowers("upsample_bilinear2d")
+@lowers("upsample_bilinear2d", "upsample_bicubic2d")
 def _upsample_bilinear(ctx, x, *args, **kw):
-    """Bilinear resizing is separable and linear: y = A x Bᵀ per image,
+    """Bilinear and bicubic resizing are separable and linear: y = A x Bᵀ per image,
     with A (OH x H) and B (OW x W) PyTorch's own weights, read off the op
     applied (when compiling) to unit rows and unit columns (align_corners,
     scales and sizes as given)."""
