@@ -10,6 +10,7 @@ trace and pbc, with a compile cache of its own), and pbc's and eager's time (Ind
 usage: tools/bench/model_zoo.py [--models a,b,...|--family timm|hf|all]
            [--timeout S] [--runs N] [--inductor] [--threads N] [--json FILE]
            [--markdown]
+       tools/bench/model_zoo.py --from-json A.json[,B.json]   (the table of saved runs)
 Any python may start it: it runs itself in the frontends' environment
 (tools/python-env.sh). Weights come from torch.manual_seed(0): timm's and
 transformers' own initialization (variance-preserving), then batch-norm
@@ -367,10 +368,22 @@ def main():
     ap.add_argument("--inductor", action="store_true")
     ap.add_argument("--json", default="")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--from-json", default="",
+                    help="print the table of saved --json files (a,b: later rows of a model win)")
     ap.add_argument("--child", default="")
     args = ap.parse_args()
     if args.child:
         print(json.dumps(child(args.child, args.runs, args.inductor, args.threads)))
+        return
+    if args.from_json:
+        rows = {}
+        for path in args.from_json.split(","):
+            with open(path) as f:
+                for r in json.load(f):
+                    rows[r["model"]] = r
+        order = [n for n in TIMM + HF_NAMES if n in rows] + [n for n in rows
+                                                             if n not in TIMM + HF_NAMES]
+        print(markdown([rows[n] for n in order]))
         return
     names = args.models.split(",") if args.models else (
         (TIMM if args.family in ("timm", "all") else []) +
