@@ -195,6 +195,27 @@ int main(int argc, char **argv) {
   err = NULL;
   pbcProgramDestroy(p);
 
+  /* Options out of range: errors, before anything is compiled. */
+  PbcCompileOptions badOpt = o;
+  badOpt.optLevel = 99;
+  CHECK(!pbcProgramCompile(kProgram, "x", &badOpt, &err) && err && strstr(err, "optLevel 99"),
+        "optLevel 99: %s", err ? err : "accepted");
+  pbcMessageDestroy(err);
+  badOpt.optLevel = -7;
+  CHECK(!pbcProgramCompile(kProgram, "x", &badOpt, &err) && err && strstr(err, "optLevel -7"),
+        "optLevel -7: %s", err ? err : "accepted");
+  pbcMessageDestroy(err);
+  static char longDir[5001];
+  memset(longDir, 'd', 5000);
+  longDir[0] = '/';
+  badOpt = o;
+  badOpt.cacheDir = longDir;
+  CHECK(!pbcProgramCompile(kProgram, "x", &badOpt, &err) && err &&
+            strstr(err, "cache folder path has 5000 characters"),
+        "a 5000-character cache folder: %s", err ? err : "accepted");
+  pbcMessageDestroy(err);
+  err = NULL;
+
   /* NULL everywhere: errors and neutral answers, never a crash. */
   CHECK(!pbcProgramCompile(NULL, "x", &o, &err) && err && strstr(err, "no program text"),
         "NULL text");

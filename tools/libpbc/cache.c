@@ -74,6 +74,15 @@ bool pbcCacheFolder(const char *optionDir, char *dir, size_t len, char *why,
   const char *env = getenv("PBC_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
              *home = getenv("HOME");
   bool named = true;
+  const char *given = optionDir ? optionDir : env;
+  /* Room for the file names in it (pbc-KEY.PID-N-TIME.tmp.entries): a
+   * longer path was cut short, and its files failed later, in the linker. */
+  if (given && strlen(given) + 96 > len) {
+    snprintf(why, whyLen, "libpbc: the cache folder path has %zu characters; at most %zu",
+             strlen(given), len - 96);
+    dir[0] = 0;
+    return false;
+  }
   if (optionDir)
     snprintf(dir, len, "%s", optionDir);
   else if (env)

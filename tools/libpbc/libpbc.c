@@ -478,7 +478,12 @@ PbcProgram *pbcProgramCompileShaped(const char *text, const char *name,
                .shapes = shapes && *shapes ? shapes : NULL};
   r.hasState = strstr(text, "pbc.invariant") != NULL;
   r.o = options ? *options : (PbcCompileOptions){.optLevel = -1};
-  r.opt = r.o.optLevel < 0 || r.o.optLevel > 3 ? 3 : r.o.optLevel;
+  if (r.o.optLevel < -1 || r.o.optLevel > 3) {
+    pbcLibSetError(error, pbcLibMessage("libpbc: optLevel %d: the levels are 0 to 3 (-1: 3)",
+                                        r.o.optLevel));
+    return NULL;
+  }
+  r.opt = r.o.optLevel < 0 ? 3 : r.o.optLevel;
 
   const PbcPluginSet *plugins = pluginsFor(r.o.pluginDir);
   char *selectDiag = NULL;

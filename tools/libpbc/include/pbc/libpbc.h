@@ -42,7 +42,7 @@ extern "C" {
 typedef struct PbcCompileOptions {
   const char *target;    /* NULL: "cpu" */
   const char *chip;      /* NULL: the target's default ("native" on cpu) */
-  int optLevel;          /* 0..3; negative: 3 */
+  int optLevel;          /* 0..3; -1: 3; others are an error */
   const char *disable;   /* S3 groups to skip, as pbc --disable; NULL: none */
   const char *pluginDir; /* also search plugins here; NULL: none */
   const char *cacheDir;  /* NULL: $PBC_CACHE_DIR, else $XDG_CACHE_HOME/pbc or
