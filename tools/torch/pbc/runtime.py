@@ -100,7 +100,8 @@ class _StateWrites(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
     def restore(self, keep):
-        """Puts back every written tensor but those in `keep` (ids)."""
+        """Puts back every written tensor but those in `keep` (ids); returns
+        them."""
         written = []
         with torch.no_grad():
             for key, (t, before) in self.saved.items():
@@ -116,13 +117,22 @@ def capture(fn, example_inputs):
     select_scatter on a fresh value, in-place ops become their functional
     forms, and a mutation of an input becomes a copy_ into it at the end
     (run eagerly). Traced and recorded on copies of the inputs, so tracing
-    does not apply the function's own mutations to the caller's tensors."""
+    does not apply the function's own mutations to the caller's tensors;
+    writes into other tensors (a module's buffers) are undone after the
+    trace, and kept only where the function is stationary (_stationary)."""
     made = []
 
     def copies():
         c = [a.clone() if isinstance(a, torch.Tensor) else a for a in example_inputs]
         made.extend(c)
         return c
+
+    def record(writes):
+        rec = _Recorder(gm)
+        with writes, torch.no_grad():
+            rec.run(*copies())
+        return rec.values
+
     writes = _StateWrites()
     with rng_kept():
         try:
@@ -132,23 +142,49 @@ def capture(fn, example_inputs):
                 # which lower to ATen ops pbc knows.
                 with torch.enable_grad():
                     gm = make_fx(_functionalize(fn, remove="mutations"))(*copies())
-                _eliminate_dead_code(gm.graph)
-                gm.recompile()
-                rec = _Recorder(gm)
-                with torch.no_grad():
-                    rec.run(*copies())
+            _eliminate_dead_code(gm.graph)
+            gm.recompile()
+            state = writes.restore({id(c) for c in made})  # as the caller had it
+            values = record(writes)
+            if state:
+                values = _stationary(state, values, lambda: record(_StateWrites()))
+        except TraceError:
+            writes.restore({id(c) for c in made})
+            raise
         except Exception as e:  # tracing runs the user's code: anything can raise
             writes.restore({id(c) for c in made})
             raise TraceError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
-    # A write into state (a module's buffer: a step counter, a cache) is an
-    # in-place op on a graph constant: the plan would fold it when traced
-    # and never write again. Such a function runs eagerly (as a whole).
-    state = writes.restore({id(c) for c in made})
-    if state:
-        raise TraceError("it writes into %d tensor(s) it does not take as inputs (a module's "
-                         "buffers, a cache; shapes %s): pbc compiles them as constants" % (
-                             len(state), ", ".join(str(list(t.shape)) for t in state[:3])))
-    return gm, rec.values
+    return gm, values
+
+
+def _same(a, b):
+    if isinstance(a, torch.Tensor):
+        return isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype and \
+            bool(torch.equal(a, b) if not a.is_floating_point() else
+                 torch.equal(torch.nan_to_num(a, 0.0), torch.nan_to_num(b, 0.0)))
+    if isinstance(a, (tuple, list)):
+        return isinstance(b, (tuple, list)) and len(a) == len(b) and all(map(_same, a, b))
+    return a == b
+
+
+def _stationary(state, values, again):
+    """A graph that writes into tensors it does not take as inputs (a
+    module's buffers): the plan keeps those as constants, so it is right
+    only if a call leaves them as the first call did and computes what the
+    first call computed (a cache of position indices filled once: ConViT's).
+    `values` is the first call's (from the caller's state, which it wrote);
+    the function is run again from there: the same values and the same
+    state, or a TraceError (a step counter, a KV cache: their writes differ
+    call after call, and a folded plan would repeat the first one's)."""
+    after = [t.detach().clone() for t in state]
+    second = again()
+    if all(_same(a, t) for a, t in zip(after, state)) and \
+            all(_same(values[n], second.get(n)) for n in values):
+        return values  # the state stays as the first call left it
+    raise TraceError("it writes into %d tensor(s) it does not take as inputs (a module's "
+                     "buffers, a cache; shapes %s), differently on each call: pbc compiles "
+                     "them as constants" % (len(state), ", ".join(
+                         str(list(t.shape)) for t in state[:3])))
 
 
 # ATen ops whose result is a view of their first operand's storage.
