@@ -1050,6 +1050,24 @@ def test_state_written_once_per_call():
                 assert m.step.item() == want_m.step.item() == k + 1, (name, m.step, want_m.step)
 
 
+def test_out_argument_keeps_its_shape():
+    """torch.arange(1, 13, out=x) on a 3x4 x: eager keeps x's shape; the
+    functionalized trace resized it to [12] (a result of the wrong shape,
+    and the caller's tensor resized). Such a function runs eagerly."""
+    class Arange(torch.nn.Module):
+        def forward(self, x):
+            return torch.arange(1, 13, out=x) * 2
+
+    x = torch.zeros(3, 4, dtype=torch.int64)
+    mine, theirs = x.clone(), x.clone()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = pbc.jit(Arange())(mine)
+    want = Arange()(theirs)
+    assert got.shape == want.shape and torch.equal(got, want), (got.shape, want.shape)
+    assert mine.shape == theirs.shape and torch.equal(mine, theirs), (mine.shape, theirs.shape)
+
+
 def test_failed_segment_compiled_once():
     """A segment pbc refuses runs eagerly after one compile: alone in its
     module it is not compiled a second time with the same text."""

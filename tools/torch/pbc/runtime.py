@@ -129,8 +129,17 @@ def capture(fn, example_inputs):
 
     def record(writes):
         rec = _Recorder(gm)
+        ins = copies()
         with writes, torch.no_grad():
-            rec.run(*copies())
+            rec.run(*ins)
+        for i, (c, a) in enumerate(zip(ins, example_inputs)):
+            # Functionalization writes an out= result back with a resize
+            # where eager keeps the out tensor's shape (arange(1, 13,
+            # out=x) of a 3x4 x: [12], eager [3, 4]): the graph would
+            # compute another shape, and resize the caller's tensor.
+            if isinstance(a, torch.Tensor) and c.shape != a.shape:
+                raise TraceError("it resizes input %d (an out= argument?) from %s to %s"
+                                 % (i, list(a.shape), list(c.shape)))
         return rec.values
 
     writes = _StateWrites()
@@ -308,8 +317,12 @@ class Plan:
         # What each input was when traced: a tensor's shape and dtype, or a
         # Python value (traced as a constant). A call with anything else
         # would run code compiled for other sizes: refused (_check_inputs).
+        # From the inputs as given: the recorded placeholder values are the
+        # copies the trace ran on, which an op with out= may have resized.
+        given = list(example_inputs) if len(example_inputs) == len(self.placeholders) else \
+            [values.get(n) for n in self.placeholders]
         self._expect = [(tuple(v.shape), v.dtype) if isinstance(v, torch.Tensor) else ("py", v)
-                        for v in (values.get(n) for n in self.placeholders)]
+                        for v in given]
         self.values = None  # example values are not needed any more
         self._direct = self._direct_call()
         # The parameters and buffers the graph read when traced: the plan
