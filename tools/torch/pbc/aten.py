@@ -957,13 +957,10 @@ def _embedding(ctx, weight, indices, *rest):
     return ctx.f.gather_rows(table, idx)
 
 
-@lowers("index.Tensor", "_unsafe_index.Tensor")
-def _index(ctx, x, indices):
-    """x[i0, i1, ...] with integer index tensors (None: the whole dim),
-    NumPy's rules: the index tensors broadcast together; their dims take the
-    place of the indexed dims when those are adjacent, else lead. Boolean
-    masks (a data-dependent shape) run eagerly."""
-    v = ctx.tensor(x)
+def _index_tensors(ctx, indices):
+    """Advanced indexing's index list: {dim: integer index Val} (None: the
+    whole dim) and the shape they broadcast to. Boolean masks (a
+    data-dependent shape) are not lowered."""
     idx = {}
     for d, t in enumerate(indices):
         if t is None:
@@ -972,11 +969,22 @@ def _index(ctx, x, indices):
         if t.elem not in ("i64", "i32"):
             raise Unsupported("indexing with a %s tensor" % t.elem)
         idx[d] = t
-    if not idx:
-        return v
     bshape = []
     for t in idx.values():
         bshape = list(torch.broadcast_shapes(tuple(bshape), t.shape))
+    return idx, bshape
+
+
+@lowers("index.Tensor", "_unsafe_index.Tensor")
+def _index(ctx, x, indices):
+    """x[i0, i1, ...] with integer index tensors (None: the whole dim),
+    NumPy's rules: the index tensors broadcast together; their dims take the
+    place of the indexed dims when those are adjacent, else lead. Boolean
+    masks (a data-dependent shape) run eagerly."""
+    v = ctx.tensor(x)
+    idx, bshape = _index_tensors(ctx, indices)
+    if not idx:
+        return v
     dims = sorted(idx)
     adjacent = dims == list(range(dims[0], dims[-1] + 1))
     rest = [d for d in range(len(v.shape)) if d not in idx]
@@ -1011,22 +1019,12 @@ def _index_put(ctx, x, indices, values, accumulate=False, unsafe=False):
     eagerly."""
     v = ctx.tensor(x)
     vals = ctx.tensor(values)
-    idx = {}
-    for d, t in enumerate(indices):
-        if t is None:
-            continue
-        t = ctx.tensor(t)
-        if t.elem not in ("i64", "i32"):
-            raise Unsupported("index_put with a %s index" % t.elem)
-        idx[d] = t
+    idx, bshape = _index_tensors(ctx, indices)
     if not idx:
         raise Unsupported("index_put without index tensors")
     if vals.elem != v.elem:
         vals = ctx.f.convert(vals, v.elem)
     rank = len(v.shape)
-    bshape = []
-    for t in idx.values():
-        bshape = list(torch.broadcast_shapes(tuple(bshape), t.shape))
     nb = len(bshape)
     dims = sorted(idx)
     rest = [d for d in range(rank) if d not in idx]
