@@ -43,6 +43,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
+from bench_models import frontends_python  # noqa: E402
 from timing import median_ms  # noqa: E402
 LIBOMP = "/usr/lib/llvm-22/lib/libomp.so.5"
 HF_LAYERS = int(os.environ.get("ZOO_HF_LAYERS", "4"))
@@ -125,12 +126,6 @@ HF = [
     ("whisper_encoder", "WhisperConfig", "WhisperEncoder", "speech", {}),
 ]
 HF_NAMES = [h[0] for h in HF]
-
-
-def frontends_python():
-    out = subprocess.run([os.path.join(ROOT, "tools", "python-env.sh")], check=True,
-                         stdout=subprocess.PIPE, text=True).stdout
-    return out.strip().splitlines()[-1]
 
 
 # --- one model, in its own process -------------------------------------------

@@ -172,7 +172,7 @@ def backend(gm, example_inputs, target="cpu", on_plan=None):
             plan = best_plan(graph_on(statics), inputs, target)
         except TraceError as e:
             warnings.warn("pbc: a graph runs eagerly: it cannot be traced (%s)" % e, stacklevel=3)
-            plan = lambda *a: graph_on(statics)(*a)  # noqa: E731
+            plan = graph_on(statics)
         if on_plan:
             on_plan(plan)
         return plan

@@ -975,6 +975,19 @@ def _index_tensors(ctx, indices):
     return idx, bshape
 
 
+def _indexed_order(rank, dims, nb):
+    """The dims of x[indices], NumPy's placement: ("x", d) for a whole dim d
+    of x, ("b", k) for dim k of the index tensors' broadcast shape (nb
+    dims), which takes the place of the indexed dims (sorted `dims`) when
+    those are adjacent, else leads."""
+    rest = [d for d in range(rank) if d not in dims]
+    block = [("b", k) for k in range(nb)]
+    if dims == list(range(dims[0], dims[-1] + 1)):
+        return [("x", d) for d in rest if d < dims[0]] + block + \
+            [("x", d) for d in rest if d > dims[-1]]
+    return block + [("x", d) for d in rest]
+
+
 @lowers("index.Tensor", "_unsafe_index.Tensor")
 def _index(ctx, x, indices):
     """x[i0, i1, ...] with integer index tensors (None: the whole dim),
@@ -985,25 +998,10 @@ def _index(ctx, x, indices):
     idx, bshape = _index_tensors(ctx, indices)
     if not idx:
         return v
-    dims = sorted(idx)
-    adjacent = dims == list(range(dims[0], dims[-1] + 1))
-    rest = [d for d in range(len(v.shape)) if d not in idx]
-    nb = len(bshape)
-    out_dims = {}
-    if adjacent:
-        before = [d for d in rest if d < dims[0]]
-        after = [d for d in rest if d > dims[-1]]
-        shape = [v.shape[d] for d in before] + bshape + [v.shape[d] for d in after]
-        for k, d in enumerate(before):
-            out_dims[d] = k
-        for k, d in enumerate(after):
-            out_dims[d] = len(before) + nb + k
-        bdims = list(range(len(before), len(before) + nb))
-    else:
-        shape = bshape + [v.shape[d] for d in rest]
-        for k, d in enumerate(rest):
-            out_dims[d] = nb + k
-        bdims = list(range(nb))
+    order = _indexed_order(len(v.shape), sorted(idx), len(bshape))
+    shape = [v.shape[j] if kind == "x" else bshape[j] for kind, j in order]
+    out_dims = {j: o for o, (kind, j) in enumerate(order) if kind == "x"}
+    bdims = [o for o, (kind, _) in enumerate(order) if kind == "b"]
     for d in idx:
         out_dims[d] = bdims
     for d, t in idx.items():
@@ -1026,15 +1024,9 @@ def _index_put(ctx, x, indices, values, accumulate=False, unsafe=False):
         vals = ctx.f.convert(vals, v.elem)
     rank = len(v.shape)
     nb = len(bshape)
-    dims = sorted(idx)
-    rest = [d for d in range(rank) if d not in idx]
     # The iteration dim of each dim of x[indices]: x's own dims for the
     # whole ones, the index positions (rank + k) for the indexed block.
-    bdims = [rank + k for k in range(nb)]
-    if dims == list(range(dims[0], dims[-1] + 1)):
-        sel = [d for d in rest if d < dims[0]] + bdims + [d for d in rest if d > dims[-1]]
-    else:
-        sel = bdims + rest
+    sel = [j if kind == "x" else rank + j for kind, j in _indexed_order(rank, sorted(idx), nb)]
     sizes = {d: v.shape[d] for d in range(rank)}
     sizes.update({rank + k: bshape[k] for k in range(nb)})
     if len(vals.shape) > len(sel):

@@ -555,6 +555,18 @@ class Function:
                          ["d%d" % i for i in range(rank)], ["parallel"] * rank, body)
         return Val(r, shape)
 
+    def _wrapped_index(self, b, value, elem, n):
+        """An index read from data (`value` of integer type `elem`) as an
+        index into a dim of n elements, negative ones counted from the end
+        as PyTorch does."""
+        i, size, z, neg, w, r = (self.fresh() for _ in range(6))
+        b.lines.append("%s = arith.index_cast %s : %s to index" % (i, value, elem))
+        b.lines.append("%s = arith.constant %d : index" % (size, n))
+        b.lines.append("%s = arith.constant 0 : index" % z)
+        b.lines.append("%s = arith.cmpi slt, %s, %s : index" % (neg, i, z))
+        b.lines.append("%s = arith.addi %s, %s : index" % (w, i, size))
+        b.lines.append("%s = arith.select %s, %s, %s : index" % (r, neg, w, i))
+        return r
 
     def gather_index(self, x, indices, shape, out_dims):
         """Advanced indexing (aten.index.Tensor): out[o] = x[i_0, ..., i_r]
@@ -578,18 +590,10 @@ class Function:
             subs = []
             args = dict(zip(order, a))
             for d in range(len(x.shape)):
-                i = self.fresh()
                 if d in indices:
-                    elem = indices[d].elem
-                    b.lines.append("%s = arith.index_cast %s : %s to index" % (i, args[d], elem))
-                    n, z, neg, w, r = (self.fresh() for _ in range(5))
-                    b.lines.append("%s = arith.constant %d : index" % (n, x.shape[d]))
-                    b.lines.append("%s = arith.constant 0 : index" % z)
-                    b.lines.append("%s = arith.cmpi slt, %s, %s : index" % (neg, i, z))
-                    b.lines.append("%s = arith.addi %s, %s : index" % (w, i, n))
-                    b.lines.append("%s = arith.select %s, %s, %s : index" % (r, neg, w, i))
-                    i = r
+                    i = self._wrapped_index(b, args[d], indices[d].elem, x.shape[d])
                 else:
+                    i = self.fresh()
                     b.lines.append("%s = linalg.index %d : index" % (i, out_dims[d]))
                 subs.append(i)
             v = self.fresh()
@@ -599,7 +603,6 @@ class Function:
         r = self.generic(shape, ins, ["d%d" % i for i in range(rank)], ["parallel"] * rank, body,
                          x.elem)
         return Val(r, shape, x.elem)
-
 
     def scatter_index(self, x, indices, bshape, values, value_dims, accumulate):
         """index_put: x with x[i_0, ..., i_r] = values (or += values with
@@ -626,14 +629,8 @@ class Function:
             args = dict(zip(order, a))
             hit = None
             for d in order:
-                i, n, z, neg, w, r, o, eq = (self.fresh() for _ in range(8))
-                elem = indices[d].elem
-                b.lines.append("%s = arith.index_cast %s : %s to index" % (i, args[d], elem))
-                b.lines.append("%s = arith.constant %d : index" % (n, x.shape[d]))
-                b.lines.append("%s = arith.constant 0 : index" % z)
-                b.lines.append("%s = arith.cmpi slt, %s, %s : index" % (neg, i, z))
-                b.lines.append("%s = arith.addi %s, %s : index" % (w, i, n))
-                b.lines.append("%s = arith.select %s, %s, %s : index" % (r, neg, w, i))
+                r = self._wrapped_index(b, args[d], indices[d].elem, x.shape[d])
+                o, eq = self.fresh(), self.fresh()
                 b.lines.append("%s = linalg.index %d : index" % (o, d))
                 b.lines.append("%s = arith.cmpi eq, %s, %s : index" % (eq, r, o))
                 if hit is None:
@@ -656,7 +653,6 @@ class Function:
             b.lines.append("%s = arith.select %s, %s, %s : %s" % (r, hit, val, acc, x.elem))
             return r
 
-        n = rank + nb
         r = self.generic(x.shape, ins, ["d%d" % i for i in range(rank)],
                          ["parallel"] * rank + ["reduction"] * nb, body, x.elem, init=x.ssa)
         return Val(r, x.shape, x.elem)

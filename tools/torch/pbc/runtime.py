@@ -87,28 +87,26 @@ class _StateWrites(TorchDispatchMode):
     tensor's contents before its first write are kept, and put back after
     tracing, so tracing never changes the caller's state."""
 
-    def __init__(self):
+    def __init__(self, copies):
         super().__init__()
-        self.saved = {}  # id -> (tensor, its contents before the first write)
+        self.copies = copies  # ids of the trace's own copies of the inputs: not state
+        self.saved = {}       # id -> (tensor, its contents before the first write)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if func._schema.is_mutable:
             for a, t in zip(func._schema.arguments, args):
                 if a.alias_info is not None and a.alias_info.is_write and \
-                        isinstance(t, torch.Tensor) and id(t) not in self.saved:
+                        isinstance(t, torch.Tensor) and id(t) not in self.saved and \
+                        id(t) not in self.copies:
                     self.saved[id(t)] = (t, t.detach().clone())
         return func(*args, **(kwargs or {}))
 
-    def restore(self, keep):
-        """Puts back every written tensor but those in `keep` (ids); returns
-        them."""
-        written = []
+    def restore(self):
+        """Puts back every written tensor; returns them."""
         with torch.no_grad():
-            for key, (t, before) in self.saved.items():
-                if key not in keep:
-                    t.copy_(before)
-                    written.append(t)
-        return written
+            for t, before in self.saved.values():
+                t.copy_(before)
+        return [t for t, _ in self.saved.values()]
 
 
 def capture(fn, example_inputs):
@@ -120,11 +118,13 @@ def capture(fn, example_inputs):
     does not apply the function's own mutations to the caller's tensors;
     writes into other tensors (a module's buffers) are undone after the
     trace, and kept only where the function is stationary (_stationary)."""
-    made = []
+    made = set()  # ids of the trace's copies of the inputs (`alive` holds them: no id reuse)
+    alive = []
 
     def copies():
         c = [a.clone() if isinstance(a, torch.Tensor) else a for a in example_inputs]
-        made.extend(c)
+        alive.extend(c)
+        made.update(id(t) for t in c)
         return c
 
     def record(writes):
@@ -142,7 +142,7 @@ def capture(fn, example_inputs):
                                  % (i, list(a.shape), list(c.shape)))
         return rec.values
 
-    writes = _StateWrites()
+    writes = _StateWrites(made)
     with rng_kept():
         try:
             with writes:
@@ -153,15 +153,15 @@ def capture(fn, example_inputs):
                     gm = make_fx(_functionalize(fn, remove="mutations"))(*copies())
             _eliminate_dead_code(gm.graph)
             gm.recompile()
-            state = writes.restore({id(c) for c in made})  # as the caller had it
+            state = writes.restore()  # as the caller had it
             values = record(writes)
             if state:
-                values = _stationary(state, values, lambda: record(_StateWrites()))
+                values = _stationary(state, values, lambda: record(_StateWrites(made)))
         except TraceError:
-            writes.restore({id(c) for c in made})
+            writes.restore()
             raise
         except Exception as e:  # tracing runs the user's code: anything can raise
-            writes.restore({id(c) for c in made})
+            writes.restore()
             raise TraceError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
     return gm, values
 
