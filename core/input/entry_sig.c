@@ -28,7 +28,7 @@ const char *pbcElemCType(PbcElemKind k) {
 int64_t pbcTensorNumElements(const PbcTensorType *t) {
   int64_t n = 1;
   for (int i = 0; i < t->rank; ++i)
-    n *= t->shape[i];
+    n *= t->shape[i] == PBC_DYNAMIC_SIZE ? 1 : t->shape[i];
   return n;
 }
 

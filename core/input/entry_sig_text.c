@@ -2,7 +2,7 @@
  * writes and libpbc reads back (and keeps in its cache entries):
  *   entries N
  *   NAME NUM_INPUTS NUM_OUTPUTS      (per entry, then one line per argument:)
- *   ELEM_KIND RANK D0 D1 ...
+ *   ELEM_KIND RANK D0 D1 ...       (-1: the call's batch, pbc/batch_loop.h)
  *   end
  * See pbc/entry_sig.h. */
 #include <stdlib.h>
@@ -35,7 +35,7 @@ static bool readTensor(FILE *f, PbcTensorType *t) {
   t->elem = (PbcElemKind)elem;
   for (int d = 0; d < t->rank; ++d) {
     long long v;
-    if (fscanf(f, "%lld", &v) != 1 || v < 0)
+    if (fscanf(f, "%lld", &v) != 1 || (v < 0 && v != PBC_DYNAMIC_SIZE))
       return false;
     t->shape[d] = v;
   }

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pbc/batch_loop.h"
 #include "pbc/codegen.h"
 #include "pbc/isolate.h"
 #include "pbc/strbuf.h"
@@ -85,7 +86,12 @@ bool pbcWriteHeader(const char *path, const char *libName,
           " * then one caller-allocated output per result. Strides and sizes "
           "are in\n"
           " * elements; f16 and bf16 elements are passed as uint16_t bit "
-          "patterns. */\n"
+          "patterns.\n"
+          " * A size ? is the call's batch: any size, the same for every ? of "
+          "one call\n"
+          " * (sizes[0] of those descriptors; a mismatch traps); batch element "
+          "i is read\n"
+          " * and written at aligned + (offset + i * strides[0]) elements. */\n"
           "#ifndef %s_H\n#define %s_H\n\n#include <stdbool.h>\n#include "
           "<stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
           libName, guard, guard);
@@ -117,7 +123,10 @@ bool pbcWriteHeader(const char *path, const char *libName,
               in ? "const " : "", pbcElemName(t->elem), t->rank, in ? "in" : "out",
               in ? i : i - g->numInputs);
       for (int d = 0; d < t->rank; ++d)
-        fprintf(f, "%lldx", (long long)t->shape[d]);
+        if (t->shape[d] == PBC_DYNAMIC_SIZE)
+          fprintf(f, "?x");
+        else
+          fprintf(f, "%lldx", (long long)t->shape[d]);
       fprintf(f, "%s */", pbcElemName(t->elem));
     }
     fprintf(f, ");\n/* the same, with the %d descriptor pointers in an array */\n"
@@ -128,11 +137,81 @@ bool pbcWriteHeader(const char *path, const char *libName,
   return fclose(f) == 0;
 }
 
-/* C source of `void _pbc_packed_F(void **d) { _mlir_ciface_F(d[0], ...); }`. */
+static const PbcTensorType *sigArg(const PbcEntrySig *g, int i) {
+  return i < g->numInputs ? &g->inputs[i] : &g->outputs[i - g->numInputs];
+}
+
+/* C source of a batch-looped entry F (pbc/batch_loop.h): _pbc_packed_F
+ * reads the batch n from the first batched descriptor (every other must
+ * agree: a mismatch traps rather than read or write past a buffer), and
+ * calls F__pbc_slice once per batch element with descriptors of that
+ * element: aligned + (offset + i * strides[0]) elements, row-major within
+ * the element as in every entry; _mlir_ciface_F packs its arguments. */
+static void batchLoopWrapper(PbcStrBuf *b, const PbcEntrySig *g) {
+  int n = g->numInputs + g->numOutputs;
+  pbcStrBufPrintf(b, "void _mlir_ciface_%s%s(", g->name, PBC_BATCH_SLICE_SUFFIX);
+  for (int i = 0; i < n; ++i)
+    pbcStrBufPrintf(b, "%svoid *", i ? ", " : "");
+  pbcStrBufPrintf(b, ");\nvoid _pbc_packed_%s(void **d) {\n  int64_t n = -1;\n", g->name);
+  for (int i = 0; i < n; ++i) {
+    const PbcTensorType *t = sigArg(g, i);
+    if (t->rank == 0 || t->shape[0] != PBC_DYNAMIC_SIZE)
+      continue;
+    pbcStrBufPrintf(b, "  PbcBatchDesc *d%d = d[%d];\n  struct { char *a, *p; int64_t o, ss[%d]; } s%d = "
+                       "{0, 0, 0, {1",
+                    i, i, 2 * t->rank, i);
+    for (int k = 1; k < t->rank; ++k)
+      pbcStrBufPrintf(b, ", %lld", (long long)t->shape[k]);
+    int64_t stride = 1;
+    int64_t strides[PBC_MAX_RANK];
+    for (int k = t->rank - 1; k >= 0; --k) {
+      strides[k] = stride;
+      stride *= k ? t->shape[k] : 1;
+    }
+    for (int k = 0; k < t->rank; ++k)
+      pbcStrBufPrintf(b, ", %lld", (long long)strides[k]);
+    pbcStrBufPrintf(b, "}};\n  if (n < 0) n = d%d->ss[0];\n  if (d%d->ss[0] != n) __builtin_trap();\n",
+                    i, i);
+  }
+  pbcStrBufPuts(b, "  for (int64_t i = 0; i < n; ++i) {\n");
+  for (int i = 0; i < n; ++i) {
+    const PbcTensorType *t = sigArg(g, i);
+    if (t->rank == 0 || t->shape[0] != PBC_DYNAMIC_SIZE)
+      continue;
+    pbcStrBufPrintf(b, "    s%d.a = s%d.p = d%d->p + (d%d->o + i * d%d->ss[%d]) * %zu;\n", i, i, i, i, i,
+                    t->rank, pbcElemSize(t->elem));
+  }
+  pbcStrBufPrintf(b, "    _mlir_ciface_%s%s(", g->name, PBC_BATCH_SLICE_SUFFIX);
+  for (int i = 0; i < n; ++i) {
+    const PbcTensorType *t = sigArg(g, i);
+    bool batched = t->rank > 0 && t->shape[0] == PBC_DYNAMIC_SIZE;
+    if (batched)
+      pbcStrBufPrintf(b, "%s&s%d", i ? ", " : "", i);
+    else
+      pbcStrBufPrintf(b, "%sd[%d]", i ? ", " : "", i);
+  }
+  pbcStrBufPuts(b, ");\n  }\n}\n");
+  pbcStrBufPrintf(b, "void _mlir_ciface_%s(", g->name);
+  for (int i = 0; i < n; ++i)
+    pbcStrBufPrintf(b, "%svoid *a%d", i ? ", " : "", i);
+  pbcStrBufPuts(b, ") {\n  void *d[] = {");
+  for (int i = 0; i < n; ++i)
+    pbcStrBufPrintf(b, "%sa%d", i ? ", " : "", i);
+  pbcStrBufPrintf(b, "};\n  _pbc_packed_%s(d);\n}\n", g->name);
+}
+
+/* C source of `void _pbc_packed_F(void **d) { _mlir_ciface_F(d[0], ...); }`
+ * (and of a batch-looped entry's loop). */
 static bool writePackedWrappers(int fd, const PbcEntrySig *sigs, int numSigs) {
   PbcStrBuf b = {0};
+  pbcStrBufPuts(&b, "#include <stdint.h>\n"
+                    "typedef struct { char *a, *p; int64_t o, ss[]; } PbcBatchDesc;\n");
   for (int s = 0; s < numSigs; ++s) {
     int n = sigs[s].numInputs + sigs[s].numOutputs;
+    if (pbcEntrySigIsBatched(&sigs[s])) {
+      batchLoopWrapper(&b, &sigs[s]);
+      continue;
+    }
     pbcStrBufPrintf(&b, "void _mlir_ciface_%s(", sigs[s].name);
     for (int i = 0; i < n; ++i)
       pbcStrBufPrintf(&b, "%svoid *", i ? ", " : "");

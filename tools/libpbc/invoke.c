@@ -29,9 +29,25 @@ static void describe(const PbcTensorType *t, char *buf, size_t len) {
   size_t used = 0;
   buf[0] = 0;
   for (int d = 0; d < t->rank && used < len; ++d)
-    used += (size_t)snprintf(buf + used, len - used, "%lldx", (long long)t->shape[d]);
+    used += t->shape[d] == PBC_DYNAMIC_SIZE
+                ? (size_t)snprintf(buf + used, len - used, "?x")
+                : (size_t)snprintf(buf + used, len - used, "%lldx", (long long)t->shape[d]);
   if (used < len)
     snprintf(buf + used, len - used, "%s", pbcElemName(t->elem));
+}
+
+/* Whether size `have` fits `want`: equal, or any size for the batch
+ * (PBC_DYNAMIC_SIZE), which every batched dimension of one call shares
+ * (*batch: -1 until the first). */
+_Static_assert(PBC_ARG_BATCH == PBC_DYNAMIC_SIZE, "libpbc.h and entry_sig.h name one batch size");
+
+static bool sizeFits(int64_t want, int64_t have, int64_t *batch) {
+  if (want != PBC_DYNAMIC_SIZE)
+    return have == want;
+  if (have < 0 || (*batch >= 0 && have != *batch))
+    return false;
+  *batch = have;
+  return true;
 }
 
 static const char *argName(const PbcEntrySig *g, int i, char *buf, size_t len) {
@@ -73,17 +89,22 @@ bool pbcProgramCall(const PbcProgram *p, int e, const PbcTensor *args, int numAr
     return false;
   }
   char name[32], want[256];
+  int64_t batch = -1;
   for (int i = 0; i < n; ++i) {
     const PbcTensorType *t = argType(g, i);
     const PbcTensor *a = &args[i];
     describe(t, want, sizeof(want));
     bool same = a->elem && strcmp(a->elem, pbcElemName(t->elem)) == 0 && a->rank == t->rank &&
                 (a->rank == 0 || a->shape);
+    int64_t before = batch;
     for (int d = 0; same && d < t->rank; ++d)
-      same = a->shape[d] == t->shape[d];
+      same = sizeFits(t->shape[d], a->shape[d], &batch);
     if (!same) {
-      pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: expected %s, got a rank-%d %s tensor",
-                                          g->name, argName(g, i, name, sizeof(name)), want,
+      char got[48] = "";
+      if (a->elem && a->rank == t->rank && a->shape && before >= 0)
+        snprintf(got, sizeof(got), " (the batch is %lld)", (long long)before);
+      pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: expected %s%s, got a rank-%d %s tensor",
+                                          g->name, argName(g, i, name, sizeof(name)), want, got,
                                           a->rank, a->elem ? a->elem : "(no type)"));
       return false;
     }
@@ -146,6 +167,7 @@ bool pbcProgramInvoke(const PbcProgram *p, int e, void **descriptors, int numDes
     return false;
   }
   char name[32], want[256];
+  int64_t batch = -1;
   for (int i = 0; i < n; ++i) {
     const PbcTensorType *t = argType(g, i);
     const int64_t *d = descriptors[i];
@@ -154,7 +176,7 @@ bool pbcProgramInvoke(const PbcProgram *p, int e, void **descriptors, int numDes
     if (ok)
       memcpy(&aligned, &d[1], sizeof(void *));
     for (int k = 0; ok && k < t->rank; ++k)
-      ok = d[3 + k] == t->shape[k];
+      ok = sizeFits(t->shape[k], d[3 + k], &batch);
     if (!ok || (!aligned && pbcTensorNumElements(t) > 0)) {
       describe(t, want, sizeof(want));
       pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: %s; expected a %s memref descriptor",

@@ -12,6 +12,7 @@
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/Dialect/GPU.h"
+#include "pbc/batch_loop.h"
 #include "pbc/c_pass.h"
 #include "pbc/codegen.h"
 #include "pbc/diag.h"
@@ -334,13 +335,23 @@ static PbcSession *compileModule(Job *j, bool reference, int lastStage, MlirModu
     fprintf(stderr, "pbc: dynamic sizes drawn as %lld (seed %llu; --dim or --shape fixes them)\n",
             (long long)o->shapes->dim, (unsigned long long)o->seed);
   }
-  if (mlirModuleIsNull(m) || !pbcSpecializeShapes(m, o->shapes) || !pbcSessionCheckInput(s, m)) {
+  /* A library for a program with dynamic sizes and none given: one
+   * compile for every batch size (pbc/batch_loop.h); --emit=s1..s5 show
+   * the batch-of-one function it loops over. */
+  bool batchLoop = !mlirModuleIsNull(m) && !reference && sigs &&
+                   (o->emit == EMIT_LIB || (o->emit >= EMIT_S1 && o->emit <= EMIT_S5)) &&
+                   !o->runs && o->shapes->dim == 0 && o->shapes->numShapes == 0 &&
+                   pbcModuleHasDynamicEntries(m);
+  bool prepared = !mlirModuleIsNull(m) &&
+                  (batchLoop ? pbcBatchLoopPrepare(m, sigs, 64, numSigs)
+                             : pbcSpecializeShapes(m, o->shapes));
+  if (!prepared || !pbcSessionCheckInput(s, m)) {
     if (!mlirModuleIsNull(m))
       mlirModuleDestroy(m);
     pbcSessionDestroy(s);
     return NULL;
   }
-  if (sigs)
+  if (sigs && !batchLoop)
     *numSigs = pbcEntrySigsCollect(m, sigs, 64);
   if (!pbcSessionRunStages(s, m, 1, lastStage)) {
     mlirModuleDestroy(m);

@@ -22,10 +22,14 @@ typedef enum PbcElemKind {
   PBC_ELEM_I1, PBC_ELEM_I8, PBC_ELEM_I16, PBC_ELEM_I32, PBC_ELEM_I64,
 } PbcElemKind;
 
+/* A size the caller gives at each call: the batch of an entry compiled once
+ * for every batch size (pbc/batch_loop.h). */
+#define PBC_DYNAMIC_SIZE (-1)
+
 typedef struct PbcTensorType {
   PbcElemKind elem;
   int rank;
-  int64_t shape[PBC_MAX_RANK];
+  int64_t shape[PBC_MAX_RANK]; /* PBC_DYNAMIC_SIZE: the call's batch */
 } PbcTensorType;
 
 typedef struct PbcEntrySig {
@@ -56,6 +60,8 @@ PbcEntrySig *pbcEntrySigsRead(FILE *f, int *n);
 size_t pbcElemSize(PbcElemKind k);
 const char *pbcElemName(PbcElemKind k);  /* MLIR spelling: f32, bf16, i8 */
 const char *pbcElemCType(PbcElemKind k); /* C type in generated headers */
+/* The element count; for a tensor with the batch, that of one batch
+ * element (the batch counted as 1). */
 int64_t pbcTensorNumElements(const PbcTensorType *t);
 
 #endif

@@ -4,16 +4,21 @@ own (C-contiguous) memory; results are fresh numpy arrays of the types the
 entry declares.
 
 An entry whose signature has dynamic sizes (tensor<?x...>, an ONNX model's
-symbolic batch) is compiled per distinct input shape, when first called
-with it (pbc compiles static shapes; libpbc caches each compile and the
-driver its kernels); the first such compile says so once."""
+symbolic batch) is compiled once for every batch size when its program
+computes each batch element from that element alone (libpbc's batch loop:
+the signature's -1 sizes are the call's batch). Otherwise it is compiled
+per distinct input shape, when first called with it (libpbc caches each
+compile and the driver its kernels), and the first such compile says so
+once, with the reason the one compile was refused."""
 
 import re
 import warnings
 
 import numpy as np
 
-from .libpbc import Program, shapes_spec
+from .libpbc import CompileError, Program, shapes_spec
+
+BATCH = -1  # a signature's size given by the call: libpbc's PBC_ARG_BATCH
 
 _DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64,
            "i32": np.int32, "i16": np.int16, "i8": np.int8, "ui8": np.uint8, "i1": np.bool_}
@@ -47,7 +52,15 @@ class ArrayEntry:
         self.dynamic = bool(dynamic_entries(text))
         self.sized = {}  # input shapes -> (program, entry, inputs, outputs), dynamic only
         self._told = False
-        if not self.dynamic:
+        self.refused = None  # why the one compile for every batch was refused
+        if self.dynamic:
+            try:
+                self.program, self.entry, self.inputs, self.outputs = self._load(None)
+                self.dynamic = False
+            except CompileError as e:
+                self.refused = next((l.split("error: ", 1)[1] for l in str(e).splitlines()
+                                     if "error: " in l), str(e).strip())[:300]
+        else:
             self.program, self.entry, self.inputs, self.outputs = self._load(None)
 
     def _load(self, shapes):
@@ -70,7 +83,8 @@ class ArrayEntry:
         if hit is None:
             if not self._told:
                 warnings.warn("pbc: %s has dynamic sizes; pbc compiles it once per distinct "
-                              "input shape (each compile cached)" % self.name, stacklevel=3)
+                              "input shape (each compile cached): %s" % (self.name, self.refused),
+                              stacklevel=3)
                 self._told = True
             hit = self._load(shapes_spec(key, self.entry_name))
             self.sized[key] = hit
@@ -84,13 +98,18 @@ class ArrayEntry:
         if len(arrays) != len(inputs):
             raise TypeError("pbc: %s takes %d arrays, got %d" % (
                 entry.name, len(inputs), len(arrays)))
-        ins = []
+        ins, batch = [], None
         for i, (a, (dt, shape)) in enumerate(zip(arrays, inputs)):
             a = np.ascontiguousarray(a)
-            if a.dtype != dt or tuple(a.shape) != tuple(shape):
+            if shape and shape[0] == BATCH and a.ndim == len(shape) and batch is None:
+                batch = a.shape[0]
+            want = tuple(batch if d == BATCH else d for d in shape)
+            if a.dtype != dt or tuple(a.shape) != want:
                 raise TypeError("pbc: argument %d is %s%s, the compiled code takes %s%s" % (
-                    i, a.dtype, list(a.shape), dt, list(shape)))
+                    i, a.dtype, list(a.shape), dt,
+                    ["?" if d is None else d for d in want]))
             ins.append(a)
-        outs = [np.empty(shape, dt) for dt, shape in outputs]
+        outs = [np.empty(tuple(batch if d == BATCH else d for d in shape), dt)
+                for dt, shape in outputs]
         entry.call([(a.ctypes.data, a.shape) for a in ins + outs])
         return tuple(outs)

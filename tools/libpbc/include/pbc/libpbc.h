@@ -55,11 +55,15 @@ typedef struct PbcCompileOptions {
 /* A compiled program loaded into this process. */
 typedef struct PbcProgram PbcProgram;
 
+/* A size in PbcArgInfo.shape given by each call: the batch of an entry
+ * compiled once for every batch size. */
+#define PBC_ARG_BATCH (-1)
+
 /* One argument of an entry point. `elem` is MLIR's spelling (f32, bf16, i64). */
 typedef struct PbcArgInfo {
   const char *elem;
   int rank;
-  const int64_t *shape; /* rank sizes */
+  const int64_t *shape; /* rank sizes; PBC_ARG_BATCH: the call's batch */
 } PbcArgInfo;
 
 /* A tensor handed to pbcProgramCall. */
@@ -74,15 +78,22 @@ typedef struct PbcTensor {
 /* Compiles `text` (MLIR; `name` names it in diagnostics) and loads it. */
 PbcProgram *pbcProgramCompile(const char *text, const char *name,
                               const PbcCompileOptions *options, char **error);
+/* A program whose entry points take tensors with a dynamic leading size
+ * (tensor<?x...>, a batch) and compute each batch element from that
+ * element alone is compiled once for every batch size: the entry's
+ * signature has PBC_ARG_BATCH where the batch goes, every such size of one
+ * call must be the same (pbcProgramCall and pbcProgramInvoke check it),
+ * and results take it too. Other dynamic programs are an error naming the
+ * op that keeps them from separating; pbcProgramCompileShaped compiles
+ * them for given sizes. */
+
 /* The same for a program whose entry points take tensors of dynamic shape
  * (tensor<?x...>): compiled for the sizes in `shapes`, one or more
  * `[ENTRY:]ARG=D0xD1x...` separated by ';' (ARG: the input's position from
  * 0; no ENTRY: every entry's input ARG; as `pbc --shape`). The loaded
  * program's signatures are static: the given sizes and the result sizes
- * they imply. pbc compiles static shapes only; each distinct `shapes` is
- * one more compile (and cache entry). pbcProgramCompile on a program with
- * dynamic sizes is an error naming the argument. NULL or "" shapes: as
- * pbcProgramCompile. */
+ * they imply; each distinct `shapes` is one more compile (and cache
+ * entry). NULL or "" shapes: as pbcProgramCompile. */
 PbcProgram *pbcProgramCompileShaped(const char *text, const char *name,
                                     const PbcCompileOptions *options, const char *shapes,
                                     char **error);

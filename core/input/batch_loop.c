@@ -1,0 +1,597 @@
+/* Entries compiled once for every batch size, called per batch element
+ * (pbc/batch_loop.h). */
+#include "pbc/batch_loop.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlir-c/AffineExpr.h"
+#include "mlir-c/AffineMap.h"
+#include "mlir-c/BuiltinAttributes.h"
+#include "mlir-c/BuiltinTypes.h"
+#include "mlir-c/Pass.h"
+#include "pbc/c_pass.h"
+#include "pbc/ir_build.h"
+#include "pbc/ptr_map.h"
+#include "pbc/specialize_shapes.h"
+#include "pbc/strbuf.h"
+
+/* The batch the separation is proven at: a prime no other size of a real
+ * program is, so that a reshape's group holding it shows where it went. */
+#define kProbeBatch 1009
+
+bool pbcEntrySigIsBatched(const PbcEntrySig *sig) {
+  for (int i = 0; i < sig->numInputs + sig->numOutputs; ++i) {
+    const PbcTensorType *t = i < sig->numInputs ? &sig->inputs[i] : &sig->outputs[i - sig->numInputs];
+    for (int d = 0; d < t->rank; ++d)
+      if (t->shape[d] == PBC_DYNAMIC_SIZE)
+        return true;
+  }
+  return false;
+}
+
+/* --- what each value holds --------------------------------------------------- */
+
+/* A value is batched at position p (its slice i along p is computed from the
+ * inputs' batch element i alone and values that hold no batch) or holds no
+ * batch; it is uniform along a position when all its slices there are
+ * equal (tensor.empty, splat constants, broadcasts): such a value may be
+ * read along the batch. Kept in a map as (uniform << 4) | (p + 1). */
+typedef struct {
+  PbcPtrMap map;
+  MlirOperation bad;
+  char why[256];
+} Flow;
+
+static void setInfo(Flow *f, MlirValue v, int pos, unsigned uniform) {
+  pbcPtrMapPut(&f->map, v.ptr, (int)((uniform & 0xFFu) << 4) | (pos + 1));
+}
+
+static int posOf(const Flow *f, MlirValue v) {
+  int c = pbcPtrMapGet(&f->map, v.ptr);
+  return c < 0 ? -1 : (c & 15) - 1;
+}
+
+static unsigned uniformOf(const Flow *f, MlirValue v) {
+  int c = pbcPtrMapGet(&f->map, v.ptr);
+  return c < 0 ? 0u : (unsigned)c >> 4;
+}
+
+static bool refuse(Flow *f, MlirOperation op, const char *why) {
+  f->bad = op;
+  snprintf(f->why, sizeof(f->why), "%s", why);
+  return false;
+}
+
+static int64_t dimSize(MlirValue v, int d) {
+  return mlirShapedTypeGetDimSize(mlirValueGetType(v), d);
+}
+
+static int rankOf(MlirValue v) {
+  MlirType t = mlirValueGetType(v);
+  return mlirTypeIsAShaped(t) && mlirShapedTypeHasRank(t) ? (int)mlirShapedTypeGetRank(t) : 0;
+}
+
+static unsigned allPositions(MlirValue v) {
+  return rankOf(v) >= 8 ? 0xFFu : (1u << rankOf(v)) - 1u;
+}
+
+static MlirAttribute attr(MlirOperation op, const char *name) {
+  return mlirOperationGetAttributeByName(op, pbcStr(name));
+}
+
+/* --- linalg.generic ------------------------------------------------------------ */
+
+static MlirWalkResult findIndexOf(MlirOperation op, void *data) {
+  int64_t *dim = data;
+  if (pbcOpIsA(op, "linalg.index") &&
+      mlirIntegerAttrGetValueInt(attr(op, "dim")) == *dim) {
+    *dim = -1;
+    return MlirWalkResultInterrupt;
+  }
+  return MlirWalkResultAdvance;
+}
+
+static bool readsIndex(MlirOperation g, int64_t dim) {
+  mlirOperationWalk(g, findIndexOf, &dim, MlirWalkPreOrder);
+  return dim == -1;
+}
+
+static bool mapUsesDim(MlirAffineMap map, intptr_t d) {
+  for (intptr_t r = 0; r < mlirAffineMapGetNumResults(map); ++r)
+    if (mlirAffineExprIsFunctionOfDim(mlirAffineMapGetResult(map, r), d))
+      return true;
+  return false;
+}
+
+/* The position of map's result that is exactly loop d, the only one using
+ * it; -1 if none is, -2 if d is used otherwise. */
+static int exactPosition(MlirAffineMap map, intptr_t d) {
+  int at = -1;
+  for (intptr_t r = 0; r < mlirAffineMapGetNumResults(map); ++r) {
+    MlirAffineExpr e = mlirAffineMapGetResult(map, r);
+    if (!mlirAffineExprIsFunctionOfDim(e, d))
+      continue;
+    if (at != -1 || !mlirAffineExprIsADim(e))
+      return -2;
+    at = (int)r;
+  }
+  return at;
+}
+
+static bool blockArgUnused(MlirOperation g, int i) {
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(g, 0));
+  return mlirBlockIsNull(body) || i >= mlirBlockGetNumArguments(body) ||
+         mlirOpOperandIsNull(mlirValueGetFirstUse(mlirBlockGetArgument(body, i)));
+}
+
+static bool flowGeneric(Flow *f, MlirOperation g, bool anyBatched) {
+  MlirAttribute seg = attr(g, "operandSegmentSizes"), maps = attr(g, "indexing_maps"),
+                iters = attr(g, "iterator_types");
+  if (mlirAttributeIsNull(seg) || mlirAttributeIsNull(maps) || mlirAttributeIsNull(iters))
+    return refuse(f, g, "has no indexing maps");
+  int nIns = mlirDenseI32ArrayGetElement(seg, 0), nOuts = mlirDenseI32ArrayGetElement(seg, 1);
+  int n = nIns + nOuts;
+  if (mlirArrayAttrGetNumElements(maps) != n || mlirOperationGetNumResults(g) != nOuts)
+    return refuse(f, g, "has operands its maps do not describe");
+  MlirAttribute parallel = pbcLinalgParallelIterator(mlirOperationGetContext(g));
+  if (!anyBatched) {
+    /* No batch: a result is uniform along a position whose loop no input
+     * reads, the body does not index, and the init is uniform along (or
+     * unread). */
+    for (int o = 0; o < nOuts; ++o) {
+      MlirAffineMap om = mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, nIns + o));
+      MlirValue init = mlirOperationGetOperand(g, nIns + o);
+      unsigned uniform = 0;
+      for (intptr_t r = 0; r < mlirAffineMapGetNumResults(om) && r < 8; ++r) {
+        MlirAffineExpr e = mlirAffineMapGetResult(om, r);
+        if (!mlirAffineExprIsADim(e))
+          continue;
+        intptr_t d = mlirAffineDimExprGetPosition(e);
+        bool ok = !readsIndex(g, d) &&
+                  ((uniformOf(f, init) >> r) & 1u || blockArgUnused(g, nIns + o));
+        for (int i = 0; ok && i < nIns; ++i)
+          ok = !mapUsesDim(mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, i)), d);
+        if (ok)
+          uniform |= 1u << r;
+      }
+      setInfo(f, mlirOperationGetResult(g, o), -1, uniform);
+    }
+    return true;
+  }
+  /* The batch loop: the one loop every batched operand reads its batch by. */
+  intptr_t b = -1;
+  for (int k = 0; k < n; ++k) {
+    MlirValue v = mlirOperationGetOperand(g, k);
+    int p = posOf(f, v);
+    if (p < 0)
+      continue;
+    MlirAffineMap map = mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, k));
+    MlirAffineExpr e = mlirAffineMapGetResult(map, p);
+    if (!mlirAffineExprIsADim(e))
+      return refuse(f, g, "reads the batch through a subscript that is not one loop (a window, an offset)");
+    intptr_t d = mlirAffineDimExprGetPosition(e);
+    if (b != -1 && d != b)
+      return refuse(f, g, "pairs batch elements of different operands by different loops");
+    b = d;
+    if (exactPosition(map, b) != p)
+      return refuse(f, g, "reads the batch loop in more than one subscript");
+  }
+  if (b < 0 || b >= mlirArrayAttrGetNumElements(iters))
+    return refuse(f, g, "has no loop over the batch");
+  if (!mlirAttributeEqual(mlirArrayAttrGetElement(iters, b), parallel))
+    return refuse(f, g, "reduces over the batch");
+  if (readsIndex(g, b))
+    return refuse(f, g, "reads the batch index (linalg.index)");
+  for (int k = 0; k < n; ++k) {
+    MlirValue v = mlirOperationGetOperand(g, k);
+    if (posOf(f, v) >= 0)
+      continue;
+    MlirAffineMap map = mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, k));
+    int q = exactPosition(map, b);
+    if (q == -2 || (q >= 0 && (q >= 8 || !((uniformOf(f, v) >> q) & 1u))))
+      return refuse(f, g, "reads a value that holds no batch along the batch loop");
+  }
+  for (int o = 0; o < nOuts; ++o) {
+    MlirAffineMap om = mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, nIns + o));
+    int q = exactPosition(om, b);
+    if (q < 0)
+      return refuse(f, g, "has a result without the batch");
+    setInfo(f, mlirOperationGetResult(g, o), q, 0);
+  }
+  return true;
+}
+
+/* --- reshapes, slices, pads, concatenations ----------------------------------------- */
+
+static int64_t i64At(MlirAttribute a, intptr_t i) { return mlirDenseI64ArrayGetElement(a, i); }
+
+/* collapse_shape (expand = false: groups over the result, members from the
+ * source) and expand_shape (groups over the source). */
+static bool flowReshape(Flow *f, MlirOperation op, bool expand) {
+  MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
+  MlirAttribute groups = attr(op, "reassociation");
+  MlirValue wide = expand ? res : src; /* the side whose dims the groups list */
+  int p = posOf(f, src);
+  unsigned uniform = uniformOf(f, src), outUniform = 0;
+  int outPos = -1;
+  for (intptr_t g = 0; g < mlirArrayAttrGetNumElements(groups); ++g) {
+    MlirAttribute members = mlirArrayAttrGetElement(groups, g);
+    intptr_t m = mlirArrayAttrGetNumElements(members);
+    bool holds = false, allUniform = true;
+    for (intptr_t k = 0; k < m; ++k) {
+      int d = (int)mlirIntegerAttrGetValueInt(mlirArrayAttrGetElement(members, k));
+      if (!expand) {
+        holds |= d == p;
+        allUniform &= d < 8 && (((uniform >> d) & 1u) || dimSize(src, d) == 1);
+      }
+    }
+    if (expand) {
+      holds = g == p;
+      allUniform = g < 8 && ((uniform >> g) & 1u);
+    }
+    if (!expand) {
+      if (holds) {
+        for (intptr_t k = 0; k < m; ++k) {
+          int d = (int)mlirIntegerAttrGetValueInt(mlirArrayAttrGetElement(members, k));
+          if (d != p && dimSize(src, d) != 1)
+            return refuse(f, op, "merges the batch with another dimension");
+        }
+        outPos = (int)g;
+      }
+      if (allUniform && g < 8)
+        outUniform |= 1u << g;
+      continue;
+    }
+    /* expand: the group of source dim g becomes result dims `members`. */
+    for (intptr_t k = 0; k < m; ++k) {
+      int d = (int)mlirIntegerAttrGetValueInt(mlirArrayAttrGetElement(members, k));
+      if (holds) {
+        if (dimSize(wide, d) == dimSize(src, (int)g) && outPos < 0)
+          outPos = d;
+        else if (dimSize(wide, d) != 1)
+          return refuse(f, op, "splits the batch into several dimensions");
+      }
+      if (allUniform && d < 8)
+        outUniform |= 1u << d;
+    }
+  }
+  if (p >= 0 && outPos < 0)
+    return refuse(f, op, "loses the batch dimension");
+  setInfo(f, res, outPos, outUniform);
+  return true;
+}
+
+/* Whether offsets/sizes/strides keep all of dimension d of v. */
+static bool wholeAlong(MlirOperation op, MlirValue v, int d) {
+  MlirAttribute off = attr(op, "static_offsets"), sz = attr(op, "static_sizes"),
+                st = attr(op, "static_strides");
+  return !mlirAttributeIsNull(off) && !mlirAttributeIsNull(sz) && !mlirAttributeIsNull(st) &&
+         d < mlirDenseArrayGetNumElements(sz) && i64At(off, d) == 0 &&
+         i64At(sz, d) == dimSize(v, d) && i64At(st, d) == 1;
+}
+
+static bool flowExtractSlice(Flow *f, MlirOperation op) {
+  MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
+  int p = posOf(f, src);
+  if (rankOf(res) != rankOf(src) || mlirOperationGetNumOperands(op) != 1)
+    return p >= 0 ? refuse(f, op, "slices with dynamic or dropped dimensions") : (setInfo(f, res, -1, 0), true);
+  if (p >= 0 && !wholeAlong(op, src, p))
+    return refuse(f, op, "takes part of the batch");
+  setInfo(f, res, p, uniformOf(f, src));
+  return true;
+}
+
+static bool flowInsertSlice(Flow *f, MlirOperation op) {
+  MlirValue src = mlirOperationGetOperand(op, 0), dst = mlirOperationGetOperand(op, 1);
+  MlirValue res = mlirOperationGetResult(op, 0);
+  int p = posOf(f, src) >= 0 ? posOf(f, src) : posOf(f, dst);
+  if (rankOf(src) != rankOf(dst) || mlirOperationGetNumOperands(op) != 2 ||
+      (posOf(f, src) >= 0 && posOf(f, dst) >= 0 && posOf(f, src) != posOf(f, dst)))
+    return refuse(f, op, "places the batch with dynamic, dropped or moved dimensions");
+  bool srcOk = posOf(f, src) == p || (p < 8 && ((uniformOf(f, src) >> p) & 1u));
+  bool dstOk = posOf(f, dst) == p || (p < 8 && ((uniformOf(f, dst) >> p) & 1u));
+  if (!srcOk || !dstOk || !wholeAlong(op, dst, p) || dimSize(src, p) != dimSize(dst, p))
+    return refuse(f, op, "writes part of the batch");
+  setInfo(f, res, p, 0);
+  return true;
+}
+
+static bool flowPad(Flow *f, MlirOperation op) {
+  MlirValue src = mlirOperationGetOperand(op, 0), res = mlirOperationGetResult(op, 0);
+  int p = posOf(f, src);
+  MlirAttribute lo = attr(op, "static_low"), hi = attr(op, "static_high");
+  if (mlirOperationGetNumOperands(op) != 1 || mlirAttributeIsNull(lo) || mlirAttributeIsNull(hi) ||
+      i64At(lo, p) != 0 || i64At(hi, p) != 0)
+    return refuse(f, op, "pads the batch");
+  MlirBlock body = mlirRegionGetFirstBlock(mlirOperationGetRegion(op, 0));
+  if (!mlirBlockIsNull(body) && p < mlirBlockGetNumArguments(body) &&
+      !mlirOpOperandIsNull(mlirValueGetFirstUse(mlirBlockGetArgument(body, p))))
+    return refuse(f, op, "pads with a value computed from the batch index");
+  setInfo(f, res, p, 0);
+  return true;
+}
+
+static bool flowConcat(Flow *f, MlirOperation op) {
+  int p = -1;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+    if (posOf(f, mlirOperationGetOperand(op, i)) >= 0)
+      p = posOf(f, mlirOperationGetOperand(op, i));
+  if (mlirIntegerAttrGetValueInt(attr(op, "dim")) == p)
+    return refuse(f, op, "concatenates along the batch");
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    MlirValue v = mlirOperationGetOperand(op, i);
+    if (posOf(f, v) != p && !(p < 8 && ((uniformOf(f, v) >> p) & 1u)))
+      return refuse(f, op, "concatenates operands that hold the batch in different places");
+  }
+  setInfo(f, mlirOperationGetResult(op, 0), p, 0);
+  return true;
+}
+
+/* --- one op, one function -------------------------------------------------------- */
+
+typedef struct {
+  const Flow *f;
+  MlirOperation top;
+  bool captured;
+} CaptureScan;
+
+static MlirWalkResult findCapture(MlirOperation op, void *data) {
+  CaptureScan *s = data;
+  if (mlirOperationEqual(op, s->top))
+    return MlirWalkResultAdvance;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+    if (posOf(s->f, mlirOperationGetOperand(op, i)) >= 0) {
+      s->captured = true;
+      return MlirWalkResultInterrupt;
+    }
+  return MlirWalkResultAdvance;
+}
+
+static bool flowOp(Flow *f, MlirOperation op) {
+  bool anyBatched = false;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+    anyBatched |= posOf(f, mlirOperationGetOperand(op, i)) >= 0;
+  if (mlirOperationGetNumRegions(op) > 0) {
+    /* A region reading a batched value from outside (a gather's table)
+     * reads any batch element. */
+    CaptureScan s = {f, op, false};
+    mlirOperationWalk(op, findCapture, &s, MlirWalkPreOrder);
+    if (s.captured)
+      return refuse(f, op, "reads a batched value inside its region");
+  }
+  if (pbcOpIsA(op, "linalg.generic"))
+    return flowGeneric(f, op, anyBatched);
+  if (pbcOpIsA(op, "func.return")) {
+    for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
+      if (posOf(f, mlirOperationGetOperand(op, i)) != 0)
+        return refuse(f, op, "returns a result whose leading dimension is not the batch");
+    return true;
+  }
+  if (!anyBatched) {
+    for (intptr_t i = 0; i < mlirOperationGetNumResults(op); ++i) {
+      MlirValue r = mlirOperationGetResult(op, i);
+      MlirAttribute value = attr(op, "value");
+      bool uniform = pbcOpIsA(op, "tensor.empty") ||
+                     (pbcOpIsA(op, "arith.constant") && mlirAttributeIsADenseElements(value) &&
+                      mlirDenseElementsAttrIsSplat(value));
+      setInfo(f, r, -1, uniform ? allPositions(r) : 0);
+    }
+    return true;
+  }
+  if (pbcOpIsA(op, "tensor.cast")) {
+    MlirValue src = mlirOperationGetOperand(op, 0);
+    setInfo(f, mlirOperationGetResult(op, 0), posOf(f, src), uniformOf(f, src));
+    return true;
+  }
+  if (pbcOpIsA(op, "tensor.collapse_shape"))
+    return flowReshape(f, op, false);
+  if (pbcOpIsA(op, "tensor.expand_shape"))
+    return flowReshape(f, op, true);
+  if (pbcOpIsA(op, "tensor.extract_slice"))
+    return flowExtractSlice(f, op);
+  if (pbcOpIsA(op, "tensor.insert_slice"))
+    return flowInsertSlice(f, op);
+  if (pbcOpIsA(op, "tensor.pad"))
+    return flowPad(f, op);
+  if (pbcOpIsA(op, "tensor.concat"))
+    return flowConcat(f, op);
+  return refuse(f, op, "is not an op pbc splits by batch element");
+}
+
+static MlirWalkResult countValues(MlirOperation op, void *data) {
+  *(size_t *)data += (size_t)mlirOperationGetNumResults(op) + 1;
+  return MlirWalkResultAdvance;
+}
+
+/* Follows the batch from f's inputs marked in `batched` to its results.
+ * False after a located error. */
+static bool separates(MlirOperation func, const bool *batched, MlirStringRef name) {
+  MlirRegion body = mlirOperationGetRegion(func, 0);
+  MlirBlock entry = mlirRegionGetFirstBlock(body);
+  Flow f = {0};
+  size_t values = (size_t)mlirBlockGetNumArguments(entry) + 16;
+  mlirOperationWalk(func, countValues, &values, MlirWalkPreOrder);
+  pbcPtrMapInit(&f.map, values);
+  bool ok = mlirBlockIsNull(mlirBlockGetNextInRegion(entry));
+  if (!ok)
+    refuse(&f, func, "has more than one block");
+  for (intptr_t i = 0; ok && i < mlirBlockGetNumArguments(entry); ++i)
+    setInfo(&f, mlirBlockGetArgument(entry, i), batched[i] ? 0 : -1, 0);
+  for (MlirOperation op = mlirBlockGetFirstOperation(entry); ok && !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    ok = flowOp(&f, op);
+  if (!ok) {
+    char on[128];
+    pbcEmitOpError(f.bad,
+                   "@%.*s does not separate over its batch (the leading `?` of its inputs): "
+                   "'%s' %s; give its sizes (pbc --shape or --dim) to compile it for them",
+                   (int)name.length, name.data, pbcOpName(f.bad, on, sizeof(on)), f.why);
+  }
+  pbcPtrMapDestroy(&f.map);
+  return ok;
+}
+
+/* --- the whole ------------------------------------------------------------------- */
+
+static MlirType functionType(MlirOperation f) {
+  return mlirTypeAttrGetValue(attr(f, "function_type"));
+}
+
+static MlirStringRef funcName(MlirOperation f) {
+  return mlirStringAttrGetValue(attr(f, "sym_name"));
+}
+
+static MlirOperation nthPublic(MlirModule m, int k) {
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(m)); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    if (pbcFuncIsPublic(op) && k-- == 0)
+      return op;
+  return (MlirOperation){NULL};
+}
+
+/* Which inputs of public function f have a dynamic leading size; false
+ * (after a located error) if a size other than the leading one is
+ * dynamic, or f has no dynamic input. */
+static bool batchedInputs(MlirOperation f, bool *batched, bool *any) {
+  MlirType ft = functionType(f);
+  MlirStringRef name = funcName(f);
+  *any = false;
+  bool dynamicResult = false;
+  for (intptr_t i = 0; i < mlirFunctionTypeGetNumResults(ft); ++i) {
+    MlirType t = mlirFunctionTypeGetResult(ft, i);
+    dynamicResult |= mlirTypeIsARankedTensor(t) && !mlirShapedTypeHasStaticShape(t);
+  }
+  for (intptr_t i = 0; i < mlirFunctionTypeGetNumInputs(ft); ++i) {
+    MlirType t = mlirFunctionTypeGetInput(ft, i);
+    batched[i] = false;
+    if (!mlirTypeIsARankedTensor(t) || mlirShapedTypeHasStaticShape(t))
+      continue;
+    for (intptr_t d = 1; d < mlirShapedTypeGetRank(t); ++d)
+      if (mlirShapedTypeIsDynamicDim(t, d)) {
+        pbcEmitOpError(f,
+                       "argument %ld of @%.*s has a dynamic size in dimension %ld: pbc compiles "
+                       "one library for every size of a leading (batch) dimension only; give "
+                       "the sizes (pbc --shape or --dim) to compile it for them",
+                       (long)i, (int)name.length, name.data, (long)d);
+        return false;
+      }
+    batched[i] = *any = true;
+  }
+  if (dynamicResult && !*any) {
+    pbcEmitOpError(f, "@%.*s returns dynamic sizes from static inputs", (int)name.length, name.data);
+    return false;
+  }
+  return true;
+}
+
+static bool runPipeline(MlirModule m, const char *pipeline) {
+  MlirPassManager pm = mlirPassManagerCreateOnOperation(mlirModuleGetContext(m), pbcStr("builtin.module"));
+  MlirLogicalResult r = mlirOpPassManagerAddPipeline(mlirPassManagerGetAsOpPassManager(pm),
+                                                    pbcStr(pipeline), NULL, NULL);
+  bool ok = mlirLogicalResultIsSuccess(r) &&
+            mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(m)));
+  mlirPassManagerDestroy(pm);
+  return ok;
+}
+
+static MlirWalkResult appendName(MlirOperation op, void *data) {
+  char on[128];
+  pbcStrBufPuts(data, pbcOpName(op, on, sizeof(on)));
+  pbcStrBufPuts(data, ";");
+  return MlirWalkResultAdvance;
+}
+
+static void opSequence(MlirOperation f, PbcStrBuf *out) {
+  mlirOperationWalk(f, appendName, out, MlirWalkPreOrder);
+}
+
+static bool specializeAt(MlirModule m, int64_t batch) {
+  PbcShapeSpec *spec = calloc(1, sizeof(PbcShapeSpec)); /* large: heap */
+  spec->dim = batch;
+  bool ok = pbcSpecializeShapes(m, spec);
+  free(spec);
+  return ok;
+}
+
+bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs) {
+  int numPublic = 0;
+  for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(m)); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op))
+    numPublic += pbcFuncIsPublic(op);
+  /* batched[k * PBC_MAX_ARGS + i]: input i of public function k. */
+  bool *batched = calloc((size_t)(numPublic ? numPublic : 1) * PBC_MAX_ARGS, sizeof(bool));
+  bool *loops = calloc((size_t)(numPublic ? numPublic : 1), sizeof(bool));
+  PbcStrBuf *probeOps = calloc((size_t)(numPublic ? numPublic : 1), sizeof(PbcStrBuf));
+  bool ok = true;
+  for (int k = 0; ok && k < numPublic; ++k) {
+    MlirOperation f = nthPublic(m, k);
+    if (mlirFunctionTypeGetNumInputs(functionType(f)) > PBC_MAX_ARGS)
+      continue; /* the signature check names it */
+    ok = batchedInputs(f, &batched[(size_t)k * PBC_MAX_ARGS], &loops[k]);
+  }
+  /* The proof, on a copy at the probe batch: TOSA and named ops as generics. */
+  MlirModule probe = {NULL};
+  if (ok) {
+    probe = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
+    ok = specializeAt(probe, kProbeBatch);
+  }
+  for (int k = 0; ok && k < numPublic; ++k)
+    if (loops[k])
+      opSequence(nthPublic(probe, k), &probeOps[k]);
+  ok = ok && runPipeline(probe,
+                         "func.func(tosa-optional-decompositions,tosa-to-linalg-named,tosa-to-"
+                         "linalg,tosa-to-arith,tosa-to-tensor,linalg-generalize-named-ops,"
+                         "canonicalize)");
+  for (int k = 0; ok && k < numPublic; ++k)
+    if (loops[k])
+      ok = separates(nthPublic(probe, k), &batched[(size_t)k * PBC_MAX_ARGS],
+                     funcName(nthPublic(m, k)));
+  if (!mlirModuleIsNull(probe))
+    mlirModuleDestroy(probe);
+  /* The program itself, at a batch of one: the same ops as at the probe's. */
+  ok = ok && specializeAt(m, 1);
+  for (int k = 0; ok && k < numPublic; ++k) {
+    if (!loops[k])
+      continue;
+    MlirOperation f = nthPublic(m, k);
+    PbcStrBuf one = {0};
+    opSequence(f, &one);
+    if (strcmp(pbcStrBufGet(&one), pbcStrBufGet(&probeOps[k])) != 0) {
+      MlirStringRef name = funcName(f);
+      pbcEmitOpError(f,
+                     "@%.*s does not separate over its batch: its ops at a batch of one differ "
+                     "from those at other batches; give its sizes (pbc --shape or --dim) to "
+                     "compile it for them",
+                     (int)name.length, name.data);
+      ok = false;
+    }
+    pbcStrBufDestroy(&one);
+  }
+  if (ok) {
+    *numSigs = pbcEntrySigsCollect(m, sigs, max);
+    ok = *numSigs >= 0 && *numSigs == numPublic;
+  }
+  for (int k = 0; ok && k < numPublic; ++k) {
+    if (!loops[k])
+      continue;
+    PbcEntrySig *s = &sigs[k];
+    for (int i = 0; i < s->numInputs; ++i)
+      if (batched[(size_t)k * PBC_MAX_ARGS + i])
+        s->inputs[i].shape[0] = PBC_DYNAMIC_SIZE;
+    for (int i = 0; i < s->numOutputs; ++i)
+      s->outputs[i].shape[0] = PBC_DYNAMIC_SIZE; /* every result leads with the batch */
+    char sliceName[sizeof(s->name) + sizeof(PBC_BATCH_SLICE_SUFFIX)];
+    snprintf(sliceName, sizeof(sliceName), "%s%s", s->name, PBC_BATCH_SLICE_SUFFIX);
+    MlirOperation f = nthPublic(m, k);
+    mlirOperationSetAttributeByName(
+        f, pbcStr("sym_name"), mlirStringAttrGet(mlirOperationGetContext(f), pbcStr(sliceName)));
+  }
+  for (int k = 0; k < numPublic; ++k)
+    pbcStrBufDestroy(&probeOps[k]);
+  free(probeOps);
+  free(loops);
+  free(batched);
+  return ok;
+}
