@@ -329,6 +329,18 @@ static bool flowConcat(Flow *f, MlirOperation op) {
   return true;
 }
 
+/* linalg.softmax (no generic form): each row along `dimension` alone. */
+static bool flowSoftmax(Flow *f, MlirOperation op) {
+  MlirValue in = mlirOperationGetOperand(op, 0), init = mlirOperationGetOperand(op, 1);
+  int p = posOf(f, in);
+  if (p < 0 || mlirIntegerAttrGetValueInt(attr(op, "dimension")) == p)
+    return refuse(f, op, "normalizes along the batch");
+  if (posOf(f, init) != p && !(p < 8 && ((uniformOf(f, init) >> p) & 1u)))
+    return refuse(f, op, "writes into a value that holds the batch elsewhere");
+  setInfo(f, mlirOperationGetResult(op, 0), p, 0);
+  return true;
+}
+
 /* --- one op, one function -------------------------------------------------------- */
 
 typedef struct {
@@ -397,6 +409,8 @@ static bool flowOp(Flow *f, MlirOperation op) {
     return flowPad(f, op);
   if (pbcOpIsA(op, "tensor.concat"))
     return flowConcat(f, op);
+  if (pbcOpIsA(op, "linalg.softmax"))
+    return flowSoftmax(f, op);
   return refuse(f, op, "is not an op pbc splits by batch element");
 }
 
@@ -431,6 +445,100 @@ static bool separates(MlirOperation func, const bool *batched, MlirStringRef nam
   }
   pbcPtrMapDestroy(&f.map);
   return ok;
+}
+
+/* --- the batch's size ----------------------------------------------------------- */
+
+/* A size read from a dynamic dimension (tensor.dim) may only give shapes
+ * (tensor.empty, reshapes, a slice's sizes) and feed shape checks
+ * (cf.assert): a value computed from it (a mean that divides by the batch,
+ * an offset) would be folded to a constant at a batch of one and the
+ * program then computes another function per element. */
+static bool passesSize(MlirOperation op) {
+  static const char *const kArith[] = {
+      "arith.index_cast", "arith.index_castui", "arith.muli", "arith.addi", "arith.subi",
+      "arith.divsi", "arith.divui", "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi",
+      "arith.remsi", "arith.remui", "arith.cmpi", "arith.select", "arith.andi", "arith.ori",
+      "arith.xori", "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui", "arith.extsi",
+      "arith.extui", "arith.trunci", "affine.apply", "affine.min", "affine.max",
+      "tensor.from_elements"};
+  for (size_t i = 0; i < sizeof(kArith) / sizeof(kArith[0]); ++i)
+    if (pbcOpIsA(op, kArith[i]))
+      return true;
+  return false;
+}
+
+/* Whether operand `i` of op takes a size: a shape it gives, or a check. */
+static bool takesSize(MlirOperation op, intptr_t i) {
+  if (pbcOpIsA(op, "tensor.empty") || pbcOpIsA(op, "cf.assert"))
+    return true;
+  if (pbcOpIsA(op, "tensor.expand_shape") || pbcOpIsA(op, "tensor.splat"))
+    return i >= 1;
+  if (pbcOpIsA(op, "tensor.reshape"))
+    return i == 1;
+  bool extract = pbcOpIsA(op, "tensor.extract_slice"), insert = pbcOpIsA(op, "tensor.insert_slice");
+  if (extract || insert) {
+    /* operands: source[, dest], offsets, sizes, strides */
+    MlirAttribute seg = attr(op, "operandSegmentSizes");
+    if (mlirAttributeIsNull(seg))
+      return false;
+    int first = insert ? 2 : 1;
+    int offsets = mlirDenseI32ArrayGetElement(seg, first);
+    int sizes = mlirDenseI32ArrayGetElement(seg, first + 1);
+    return i >= first + offsets && i < first + offsets + sizes;
+  }
+  return false;
+}
+
+typedef struct {
+  MlirOperation bad;
+} SizeScan;
+
+/* Follows the values computed from v; false at a use that is not a size. */
+static bool sizeOnly(MlirValue v, SizeScan *s, int depth) {
+  if (depth > 64)
+    return false;
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    if (takesSize(user, mlirOpOperandGetOperandNumber(u)))
+      continue;
+    if (!passesSize(user)) {
+      s->bad = user;
+      return false;
+    }
+    for (intptr_t r = 0; r < mlirOperationGetNumResults(user); ++r)
+      if (!sizeOnly(mlirOperationGetResult(user, r), s, depth + 1))
+        return false;
+  }
+  return true;
+}
+
+static MlirWalkResult findSizeRead(MlirOperation op, void *data) {
+  SizeScan *s = data;
+  if (pbcOpIsA(op, "tensor.dim") || pbcOpIsA(op, "memref.dim")) {
+    if (!sizeOnly(mlirOperationGetResult(op, 0), s, 0))
+      return MlirWalkResultInterrupt;
+  } else if (strncmp(mlirIdentifierStr(mlirOperationGetName(op)).data, "shape.", 6) == 0) {
+    s->bad = op;
+    return MlirWalkResultInterrupt;
+  }
+  return MlirWalkResultAdvance;
+}
+
+static bool sizesOnlyShape(MlirOperation f) {
+  SizeScan s = {{NULL}};
+  mlirOperationWalk(f, findSizeRead, &s, MlirWalkPreOrder);
+  if (mlirOperationIsNull(s.bad))
+    return true;
+  MlirStringRef name = mlirStringAttrGetValue(attr(f, "sym_name"));
+  char on[128];
+  pbcEmitOpError(s.bad,
+                 "@%.*s does not separate over its batch (the leading `?` of its inputs): "
+                 "'%s' computes with a dynamic size; give its sizes (pbc --shape or --dim) to "
+                 "compile it for them",
+                 (int)name.length, name.data, pbcOpName(s.bad, on, sizeof(on)));
+  return false;
 }
 
 /* --- the whole ------------------------------------------------------------------- */
@@ -524,13 +632,17 @@ bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs)
   bool *batched = calloc((size_t)(numPublic ? numPublic : 1) * PBC_MAX_ARGS, sizeof(bool));
   bool *loops = calloc((size_t)(numPublic ? numPublic : 1), sizeof(bool));
   PbcStrBuf *probeOps = calloc((size_t)(numPublic ? numPublic : 1), sizeof(PbcStrBuf));
-  bool ok = true;
-  for (int k = 0; ok && k < numPublic; ++k) {
+  /* Every entry that does not separate is named, not only the first. */
+  bool allSeparate = true;
+  for (int k = 0; k < numPublic; ++k) {
     MlirOperation f = nthPublic(m, k);
     if (mlirFunctionTypeGetNumInputs(functionType(f)) > PBC_MAX_ARGS)
       continue; /* the signature check names it */
-    ok = batchedInputs(f, &batched[(size_t)k * PBC_MAX_ARGS], &loops[k]);
+    if (!batchedInputs(f, &batched[(size_t)k * PBC_MAX_ARGS], &loops[k]) ||
+        (loops[k] && !sizesOnlyShape(f)))
+      allSeparate = loops[k] = false;
   }
+  bool ok = true;
   /* The proof, on a copy at the probe batch: TOSA and named ops as generics. */
   MlirModule probe = {NULL};
   if (ok) {
@@ -546,8 +658,9 @@ bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs)
                          "canonicalize)");
   for (int k = 0; ok && k < numPublic; ++k)
     if (loops[k])
-      ok = separates(nthPublic(probe, k), &batched[(size_t)k * PBC_MAX_ARGS],
-                     funcName(nthPublic(m, k)));
+      allSeparate &= separates(nthPublic(probe, k), &batched[(size_t)k * PBC_MAX_ARGS],
+                               funcName(nthPublic(m, k)));
+  ok = ok && allSeparate;
   if (!mlirModuleIsNull(probe))
     mlirModuleDestroy(probe);
   /* The program itself, at a batch of one: the same ops as at the probe's. */

@@ -286,6 +286,10 @@ def main():
                               "seed %d program %s, variant %s" % (seed, name, vname))
             print("reproducer: %s (%d ops, %s)" % (path, sum(1 for n in small.nodes if n.kind != "input"),
                                                     out.cls))
+    if args.dynamic:
+        routes = collections.Counter(o.route for o in results.values() if o.route)
+        print("dynamic: %d runs of one compile for every batch, %d of compiles for their sizes"
+              % (routes["batch"], routes["sized"]))
     n_ok = sum(1 for o in results.values() if o.cls in ("ok", "recorded"))
     print("%.0fs; %d passed, %d failed" % (time.time() - t0, n_ok, len(results) - n_ok))
     return 1 if n_ok != len(results) else 0

@@ -237,7 +237,20 @@ def make(prog, rng, sizes=3):
     cands = [ps for ps in groups.values() if any(i in inputs for i, _ in ps)]
     if not cands:
         return []
-    positions = set(cands[int(rng.integers(0, len(cands)))])
+    # Half the programs take a batch-like class (only inputs' and outputs'
+    # leading dimensions among its input and output positions) where there
+    # is one, and return only the results it leads: what pbc compiles once
+    # for every batch (pbc/batch_loop.h) if nothing mixes batch elements.
+    outs = set(prog.outputs)
+    batchlike = [ps for ps in cands
+                 if all(d == 0 for i, d in ps if i in inputs or i in outs)
+                 and any((o, 0) in ps for o in outs)]
+    if batchlike and rng.integers(0, 2) == 0:
+        positions = set(batchlike[int(rng.integers(0, len(batchlike)))])
+        prog = progen.Program(prog.nodes, [o for o in prog.outputs if (o, 0) in positions],
+                              prog.inputs)
+    else:
+        positions = set(cands[int(rng.integers(0, len(cands)))])
     own = prog.nodes[next(iter(positions))[0]].shape[next(iter(positions))[1]]
     cap = _cap(prog, positions)
     pool = [s for s in SIZES if s <= cap and s != own]

@@ -22,6 +22,7 @@ values exactly (the same infinity; NaN where NaN).
 """
 
 import os
+import re
 import pickle
 import shutil
 import subprocess
@@ -146,9 +147,11 @@ class Reference:
 # ---------------------------------------------------------------- compile, run
 
 class Outcome:
-    def __init__(self, cls, detail=""):
+    def __init__(self, cls, detail="", full=""):
         self.cls = cls
         self.detail = detail
+        self.full = full or detail  # a rejected compile's whole output
+        self.route = None  # a dynamic program's: "batch" (one compile) or "sized"
 
     def __repr__(self):
         return "%s%s" % (self.cls, (": " + self.detail) if self.detail else "")
@@ -196,7 +199,7 @@ def _run_pbc(cmd, lib, workdir, timeout):
     if p.returncode == 0 and os.path.exists(lib):
         return lib, None
     if p.returncode == 1:
-        return None, Outcome("rejected", tail)
+        return None, Outcome("rejected", tail, out)
     if p.returncode == 70:
         return None, Outcome("crash", "contained (exit 70): " + tail)
     return None, Outcome("crash", "exit %d: %s" % (p.returncode, tail))
@@ -242,11 +245,30 @@ def check_batch(pbc, progs, refs, args, timeout=120, keep=None):
     workdir = tempfile.mkdtemp(prefix="pbc_diff_")
     try:
         text = progen.module([p.emit("p%d" % k) for k, p in enumerate(progs)])
-        # A dynamic program (dynamic.Instance) is compiled for its sizes;
+        # A dynamic program (dynamic.Instance) is compiled once for every
+        # batch where pbc separates it (no sizes given), else for its sizes;
         # the retries below pass the caller's args (each program names its own).
-        sized = list(args) + [a for k, p in enumerate(progs)
-                              for a in getattr(p, "pbc_args", lambda f: [])("p%d" % k)]
-        lib, bad = compile_module(pbc, text, sized, workdir, timeout)
+        dynamic = [hasattr(p, "pbc_args") for p in progs]
+        refused = set()
+        lib, bad = None, None
+        if any(dynamic) and pbc_lib.PREBUILT is None:
+            lib, bad = compile_module(pbc, text, args, workdir, timeout)
+            if bad is not None and bad.cls == "rejected":
+                refused = set(re.findall(r"@(p\d+) does not separate over its batch", bad.full)) | \
+                    set(re.findall(r"argument \d+ of @(p\d+) has a dynamic size in dimension",
+                                   bad.full))
+                if not refused:
+                    return [bad] * len(progs) if len(progs) == 1 else \
+                        [check_batch(pbc, [p], [r], args, timeout)[0] for p, r in zip(progs, refs)]
+            elif bad is not None:
+                return [bad] if len(progs) == 1 else \
+                    [check_batch(pbc, [p], [r], args, timeout)[0] for p, r in zip(progs, refs)]
+        else:
+            refused = {"p%d" % k for k, d in enumerate(dynamic) if d}
+        if lib is None:
+            sized = list(args) + [a for k, p in enumerate(progs) if "p%d" % k in refused
+                                  for a in p.pbc_args("p%d" % k)]
+            lib, bad = compile_module(pbc, text, sized, workdir, timeout)
         if bad is not None and bad.cls == "recorded":
             # Record each program alone too: the replay retries one at a time
             # when a batch crashes.
@@ -271,6 +293,8 @@ def check_batch(pbc, progs, refs, args, timeout=120, keep=None):
                 continue
             msg = ref.compare(outs[f])
             result.append(Outcome("mismatch", msg) if msg else Outcome("ok"))
+            if dynamic[k]:
+                result[-1].route = "sized" if f in refused else "batch"
         return result
     finally:
         if keep:

@@ -8,10 +8,13 @@ The library's entry `_mlir_ciface_main` takes pointers to memref
 descriptors: the inputs, then one caller-allocated output per result (see
 the header). Parameters and buffers are compiled in as constants.
 
-pbc compiles static shapes: a program exported with dynamic dimensions
-(torch.export's Dim) is refused with the driver's error naming the input,
-unless `shapes` gives the sizes to compile for (one per input, None for a
-static one); the library then takes exactly those."""
+A program exported with a dynamic batch (torch.export's Dim on the inputs'
+leading dimension) whose batch elements are computed each from its own
+becomes one library for every batch size: the header shows the batch as
+`?`, and every `?` of one call takes the same size. Other dynamic programs
+are refused with the driver's error naming the op or input, unless `shapes`
+gives the sizes to compile for (one per input, None for a static one); the
+library then takes exactly those."""
 
 import os
 import subprocess
