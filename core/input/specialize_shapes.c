@@ -186,9 +186,9 @@ static MlirType staticArgType(MlirOperation f, int arg, MlirType t, const PbcSha
         if (spec->dim <= 0) {
           typeText(t, tt, sizeof(tt));
           pbcEmitOpError(f,
-                         "argument %d of @%.*s has dynamic sizes (%s): pbc compiles static "
-                         "shapes; give them (pbc --shape=%d=D0x..., --dim=N; libpbc "
-                         "pbcProgramCompileShaped)",
+                         "argument %d of @%.*s has dynamic sizes (%s): give them (pbc "
+                         "--shape=%d=D0x..., --dim=N; libpbc pbcProgramCompileShaped), or "
+                         "compile a library (--emit=lib), which serves every batch size",
                          arg, (int)name.length, name.data, tt, arg);
           return (MlirType){NULL};
         }

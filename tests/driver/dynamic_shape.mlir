@@ -1,9 +1,12 @@
 // A program with dynamic sizes: without given sizes a located error naming
-// the argument; with --shape or --dim compiled for those sizes, the results
+// the argument (where no library for every batch size is made: --emit=obj;
+// --emit=lib names what keeps @pair from it); with --shape or --dim compiled for those sizes, the results
 // taking the sizes the program computes; given sizes that contradict a
 // static one are an error; --run draws one size for every open dimension.
-// RUN: not pbc --emit=s1 %s 2>&1 | FileCheck %s --check-prefix=NOSIZES
-// NOSIZES: dynamic_shape.mlir:[[# @LINE + 14]]:1: error: argument 0 of @rows has dynamic sizes (tensor<?x3xf32>): pbc compiles static shapes; give them (pbc --shape=0=D0x..., --dim=N
+// RUN: not pbc --emit=obj -o %t.o %s 2>&1 | FileCheck %s --check-prefix=NOSIZES
+// NOSIZES: dynamic_shape.mlir:[[# @LINE + 16]]:1: error: argument 0 of @rows has dynamic sizes (tensor<?x3xf32>): give them (pbc --shape=0=D0x..., --dim=N; libpbc pbcProgramCompileShaped), or compile a library (--emit=lib), which serves every batch size
+// RUN: not pbc --emit=lib -o %t.so %s 2>&1 | FileCheck %s --check-prefix=LIB
+// LIB: error: argument 1 of @pair has a dynamic size in dimension 1: pbc compiles one library for every size of a leading (batch) dimension only
 // RUN: pbc --emit=s1 --shape=0=7x3 --dim=5 %s | FileCheck %s --check-prefix=SHAPE
 // SHAPE: func.func @rows(%arg0: memref<7x3xf32>, %arg1: memref<7xf32>)
 // SHAPE: func.func @pair(%arg0: memref<7x3xf32>, %arg1: memref<3x5xf32>, %arg2: memref<7x5xf32>)

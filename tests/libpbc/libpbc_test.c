@@ -254,10 +254,11 @@ int main(int argc, char **argv) {
   CHECK(!q && err && strstr(err, "aliased.mlir:5:23"), "aliases: %s", err ? err : "");
   pbcMessageDestroy(err);
   err = NULL;
-  const char *dynamic = "func.func @f(%x: tensor<?xf32>) -> tensor<?xf32> {\n"
-                        "  return %x : tensor<?xf32>\n}\n";
+  /* A dynamic size that is not a leading batch: no one compile for it. */
+  const char *dynamic = "func.func @f(%x: tensor<3x?xf32>) -> tensor<3x?xf32> {\n"
+                        "  return %x : tensor<3x?xf32>\n}\n";
   q = pbcProgramCompile(dynamic, "dyn.mlir", &o, &err);
-  CHECK(!q && err && strstr(err, "dyn.mlir:1") && strstr(err, "dynamic"),
+  CHECK(!q && err && strstr(err, "dyn.mlir:1") && strstr(err, "dynamic size in dimension 1"),
         "dynamic shape not reported: %s", err ? err : "");
   pbcMessageDestroy(err);
   err = NULL;
@@ -316,6 +317,44 @@ int main(int argc, char **argv) {
   }
   pbcProgramDestroy(sized[0]);
   pbcProgramDestroy(sized[1]);
+  /* Without sizes: one program for every batch (its rows are summed each
+   * on its own), called at batches 5, 1, 0 and 2; one call's batch is one
+   * size (an output of another batch is refused). */
+  q = pbcProgramCompile(rowSums, "rows.mlir", &o, &err);
+  CHECK(q, "compile for every batch: %s", err ? err : "");
+  pbcMessageDestroy(err);
+  err = NULL;
+  PbcArgInfo bin, bout;
+  CHECK(q && pbcProgramEntryArg(q, 0, 0, &bin) && bin.rank == 2 && bin.shape[0] == PBC_ARG_BATCH &&
+            bin.shape[1] == 3 && pbcProgramEntryArg(q, 0, 1, &bout) && bout.rank == 1 &&
+            bout.shape[0] == PBC_ARG_BATCH,
+        "the batch in the signature");
+  const int64_t every[4] = {5, 1, 0, 2};
+  for (int i = 0; i < 4 && q; ++i) {
+    float xs[15], sums[6];
+    for (int k = 0; k < 15; ++k)
+      xs[k] = (float)((rand() % 200) - 100) / 7.f + 0.5f;
+    for (int k = 0; k < 6; ++k)
+      sums[k] = 12345.f;
+    int64_t sx[2] = {every[i], 3}, ss[1] = {every[i]};
+    PbcTensor args[2] = {{"f32", 2, sx, NULL, xs}, {"f32", 1, ss, NULL, sums}};
+    CHECK(pbcProgramCall(q, 0, args, 2, &err), "batch %lld: %s", (long long)every[i],
+          err ? err : "");
+    pbcMessageDestroy(err);
+    err = NULL;
+    for (int r = 0; r < 6; ++r) {
+      float want = r < every[i] ? xs[3 * r] + xs[3 * r + 1] + xs[3 * r + 2] : 12345.f;
+      CHECK(fabsf(sums[r] - want) <= 1e-4f * (1 + fabsf(want)), "batch %lld row %d: %g, want %g",
+            (long long)every[i], r, sums[r], want);
+    }
+    int64_t other[1] = {every[i] + 1};
+    PbcTensor wrong[2] = {{"f32", 2, sx, NULL, xs}, {"f32", 1, other, NULL, sums}};
+    CHECK(!pbcProgramCall(q, 0, wrong, 2, &err) && err && strstr(err, "the batch is"),
+          "batch %lld took an output of another: %s", (long long)every[i], err ? err : "");
+    pbcMessageDestroy(err);
+    err = NULL;
+  }
+  pbcProgramDestroy(q);
   q = pbcProgramCompileShaped(rowSums, "rows.mlir", &o, "0=5x4", &err);
   CHECK(!q && err && strstr(err, "rows.mlir:1") && strstr(err, "dimension 1 the size 4"),
         "contradicting shape not reported: %s", err ? err : "");
