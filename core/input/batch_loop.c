@@ -623,6 +623,36 @@ static bool specializeAt(MlirModule m, int64_t batch) {
   return ok;
 }
 
+/* A batched input marked pbc.invariant loses the mark: each batch element
+ * is another buffer, so its packed tiles could never be kept (pack-once
+ * keys them by address and would repack per element). */
+static void dropInvariantMarks(MlirOperation f, const bool *batched) {
+  MlirAttribute all = attr(f, "arg_attrs");
+  if (mlirAttributeIsNull(all) || !mlirAttributeIsAArray(all))
+    return;
+  MlirContext ctx = mlirOperationGetContext(f);
+  intptr_t n = mlirArrayAttrGetNumElements(all);
+  MlirAttribute *dicts = calloc((size_t)(n ? n : 1), sizeof(MlirAttribute));
+  for (intptr_t i = 0; i < n; ++i) {
+    MlirAttribute d = mlirArrayAttrGetElement(all, i);
+    dicts[i] = d;
+    if (i >= PBC_MAX_ARGS || !batched[i] || !mlirAttributeIsADictionary(d))
+      continue;
+    intptr_t k = mlirDictionaryAttrGetNumElements(d), kept = 0;
+    MlirNamedAttribute *named = calloc((size_t)(k ? k : 1), sizeof(MlirNamedAttribute));
+    for (intptr_t j = 0; j < k; ++j) {
+      MlirNamedAttribute a = mlirDictionaryAttrGetElement(d, j);
+      MlirStringRef name = mlirIdentifierStr(a.name);
+      if (!(name.length == 13 && strncmp(name.data, "pbc.invariant", 13) == 0))
+        named[kept++] = a;
+    }
+    dicts[i] = mlirDictionaryAttrGet(ctx, kept, named);
+    free(named);
+  }
+  mlirOperationSetAttributeByName(f, pbcStr("arg_attrs"), mlirArrayAttrGet(ctx, n, dicts));
+  free(dicts);
+}
+
 bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs) {
   int numPublic = 0;
   for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(m)); !mlirOperationIsNull(op);
@@ -700,6 +730,7 @@ bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs)
     MlirOperation f = nthPublic(m, k);
     mlirOperationSetAttributeByName(
         f, pbcStr("sym_name"), mlirStringAttrGet(mlirOperationGetContext(f), pbcStr(sliceName)));
+    dropInvariantMarks(f, &batched[(size_t)k * PBC_MAX_ARGS]);
   }
   for (int k = 0; k < numPublic; ++k)
     pbcStrBufDestroy(&probeOps[k]);

@@ -13,8 +13,13 @@ is pinned. One free class that an input has is drawn: its positions print
 as `?` (tensor.empty takes the size from the input, by tensor.dim), and
 the program is instantiated at each size drawn: the same ops, the class's
 positions at that size, fresh inputs where their shape changed. numpy
-evaluates each instance (the oracle's tolerance per instance); pbc compiles
-the one dynamic text with `--shape` giving each entry's inputs.
+evaluates each instance (the oracle's tolerance per instance). The oracle
+compiles the one dynamic text without sizes first (pbc's one compile for
+every batch, pbc/batch_loop.h), then the entries pbc refuses that for with
+`--shape` giving each entry's inputs. Half the programs take a batch-like
+class where they have one (at their inputs' and outputs' leading
+dimensions only) and return only the results it leads, so that the batch
+route is drawn often; whether pbc takes it is pbc's to decide.
 """
 
 import numpy as np

@@ -2,8 +2,9 @@
 // program computes each batch element from that element alone is compiled
 // once for every batch size: the batch-of-one function @F__pbc_slice, and
 // glue that loops over the batch. The header and signatures show the batch
-// as `?` (-1); a static entry beside it is unchanged; --shape still
-// compiles for given sizes.
+// as `?` (-1); a batched input loses a pbc.invariant mark (each element is
+// another buffer), a weight keeps it; a static entry beside it is
+// unchanged; --dim still compiles for given sizes.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: pbc --emit=lib -o %t/libmlp.so --signatures=%t/mlp.sig %s
 // RUN: FileCheck %s --check-prefix=HDR --input-file=%t/libmlp.h
@@ -30,12 +31,12 @@
 // SYM-DAG: T _mlir_ciface_mlp__pbc_slice
 // SYM-DAG: T _pbc_packed_mlp
 // SYM-DAG: T _mlir_ciface_pairs
-// S1: func.func @mlp__pbc_slice(%arg0: memref<1x8xf32>, %arg1: memref<8x4xf32>, %arg2: memref<4xf32>, %arg3: memref<1x4xf32>)
+// S1: func.func @mlp__pbc_slice(%arg0: memref<1x8xf32>, %arg1: memref<8x4xf32> {pbc.invariant}, %arg2: memref<4xf32>, %arg3: memref<1x4xf32>)
 // S1: func.func @pairs__pbc_slice(%arg0: memref<1x2x3xf32>, %arg1: memref<1x3xf32>, %arg2: memref<1x3x2xf32>)
 // S1: func.func @still(
 // SIZED: func.func @mlp(%arg0: memref<6x8xf32>
 #id2 = affine_map<(i, j) -> (i, j)>
-func.func @mlp(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>, %b: tensor<4xf32>) -> tensor<?x4xf32> {
+func.func @mlp(%x: tensor<?x8xf32> {pbc.invariant}, %w: tensor<8x4xf32> {pbc.invariant}, %b: tensor<4xf32>) -> tensor<?x4xf32> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x8xf32>
   %z = arith.constant 0.0 : f32
