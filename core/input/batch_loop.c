@@ -13,6 +13,7 @@
 #include "mlir-c/Pass.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/op_list.h"
 #include "pbc/ptr_map.h"
 #include "pbc/specialize_shapes.h"
 #include "pbc/strbuf.h"
@@ -604,15 +605,58 @@ static bool runPipeline(MlirModule m, const char *pipeline) {
   return ok;
 }
 
-static MlirWalkResult appendName(MlirOperation op, void *data) {
-  char on[128];
-  pbcStrBufPuts(data, pbcOpName(op, on, sizeof(on)));
-  pbcStrBufPuts(data, ";");
+static MlirWalkResult collectOp(MlirOperation op, void *data) {
+  pbcOpListPush(data, op);
   return MlirWalkResultAdvance;
 }
 
-static void opSequence(MlirOperation f, PbcStrBuf *out) {
-  mlirOperationWalk(f, appendName, out, MlirWalkPreOrder);
+static bool isNamed(MlirStringRef s, const char *name) {
+  return s.length == strlen(name) && strncmp(s.data, name, s.length) == 0;
+}
+
+/* Whether two values of an attribute agree but for the batch: equal, one
+ * of the attributes sizes are spelt in (a slice's sizes, an expand's
+ * output shape, the function's type), or splat constants of one value. */
+static bool sameButBatch(MlirStringRef name, MlirAttribute a, MlirAttribute b) {
+  if (mlirAttributeEqual(a, b) || isNamed(name, "static_sizes") ||
+      isNamed(name, "static_output_shape") || isNamed(name, "function_type"))
+    return true;
+  return mlirAttributeIsADenseElements(a) && mlirAttributeIsADenseElements(b) &&
+         mlirDenseElementsAttrIsSplat(a) && mlirDenseElementsAttrIsSplat(b) &&
+         mlirAttributeEqual(mlirDenseElementsAttrGetSplatValue(a),
+                            mlirDenseElementsAttrGetSplatValue(b));
+}
+
+/* Whether f at a batch of one is the probe's program but for the batch's
+ * size: the same ops in the same order with the same attributes (a
+ * constant that differs is a size folded into the computation). NULL, or
+ * the first op that differs. */
+static MlirOperation firstDifference(MlirOperation probe, MlirOperation f) {
+  PbcOpList a = {0}, b = {0};
+  mlirOperationWalk(probe, collectOp, &a, MlirWalkPreOrder);
+  mlirOperationWalk(f, collectOp, &b, MlirWalkPreOrder);
+  MlirOperation bad = {NULL};
+  for (int i = 0; i < a.n && i < b.n && mlirOperationIsNull(bad); ++i) {
+    MlirOperation x = a.ops[i], y = b.ops[i];
+    intptr_t n = mlirOperationGetNumAttributes(x);
+    bool same = mlirIdentifierEqual(mlirOperationGetName(x), mlirOperationGetName(y)) &&
+                n == mlirOperationGetNumAttributes(y) &&
+                mlirOperationGetNumOperands(x) == mlirOperationGetNumOperands(y) &&
+                mlirOperationGetNumResults(x) == mlirOperationGetNumResults(y);
+    for (intptr_t k = 0; same && k < n; ++k) {
+      MlirNamedAttribute na = mlirOperationGetAttribute(x, k);
+      MlirStringRef name = mlirIdentifierStr(na.name);
+      MlirAttribute other = mlirOperationGetAttributeByName(y, name);
+      same = !mlirAttributeIsNull(other) && sameButBatch(name, na.attribute, other);
+    }
+    if (!same)
+      bad = y;
+  }
+  if (mlirOperationIsNull(bad) && a.n != b.n)
+    bad = f;
+  pbcOpListDestroy(&a);
+  pbcOpListDestroy(&b);
+  return bad;
 }
 
 static bool specializeAt(MlirModule m, int64_t batch) {
@@ -661,7 +705,6 @@ bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs)
   /* batched[k * PBC_MAX_ARGS + i]: input i of public function k. */
   bool *batched = calloc((size_t)(numPublic ? numPublic : 1) * PBC_MAX_ARGS, sizeof(bool));
   bool *loops = calloc((size_t)(numPublic ? numPublic : 1), sizeof(bool));
-  PbcStrBuf *probeOps = calloc((size_t)(numPublic ? numPublic : 1), sizeof(PbcStrBuf));
   /* Every entry that does not separate is named, not only the first. */
   bool allSeparate = true;
   for (int k = 0; k < numPublic; ++k) {
@@ -672,16 +715,14 @@ bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs)
         (loops[k] && !sizesOnlyShape(f)))
       allSeparate = loops[k] = false;
   }
-  bool ok = true;
-  /* The proof, on a copy at the probe batch: TOSA and named ops as generics. */
-  MlirModule probe = {NULL};
-  if (ok) {
-    probe = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
-    ok = specializeAt(probe, kProbeBatch);
-  }
-  for (int k = 0; ok && k < numPublic; ++k)
-    if (loops[k])
-      opSequence(nthPublic(probe, k), &probeOps[k]);
+  /* The proof, on a copy at the probe batch (TOSA and named ops as
+   * generics); then the program at a batch of one must be the probe's
+   * program but for the batch's size. */
+  MlirModule probe = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
+  bool ok = specializeAt(probe, kProbeBatch);
+  MlirModule probeText = {NULL};
+  if (ok)
+    probeText = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(probe)));
   ok = ok && runPipeline(probe,
                          "func.func(tosa-optional-decompositions,tosa-to-linalg-named,tosa-to-"
                          "linalg,tosa-to-arith,tosa-to-tensor,linalg-generalize-named-ops,"
@@ -690,28 +731,26 @@ bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs)
     if (loops[k])
       allSeparate &= separates(nthPublic(probe, k), &batched[(size_t)k * PBC_MAX_ARGS],
                                funcName(nthPublic(m, k)));
-  ok = ok && allSeparate;
-  if (!mlirModuleIsNull(probe))
-    mlirModuleDestroy(probe);
-  /* The program itself, at a batch of one: the same ops as at the probe's. */
-  ok = ok && specializeAt(m, 1);
+  ok = ok && allSeparate && specializeAt(m, 1);
   for (int k = 0; ok && k < numPublic; ++k) {
     if (!loops[k])
       continue;
     MlirOperation f = nthPublic(m, k);
-    PbcStrBuf one = {0};
-    opSequence(f, &one);
-    if (strcmp(pbcStrBufGet(&one), pbcStrBufGet(&probeOps[k])) != 0) {
+    MlirOperation bad = firstDifference(nthPublic(probeText, k), f);
+    if (!mlirOperationIsNull(bad)) {
       MlirStringRef name = funcName(f);
-      pbcEmitOpError(f,
-                     "@%.*s does not separate over its batch: its ops at a batch of one differ "
-                     "from those at other batches; give its sizes (pbc --shape or --dim) to "
-                     "compile it for them",
-                     (int)name.length, name.data);
+      char on[128];
+      pbcEmitOpError(bad,
+                     "@%.*s does not separate over its batch: '%s' differs between batches "
+                     "(a size folded into the computation); give its sizes (pbc --shape or "
+                     "--dim) to compile it for them",
+                     (int)name.length, name.data, pbcOpName(bad, on, sizeof(on)));
       ok = false;
     }
-    pbcStrBufDestroy(&one);
   }
+  mlirModuleDestroy(probe);
+  if (!mlirModuleIsNull(probeText))
+    mlirModuleDestroy(probeText);
   if (ok) {
     *numSigs = pbcEntrySigsCollect(m, sigs, max);
     ok = *numSigs >= 0 && *numSigs == numPublic;
@@ -732,9 +771,6 @@ bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs)
         f, pbcStr("sym_name"), mlirStringAttrGet(mlirOperationGetContext(f), pbcStr(sliceName)));
     dropInvariantMarks(f, &batched[(size_t)k * PBC_MAX_ARGS]);
   }
-  for (int k = 0; k < numPublic; ++k)
-    pbcStrBufDestroy(&probeOps[k]);
-  free(probeOps);
   free(loops);
   free(batched);
   return ok;
