@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mlir-c/Diagnostics.h"
+#include "mlir-c/Pass.h"
 #include "mlir-c/Support.h"
 
 typedef struct PbcCPassInstance {
@@ -280,4 +281,15 @@ MlirPass pbcCPassCreateWithVectorBits(const PbcCPassSpec *spec, const char *opti
     return (MlirPass){NULL};
   int vectorBits = (int)v[0];
   return pbcCPassCreate(spec, &vectorBits);
+}
+
+bool pbcRunPipelineText(MlirOperation module, const char *pipeline) {
+  MlirPassManager pm =
+      mlirPassManagerCreateOnOperation(mlirOperationGetContext(module), pbcStr("builtin.module"));
+  MlirLogicalResult r = mlirOpPassManagerAddPipeline(mlirPassManagerGetAsOpPassManager(pm),
+                                                    pbcStr(pipeline), NULL, NULL);
+  bool ok = mlirLogicalResultIsSuccess(r) &&
+            mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, module));
+  mlirPassManagerDestroy(pm);
+  return ok;
 }

@@ -10,7 +10,6 @@
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
-#include "mlir-c/Pass.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/op_list.h"
@@ -595,16 +594,6 @@ static bool batchedInputs(MlirOperation f, bool *batched, bool *any) {
   return true;
 }
 
-static bool runPipeline(MlirModule m, const char *pipeline) {
-  MlirPassManager pm = mlirPassManagerCreateOnOperation(mlirModuleGetContext(m), pbcStr("builtin.module"));
-  MlirLogicalResult r = mlirOpPassManagerAddPipeline(mlirPassManagerGetAsOpPassManager(pm),
-                                                    pbcStr(pipeline), NULL, NULL);
-  bool ok = mlirLogicalResultIsSuccess(r) &&
-            mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(m)));
-  mlirPassManagerDestroy(pm);
-  return ok;
-}
-
 static MlirWalkResult collectOp(MlirOperation op, void *data) {
   pbcOpListPush(data, op);
   return MlirWalkResultAdvance;
@@ -723,7 +712,7 @@ bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs)
   MlirModule probeText = {NULL};
   if (ok)
     probeText = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(probe)));
-  ok = ok && runPipeline(probe,
+  ok = ok && pbcRunPipelineText(mlirModuleGetOperation(probe),
                          "func.func(tosa-optional-decompositions,tosa-to-linalg-named,tosa-to-"
                          "linalg,tosa-to-arith,tosa-to-tensor,linalg-generalize-named-ops,"
                          "canonicalize)");

@@ -8,7 +8,6 @@
 
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
-#include "mlir-c/Pass.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
 #include "pbc/op_list.h"
@@ -409,19 +408,12 @@ static bool checkStatic(MlirOperation f) {
 /* --- the whole ---------------------------------------------------------------- */
 
 static bool fold(MlirModule m) {
-  MlirContext ctx = mlirModuleGetContext(m);
-  MlirPassManager pm = mlirPassManagerCreateOnOperation(ctx, pbcStr("builtin.module"));
   /* canonicalize carries constant sizes through tensor.dim, tensor.empty,
    * reshapes and slices and folds tensor.cast into linalg ops; the
    * resolver answers tensor.dim of results from their operands'. */
-  static const char kPipeline[] =
-      "func.func(canonicalize,resolve-ranked-shaped-type-result-dims,canonicalize)";
-  MlirLogicalResult r = mlirOpPassManagerAddPipeline(mlirPassManagerGetAsOpPassManager(pm),
-                                                    pbcStr(kPipeline), NULL, NULL);
-  bool ok = mlirLogicalResultIsSuccess(r) &&
-            mlirLogicalResultIsSuccess(mlirPassManagerRunOnOp(pm, mlirModuleGetOperation(m)));
-  mlirPassManagerDestroy(pm);
-  return ok;
+  return pbcRunPipelineText(
+      mlirModuleGetOperation(m),
+      "func.func(canonicalize,resolve-ranked-shaped-type-result-dims,canonicalize)");
 }
 
 /* Every given shape names an input some entry has: a misspelt entry or a

@@ -101,6 +101,9 @@ bool pbcOpHasAttr(MlirOperation op, const char *name);
 void pbcOpSetUnitAttr(MlirOperation op, const char *name);
 /* Name of op as a NUL-terminated string in buf. */
 const char *pbcOpName(MlirOperation op, char *buf, size_t len);
+/* Runs a textual pass pipeline (MLIR's syntax, anchored on the module) on
+ * module; false if it does not parse or a pass fails (diagnostics emitted). */
+bool pbcRunPipelineText(MlirOperation module, const char *pipeline);
 
 #ifdef __cplusplus
 }
