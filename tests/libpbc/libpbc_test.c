@@ -192,6 +192,28 @@ int main(int argc, char **argv) {
   pbcMessageDestroy(err);
   CHECK(!pbcProgramInvoke(p, e, NULL, 4, &err) && err, "NULL descriptor array");
   pbcMessageDestroy(err);
+  /* Layouts the code does not read: an offset, a transposed stride (a
+   * descriptor); a column-major tensor (pbcProgramCall). */
+  Desc2 shifted = dx, transposed = dx;
+  shifted.offset = 3;
+  transposed.strides[0] = 1;
+  transposed.strides[1] = M;
+  void *shiftedArgs[] = {&shifted, &dw, &db, &dy}, *transposedArgs[] = {&transposed, &dw, &db, &dy};
+  CHECK(!pbcProgramInvoke(p, e, shiftedArgs, 4, &err) && err &&
+            strstr(err, "input 0: an offset or strides other than row-major"),
+        "an offset: %s", err ? err : "accepted");
+  pbcMessageDestroy(err);
+  CHECK(!pbcProgramInvoke(p, e, transposedArgs, 4, &err) && err &&
+            strstr(err, "input 0: an offset or strides other than row-major"),
+        "transposed strides: %s", err ? err : "accepted");
+  pbcMessageDestroy(err);
+  int64_t xs[2] = {M, K}, colMajor[2] = {1, M}, ws[2] = {K, N}, bs[2] = {M, N};
+  PbcTensor strided[4] = {{"f32", 2, xs, colMajor, x}, {"f32", 2, ws, NULL, w},
+                          {"f32", 2, bs, NULL, b}, {"f32", 2, bs, NULL, y2}};
+  CHECK(!pbcProgramCall(p, e, strided, 4, &err) && err &&
+            strstr(err, "input 0: its strides are not row-major"),
+        "column-major tensor: %s", err ? err : "accepted");
+  pbcMessageDestroy(err);
   err = NULL;
   pbcProgramDestroy(p);
 

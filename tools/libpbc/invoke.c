@@ -50,6 +50,23 @@ static bool sizeFits(int64_t want, int64_t have, int64_t *batch) {
   return true;
 }
 
+/* Whether strides[0..rank) lay out `shape` row-major, as every entry
+ * reads and writes its arguments (the code has the layout built in and
+ * does not read a descriptor's strides): a dimension of size 1 may have
+ * any stride, and a batch's (PBC_DYNAMIC_SIZE) leading stride is the
+ * glue's to follow. */
+static bool rowMajor(const PbcTensorType *t, const int64_t *shape, const int64_t *strides) {
+  int64_t want = 1;
+  for (int d = t->rank - 1; d >= 0; --d) {
+    if (shape[d] == 0)
+      return true; /* no elements */
+    if (shape[d] != 1 && strides[d] != want && !(d == 0 && t->shape[0] == PBC_DYNAMIC_SIZE))
+      return false;
+    want *= shape[d];
+  }
+  return true;
+}
+
 static const char *argName(const PbcEntrySig *g, int i, char *buf, size_t len) {
   snprintf(buf, len, "%s %d", i < g->numInputs ? "input" : "output",
            i < g->numInputs ? i : i - g->numInputs);
@@ -106,6 +123,13 @@ bool pbcProgramCall(const PbcProgram *p, int e, const PbcTensor *args, int numAr
       pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: expected %s%s, got a rank-%d %s tensor",
                                           g->name, argName(g, i, name, sizeof(name)), want, got,
                                           a->rank, a->elem ? a->elem : "(no type)"));
+      return false;
+    }
+    if (a->strides && !rowMajor(t, a->shape, a->strides)) {
+      pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: its strides are not row-major; pbc's "
+                                          "code reads and writes row-major memory (pass a "
+                                          "contiguous copy)",
+                                          g->name, argName(g, i, name, sizeof(name))));
       return false;
     }
     if (!a->data && pbcTensorNumElements(t) > 0) {
@@ -177,13 +201,20 @@ bool pbcProgramInvoke(const PbcProgram *p, int e, void **descriptors, int numDes
       memcpy(&aligned, &d[1], sizeof(void *));
     for (int k = 0; ok && k < t->rank; ++k)
       ok = sizeFits(t->shape[k], d[3 + k], &batch);
-    if (!ok || (!aligned && pbcTensorNumElements(t) > 0)) {
+    /* A static entry's code reads neither offset nor strides: both must
+     * be what it assumes (a batch's glue follows them). */
+    bool batched = t->rank > 0 && t->shape[0] == PBC_DYNAMIC_SIZE;
+    bool laidOut = !ok || ((batched || d[2] == 0) && rowMajor(t, &d[3], &d[3 + t->rank]));
+    if (!ok || !laidOut || (!aligned && pbcTensorNumElements(t) > 0)) {
       describe(t, want, sizeof(want));
-      pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: %s; expected a %s memref descriptor",
+      pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: %s; expected a %s memref descriptor%s",
                                           g->name, argName(g, i, name, sizeof(name)),
                                           !d ? "no descriptor (NULL)"
-                                          : !ok ? "wrong sizes" : "no data (NULL)",
-                                          want));
+                                          : !ok ? "wrong sizes"
+                                          : !laidOut ? "an offset or strides other than "
+                                                       "row-major"
+                                                     : "no data (NULL)",
+                                          want, !laidOut ? " (offset 0, row-major)" : ""));
       return false;
     }
   }

@@ -71,7 +71,9 @@ typedef struct PbcTensor {
   const char *elem;       /* MLIR's spelling, as PbcArgInfo */
   int rank;
   const int64_t *shape;   /* rank sizes */
-  const int64_t *strides; /* rank strides in elements; NULL: row-major */
+  const int64_t *strides; /* rank strides in elements; NULL: row-major. Other
+                             layouts are refused (the code is row-major),
+                             but for dimensions of size 1 and a batch's */
   void *data;             /* the first element */
 } PbcTensor;
 
@@ -119,13 +121,15 @@ void *pbcProgramEntryPackedFunction(const PbcProgram *p, int entry);
 
 /* Calls entry with tensors args[0..numArgs) (inputs, then outputs) after
  * checking the count, each element type, rank and shape against the entry's
- * signature, that data is not NULL, and that no output overlaps another
- * argument. False with a message on a mismatch; nothing is called then. */
+ * signature, that the strides are row-major, that data is not NULL, and
+ * that no output overlaps another argument. False with a message on a mismatch; nothing is called then. */
 bool pbcProgramCall(const PbcProgram *p, int entry, const PbcTensor *args, int numArgs,
                     char **error);
 /* Calls entry with memref descriptors[0..numDescriptors) after checking
- * their count, sizes against the entry's shapes and aligned pointers (a
- * descriptor carries no element type: that is the caller's promise). */
+ * their count, sizes against the entry's shapes, a zero offset and
+ * row-major strides (the code has both built in; a batch's glue follows
+ * its leading stride and the offset) and aligned pointers (a descriptor
+ * carries no element type: that is the caller's promise). */
 bool pbcProgramInvoke(const PbcProgram *p, int entry, void **descriptors,
                       int numDescriptors, char **error);
 
