@@ -40,15 +40,30 @@ bool pbcEntrySigIsBatched(const PbcEntrySig *sig) {
  * read along the batch. Kept in a map as (uniform << 4) | (p + 1). */
 typedef struct {
   PbcPtrMap map;
+  /* A batched value's factor F: its batch dimension holds F consecutive
+   * entries per batch element (the batch merged with the dimensions after
+   * it: BERT's rows of batch x sequence); absent: 1. */
+  PbcPtrMap factors;
   MlirOperation bad;
   char why[256];
 } Flow;
+
+static int64_t factorOf(const Flow *f, MlirValue v) {
+  int k = pbcPtrMapGet(&f->factors, v.ptr);
+  return k < 0 ? 1 : k;
+}
+
+static void setFactor(Flow *f, MlirValue v, int64_t k) {
+  if (k != 1)
+    pbcPtrMapPut(&f->factors, v.ptr, (int)k);
+}
 
 static void setInfo(Flow *f, MlirValue v, int pos, unsigned uniform) {
   pbcPtrMapPut(&f->map, v.ptr, (int)((uniform & 0xFFu) << 4) | (pos + 1));
 }
 
-static int posOf(const Flow *f, MlirValue v) {
+static int posOf(const void *flow, MlirValue v) {
+  const Flow *f = flow;
   int c = pbcPtrMapGet(&f->map, v.ptr);
   return c < 0 ? -1 : (c & 15) - 1;
 }
@@ -83,19 +98,35 @@ static MlirAttribute attr(MlirOperation op, const char *name) {
 
 /* --- linalg.generic ------------------------------------------------------------ */
 
+/* Whether a use of a loop index is the batch subscript of a tensor.extract
+ * of a batched value (read inside a body: the same batch element's). */
+static bool batchSubscript(const void *flow, MlirOpOperand use);
+
+typedef struct {
+  const void *flow;
+  int64_t dim;
+  bool reads;
+} IndexScan;
+
 static MlirWalkResult findIndexOf(MlirOperation op, void *data) {
-  int64_t *dim = data;
-  if (pbcOpIsA(op, "linalg.index") &&
-      mlirIntegerAttrGetValueInt(attr(op, "dim")) == *dim) {
-    *dim = -1;
-    return MlirWalkResultInterrupt;
-  }
+  IndexScan *s = data;
+  if (!pbcOpIsA(op, "linalg.index") || mlirIntegerAttrGetValueInt(attr(op, "dim")) != s->dim)
+    return MlirWalkResultAdvance;
+  for (MlirOpOperand u = mlirValueGetFirstUse(mlirOperationGetResult(op, 0));
+       !mlirOpOperandIsNull(u); u = mlirOpOperandGetNextUse(u))
+    if (!batchSubscript(s->flow, u)) {
+      s->reads = true;
+      return MlirWalkResultInterrupt;
+    }
   return MlirWalkResultAdvance;
 }
 
-static bool readsIndex(MlirOperation g, int64_t dim) {
-  mlirOperationWalk(g, findIndexOf, &dim, MlirWalkPreOrder);
-  return dim == -1;
+/* Whether g's body reads loop dim's index other than as the batch
+ * subscript of a batched value it extracts from. */
+static bool readsIndex(const void *flow, MlirOperation g, int64_t dim) {
+  IndexScan s = {flow, dim, false};
+  mlirOperationWalk(g, findIndexOf, &s, MlirWalkPreOrder);
+  return s.reads;
 }
 
 static bool mapUsesDim(MlirAffineMap map, intptr_t d) {
@@ -126,7 +157,7 @@ static bool blockArgUnused(MlirOperation g, int i) {
          mlirOpOperandIsNull(mlirValueGetFirstUse(mlirBlockGetArgument(body, i)));
 }
 
-static bool flowGeneric(Flow *f, MlirOperation g, bool anyBatched) {
+static bool flowGeneric(Flow *f, MlirOperation g, bool anyBatched, intptr_t capturedLoop) {
   MlirAttribute seg = attr(g, "operandSegmentSizes"), maps = attr(g, "indexing_maps"),
                 iters = attr(g, "iterator_types");
   if (mlirAttributeIsNull(seg) || mlirAttributeIsNull(maps) || mlirAttributeIsNull(iters))
@@ -136,7 +167,7 @@ static bool flowGeneric(Flow *f, MlirOperation g, bool anyBatched) {
   if (mlirArrayAttrGetNumElements(maps) != n || mlirOperationGetNumResults(g) != nOuts)
     return refuse(f, g, "has operands its maps do not describe");
   MlirAttribute parallel = pbcLinalgParallelIterator(mlirOperationGetContext(g));
-  if (!anyBatched) {
+  if (!anyBatched && capturedLoop < 0) {
     /* No batch: a result is uniform along a position whose loop no input
      * reads, the body does not index, and the init is uniform along (or
      * unread). */
@@ -149,7 +180,7 @@ static bool flowGeneric(Flow *f, MlirOperation g, bool anyBatched) {
         if (!mlirAffineExprIsADim(e))
           continue;
         intptr_t d = mlirAffineDimExprGetPosition(e);
-        bool ok = !readsIndex(g, d) &&
+        bool ok = !readsIndex(f, g, d) &&
                   ((uniformOf(f, init) >> r) & 1u || blockArgUnused(g, nIns + o));
         for (int i = 0; ok && i < nIns; ++i)
           ok = !mapUsesDim(mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, i)), d);
@@ -160,8 +191,11 @@ static bool flowGeneric(Flow *f, MlirOperation g, bool anyBatched) {
     }
     return true;
   }
-  /* The batch loop: the one loop every batched operand reads its batch by. */
-  intptr_t b = -1;
+  /* The batch loop: the one loop every batched operand reads its batch by
+   * (and the body's extracts of batched values, where it has them), with
+   * one factor. */
+  intptr_t b = capturedLoop;
+  int64_t factor = -1;
   for (int k = 0; k < n; ++k) {
     MlirValue v = mlirOperationGetOperand(g, k);
     int p = posOf(f, v);
@@ -174,7 +208,10 @@ static bool flowGeneric(Flow *f, MlirOperation g, bool anyBatched) {
     intptr_t d = mlirAffineDimExprGetPosition(e);
     if (b != -1 && d != b)
       return refuse(f, g, "pairs batch elements of different operands by different loops");
+    if (factor != -1 && factorOf(f, v) != factor)
+      return refuse(f, g, "pairs operands whose batch elements have different sizes");
     b = d;
+    factor = factorOf(f, v);
     if (exactPosition(map, b) != p)
       return refuse(f, g, "reads the batch loop in more than one subscript");
   }
@@ -182,7 +219,7 @@ static bool flowGeneric(Flow *f, MlirOperation g, bool anyBatched) {
     return refuse(f, g, "has no loop over the batch");
   if (!mlirAttributeEqual(mlirArrayAttrGetElement(iters, b), parallel))
     return refuse(f, g, "reduces over the batch");
-  if (readsIndex(g, b))
+  if (readsIndex(f, g, b))
     return refuse(f, g, "reads the batch index (linalg.index)");
   for (int k = 0; k < n; ++k) {
     MlirValue v = mlirOperationGetOperand(g, k);
@@ -198,7 +235,10 @@ static bool flowGeneric(Flow *f, MlirOperation g, bool anyBatched) {
     int q = exactPosition(om, b);
     if (q < 0)
       return refuse(f, g, "has a result without the batch");
+    if (capturedLoop >= 0 && factor > 1)
+      return refuse(f, g, "extracts from a batched value in a body over merged batch elements");
     setInfo(f, mlirOperationGetResult(g, o), q, 0);
+    setFactor(f, mlirOperationGetResult(g, o), factor < 0 ? 1 : factor);
   }
   return true;
 }
@@ -216,6 +256,7 @@ static bool flowReshape(Flow *f, MlirOperation op, bool expand) {
   int p = posOf(f, src);
   unsigned uniform = uniformOf(f, src), outUniform = 0;
   int outPos = -1;
+  int64_t outFactor = expand ? 1 : factorOf(f, src);
   for (intptr_t g = 0; g < mlirArrayAttrGetNumElements(groups); ++g) {
     MlirAttribute members = mlirArrayAttrGetElement(groups, g);
     intptr_t m = mlirArrayAttrGetNumElements(members);
@@ -233,10 +274,17 @@ static bool flowReshape(Flow *f, MlirOperation op, bool expand) {
     }
     if (!expand) {
       if (holds) {
+        /* The batch may lead a merge (its elements' entries stay
+         * consecutive: the factor grows); a dimension before it may not. */
+        bool after = false;
         for (intptr_t k = 0; k < m; ++k) {
           int d = (int)mlirIntegerAttrGetValueInt(mlirArrayAttrGetElement(members, k));
-          if (d != p && dimSize(src, d) != 1)
-            return refuse(f, op, "merges the batch with another dimension");
+          if (d == p)
+            after = true;
+          else if (!after && dimSize(src, d) != 1)
+            return refuse(f, op, "merges the batch into a dimension before it");
+          else if (after)
+            outFactor *= dimSize(src, d);
         }
         outPos = (int)g;
       }
@@ -244,22 +292,38 @@ static bool flowReshape(Flow *f, MlirOperation op, bool expand) {
         outUniform |= 1u << g;
       continue;
     }
-    /* expand: the group of source dim g becomes result dims `members`. */
+    /* expand: the group of source dim g becomes result dims `members`.
+     * The batch (the probe's prime times its factor F) goes to the group's
+     * first dimension that is not 1, which must be a multiple of the probe
+     * (probe x F0, F0 dividing F); the dimensions after it split F / F0. */
+    int64_t rest = 1;
     for (intptr_t k = 0; k < m; ++k) {
       int d = (int)mlirIntegerAttrGetValueInt(mlirArrayAttrGetElement(members, k));
+      int64_t size = dimSize(wide, d);
       if (holds) {
-        if (dimSize(wide, d) == dimSize(src, (int)g) && outPos < 0)
+        if (outPos >= 0)
+          rest *= size;
+        else if (size != 1) {
+          int64_t whole = factorOf(f, src);
+          if (size % kProbeBatch != 0 || whole % (size / kProbeBatch) != 0)
+            return refuse(f, op, "splits the batch into several dimensions");
           outPos = d;
-        else if (dimSize(wide, d) != 1)
-          return refuse(f, op, "splits the batch into several dimensions");
+          outFactor = size / kProbeBatch;
+        }
       }
       if (allUniform && d < 8)
         outUniform |= 1u << d;
     }
+    if (holds && outPos >= 0 && outFactor * rest != factorOf(f, src))
+      return refuse(f, op, "splits the batch into several dimensions");
   }
   if (p >= 0 && outPos < 0)
     return refuse(f, op, "loses the batch dimension");
+  if (outFactor > (1 << 30))
+    return refuse(f, op, "merges more than 2^30 entries per batch element");
   setInfo(f, res, outPos, outUniform);
+  if (p >= 0)
+    setFactor(f, res, outFactor);
   return true;
 }
 
@@ -280,6 +344,8 @@ static bool flowExtractSlice(Flow *f, MlirOperation op) {
   if (p >= 0 && !wholeAlong(op, src, p))
     return refuse(f, op, "takes part of the batch");
   setInfo(f, res, p, uniformOf(f, src));
+  if (p >= 0)
+    setFactor(f, res, factorOf(f, src));
   return true;
 }
 
@@ -294,7 +360,11 @@ static bool flowInsertSlice(Flow *f, MlirOperation op) {
   bool dstOk = posOf(f, dst) == p || (p < 8 && ((uniformOf(f, dst) >> p) & 1u));
   if (!srcOk || !dstOk || !wholeAlong(op, dst, p) || dimSize(src, p) != dimSize(dst, p))
     return refuse(f, op, "writes part of the batch");
+  MlirValue held = posOf(f, src) >= 0 ? src : dst;
+  if (posOf(f, src) >= 0 && posOf(f, dst) >= 0 && factorOf(f, src) != factorOf(f, dst))
+    return refuse(f, op, "places batch elements of one size into those of another");
   setInfo(f, res, p, 0);
+  setFactor(f, res, factorOf(f, held));
   return true;
 }
 
@@ -310,6 +380,7 @@ static bool flowPad(Flow *f, MlirOperation op) {
       !mlirOpOperandIsNull(mlirValueGetFirstUse(mlirBlockGetArgument(body, p))))
     return refuse(f, op, "pads with a value computed from the batch index");
   setInfo(f, res, p, 0);
+  setFactor(f, res, factorOf(f, src));
   return true;
 }
 
@@ -325,7 +396,17 @@ static bool flowConcat(Flow *f, MlirOperation op) {
     if (posOf(f, v) != p && !(p < 8 && ((uniformOf(f, v) >> p) & 1u)))
       return refuse(f, op, "concatenates operands that hold the batch in different places");
   }
+  int64_t factor = -1;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    MlirValue v = mlirOperationGetOperand(op, i);
+    if (posOf(f, v) < 0)
+      continue;
+    if (factor != -1 && factorOf(f, v) != factor)
+      return refuse(f, op, "concatenates batch elements of different sizes");
+    factor = factorOf(f, v);
+  }
   setInfo(f, mlirOperationGetResult(op, 0), p, 0);
+  setFactor(f, mlirOperationGetResult(op, 0), factor);
   return true;
 }
 
@@ -337,27 +418,61 @@ static bool flowSoftmax(Flow *f, MlirOperation op) {
     return refuse(f, op, "normalizes along the batch");
   if (posOf(f, init) != p && !(p < 8 && ((uniformOf(f, init) >> p) & 1u)))
     return refuse(f, op, "writes into a value that holds the batch elsewhere");
+  if (posOf(f, init) == p && factorOf(f, init) != factorOf(f, in))
+    return refuse(f, op, "writes batch elements of one size into those of another");
   setInfo(f, mlirOperationGetResult(op, 0), p, 0);
+  setFactor(f, mlirOperationGetResult(op, 0), factorOf(f, in));
   return true;
 }
 
 /* --- one op, one function -------------------------------------------------------- */
 
+static bool batchSubscript(const void *flow, MlirOpOperand use) {
+  MlirOperation user = mlirOpOperandGetOwner(use);
+  intptr_t n = mlirOpOperandGetOperandNumber(use);
+  return pbcOpIsA(user, "tensor.extract") && n >= 1 &&
+         posOf(flow, mlirOperationGetOperand(user, 0)) == n - 1;
+}
+
+/* What a region reads from batched values defined outside it: only
+ * `tensor.extract %v[...]` in a linalg.generic's body whose batch
+ * subscript is one loop's index (`loop`: the same for all) reads the batch
+ * element the iteration computes; anything else (a gather's table indexed
+ * by data) reads any element. */
 typedef struct {
   const Flow *f;
   MlirOperation top;
-  bool captured;
+  intptr_t loop;
+  bool other;
 } CaptureScan;
 
 static MlirWalkResult findCapture(MlirOperation op, void *data) {
   CaptureScan *s = data;
   if (mlirOperationEqual(op, s->top))
     return MlirWalkResultAdvance;
-  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
-    if (posOf(s->f, mlirOperationGetOperand(op, i)) >= 0) {
-      s->captured = true;
+  for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i) {
+    int p = posOf(s->f, mlirOperationGetOperand(op, i));
+    if (p < 0)
+      continue;
+    MlirValue sub = i == 0 && pbcOpIsA(op, "tensor.extract") && p + 1 < mlirOperationGetNumOperands(op)
+                        ? mlirOperationGetOperand(op, p + 1)
+                        : (MlirValue){NULL};
+    MlirOperation index = !mlirValueIsNull(sub) && mlirValueIsAOpResult(sub)
+                              ? mlirOpResultGetOwner(sub)
+                              : (MlirOperation){NULL};
+    bool inBody = mlirOperationEqual(mlirOperationGetParentOperation(op), s->top) &&
+                  pbcOpIsA(s->top, "linalg.generic");
+    if (mlirOperationIsNull(index) || !pbcOpIsA(index, "linalg.index") || !inBody) {
+      s->other = true;
       return MlirWalkResultInterrupt;
     }
+    intptr_t k = (intptr_t)mlirIntegerAttrGetValueInt(attr(index, "dim"));
+    if (s->loop >= 0 && s->loop != k) {
+      s->other = true;
+      return MlirWalkResultInterrupt;
+    }
+    s->loop = k;
+  }
   return MlirWalkResultAdvance;
 }
 
@@ -365,19 +480,20 @@ static bool flowOp(Flow *f, MlirOperation op) {
   bool anyBatched = false;
   for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
     anyBatched |= posOf(f, mlirOperationGetOperand(op, i)) >= 0;
+  CaptureScan s = {f, op, -1, false};
   if (mlirOperationGetNumRegions(op) > 0) {
-    /* A region reading a batched value from outside (a gather's table)
-     * reads any batch element. */
-    CaptureScan s = {f, op, false};
     mlirOperationWalk(op, findCapture, &s, MlirWalkPreOrder);
-    if (s.captured)
+    if (s.other)
       return refuse(f, op, "reads a batched value inside its region");
   }
   if (pbcOpIsA(op, "linalg.generic"))
-    return flowGeneric(f, op, anyBatched);
+    return flowGeneric(f, op, anyBatched, s.loop);
+  if (s.loop >= 0)
+    return refuse(f, op, "reads a batched value inside its region");
   if (pbcOpIsA(op, "func.return")) {
     for (intptr_t i = 0; i < mlirOperationGetNumOperands(op); ++i)
-      if (posOf(f, mlirOperationGetOperand(op, i)) != 0)
+      if (posOf(f, mlirOperationGetOperand(op, i)) != 0 ||
+          factorOf(f, mlirOperationGetOperand(op, i)) != 1)
         return refuse(f, op, "returns a result whose leading dimension is not the batch");
     return true;
   }
@@ -395,6 +511,7 @@ static bool flowOp(Flow *f, MlirOperation op) {
   if (pbcOpIsA(op, "tensor.cast")) {
     MlirValue src = mlirOperationGetOperand(op, 0);
     setInfo(f, mlirOperationGetResult(op, 0), posOf(f, src), uniformOf(f, src));
+    setFactor(f, mlirOperationGetResult(op, 0), factorOf(f, src));
     return true;
   }
   if (pbcOpIsA(op, "tensor.collapse_shape"))
@@ -428,6 +545,7 @@ static bool separates(MlirOperation func, const bool *batched, MlirStringRef nam
   size_t values = (size_t)mlirBlockGetNumArguments(entry) + 16;
   mlirOperationWalk(func, countValues, &values, MlirWalkPreOrder);
   pbcPtrMapInit(&f.map, values);
+  pbcPtrMapInit(&f.factors, values);
   bool ok = mlirBlockIsNull(mlirBlockGetNextInRegion(entry));
   if (!ok)
     refuse(&f, func, "has more than one block");
@@ -444,6 +562,7 @@ static bool separates(MlirOperation func, const bool *batched, MlirStringRef nam
                    (int)name.length, name.data, pbcOpName(f.bad, on, sizeof(on)), f.why);
   }
   pbcPtrMapDestroy(&f.map);
+  pbcPtrMapDestroy(&f.factors);
   return ok;
 }
 
@@ -541,6 +660,71 @@ static bool sizesOnlyShape(MlirOperation f) {
   return false;
 }
 
+/* --- torch-mlir's broadcasts ------------------------------------------------------ */
+
+/* torch-mlir writes a broadcast of a tensor with a dynamic size X as an
+ * extract in a generic's body at `select(X == 1, 0, i)`, i the index of the
+ * loop over X (the output's size there is X): the broadcast of a size-1
+ * dimension. With i in [0, X), X == 1 means i == 0, so the select is i
+ * itself, for every X; written so, the body reads the batch size no more
+ * (it would be folded differently at each size). */
+static bool isConstantInt(MlirValue v, int64_t want) {
+  if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
+    return false;
+  MlirAttribute a = attr(mlirOpResultGetOwner(v), "value");
+  return mlirAttributeIsAInteger(a) && mlirIntegerAttrGetValueInt(a) == want;
+}
+
+/* The value giving loop k's extent of generic g, when its output's size
+ * there is a tensor.empty's dynamic operand; NULL otherwise. */
+static MlirValue loopExtent(MlirOperation g, int64_t k) {
+  MlirAttribute seg = attr(g, "operandSegmentSizes"), maps = attr(g, "indexing_maps");
+  if (mlirAttributeIsNull(seg) || mlirAttributeIsNull(maps))
+    return (MlirValue){NULL};
+  int nIns = mlirDenseI32ArrayGetElement(seg, 0), nOuts = mlirDenseI32ArrayGetElement(seg, 1);
+  for (int o = 0; o < nOuts; ++o) {
+    MlirAffineMap om = mlirAffineMapAttrGetValue(mlirArrayAttrGetElement(maps, nIns + o));
+    int r = exactPosition(om, k);
+    MlirValue init = mlirOperationGetOperand(g, nIns + o);
+    MlirType t = mlirValueGetType(init);
+    if (r < 0 || !mlirValueIsAOpResult(init) || !pbcOpIsA(mlirOpResultGetOwner(init), "tensor.empty") ||
+        !mlirShapedTypeIsDynamicDim(t, r))
+      continue;
+    int dyn = 0; /* tensor.empty's operands: its dynamic sizes, in order */
+    for (int d = 0; d < r; ++d)
+      dyn += mlirShapedTypeIsDynamicDim(t, d);
+    return mlirOperationGetOperand(mlirOpResultGetOwner(init), dyn);
+  }
+  return (MlirValue){NULL};
+}
+
+static MlirWalkResult simplifyBroadcastSelect(MlirOperation op, void *data) {
+  (void)data;
+  if (!pbcOpIsA(op, "arith.select"))
+    return MlirWalkResultAdvance;
+  MlirValue cond = mlirOperationGetOperand(op, 0), index = mlirOperationGetOperand(op, 2);
+  MlirOperation cmp = mlirValueIsAOpResult(cond) ? mlirOpResultGetOwner(cond) : (MlirOperation){NULL};
+  MlirOperation idx = mlirValueIsAOpResult(index) ? mlirOpResultGetOwner(index) : (MlirOperation){NULL};
+  MlirOperation g = mlirOperationGetParentOperation(op);
+  if (mlirOperationIsNull(cmp) || !pbcOpIsA(cmp, "arith.cmpi") ||
+      mlirIntegerAttrGetValueInt(attr(cmp, "predicate")) != 0 /* eq */ ||
+      mlirOperationIsNull(idx) || !pbcOpIsA(idx, "linalg.index") ||
+      !isConstantInt(mlirOperationGetOperand(op, 1), 0) || !pbcOpIsA(g, "linalg.generic"))
+    return MlirWalkResultAdvance;
+  MlirValue a = mlirOperationGetOperand(cmp, 0), b = mlirOperationGetOperand(cmp, 1);
+  MlirValue x = isConstantInt(b, 1) ? a : isConstantInt(a, 1) ? b : (MlirValue){NULL};
+  MlirValue extent = loopExtent(g, mlirIntegerAttrGetValueInt(attr(idx, "dim")));
+  if (mlirValueIsNull(x) || mlirValueIsNull(extent) || !mlirValueEqual(x, extent))
+    return MlirWalkResultAdvance;
+  mlirValueReplaceAllUsesOfWith(mlirOperationGetResult(op, 0), index);
+  return MlirWalkResultAdvance;
+}
+
+static void simplifyBroadcasts(MlirOperation f) {
+  mlirOperationWalk(f, simplifyBroadcastSelect, NULL, MlirWalkPostOrder);
+  /* The selects and compares left unused go with canonicalization. */
+}
+
 /* --- the whole ------------------------------------------------------------------- */
 
 static MlirType functionType(MlirOperation f) {
@@ -594,8 +778,15 @@ static bool batchedInputs(MlirOperation f, bool *batched, bool *any) {
   return true;
 }
 
+/* The ops compared between batches: not loop indices and index constants,
+ * which canonicalization trades for each other at a batch of one (the
+ * index of a loop of one iteration is 0); sizes that could reach the
+ * computation through them were refused on the dynamic program. */
 static MlirWalkResult collectOp(MlirOperation op, void *data) {
-  pbcOpListPush(data, op);
+  bool indexConstant = pbcOpIsA(op, "arith.constant") &&
+                       mlirTypeIsAIndex(mlirValueGetType(mlirOperationGetResult(op, 0)));
+  if (!indexConstant && !pbcOpIsA(op, "linalg.index"))
+    pbcOpListPush(data, op);
   return MlirWalkResultAdvance;
 }
 
@@ -700,8 +891,12 @@ bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs)
     MlirOperation f = nthPublic(m, k);
     if (mlirFunctionTypeGetNumInputs(functionType(f)) > PBC_MAX_ARGS)
       continue; /* the signature check names it */
-    if (!batchedInputs(f, &batched[(size_t)k * PBC_MAX_ARGS], &loops[k]) ||
-        (loops[k] && !sizesOnlyShape(f)))
+    bool dyn = batchedInputs(f, &batched[(size_t)k * PBC_MAX_ARGS], &loops[k]);
+    if (dyn && loops[k]) {
+      simplifyBroadcasts(f);
+      pbcRunPipelineText(mlirModuleGetOperation(m), "func.func(canonicalize)");
+    }
+    if (!dyn || (loops[k] && !sizesOnlyShape(f)))
       allSeparate = loops[k] = false;
   }
   /* The proof, on a copy at the probe batch (TOSA and named ops as

@@ -20,8 +20,10 @@
 // HDR: void _mlir_ciface_pairs(const PbcMemRef_f32_3 *in0 /* ?x2x3xf32 */,
 // HDR-NEXT: const PbcMemRef_f32_2 *in1 /* ?x3xf32 */,
 // HDR-NEXT: PbcMemRef_f32_3 *out0 /* ?x3x2xf32 */);
+// HDR: void _mlir_ciface_rows(const PbcMemRef_f32_3 *in0 /* ?x4x3xf32 */,
+// HDR: void _mlir_ciface_broadcast(const PbcMemRef_f32_2 *in0 /* ?x4xf32 */,
 // HDR: void _mlir_ciface_still(const PbcMemRef_f32_1 *in0 /* 5xf32 */,
-// SIG: entries 3
+// SIG: entries 5
 // SIG-NEXT: mlp 3 1
 // SIG-NEXT: 0 2 -1 8
 // SIG-NEXT: 0 2 8 4
@@ -33,6 +35,8 @@
 // SYM-DAG: T _mlir_ciface_pairs
 // S1: func.func @mlp__pbc_slice(%arg0: memref<1x8xf32>, %arg1: memref<8x4xf32> {pbc.invariant}, %arg2: memref<4xf32>, %arg3: memref<1x4xf32>)
 // S1: func.func @pairs__pbc_slice(%arg0: memref<1x2x3xf32>, %arg1: memref<1x3xf32>, %arg2: memref<1x3x2xf32>)
+// S1: func.func @rows__pbc_slice(%arg0: memref<1x4x3xf32>, %arg1: memref<3x5xf32>, %arg2: memref<1x4x5xf32>)
+// S1: func.func @broadcast__pbc_slice(%arg0: memref<1x4xf32>, %arg1: memref<1x1xf32>, %arg2: memref<1x4xf32>)
 // S1: func.func @still(
 // SIZED: func.func @mlp(%arg0: memref<6x8xf32>
 #id2 = affine_map<(i, j) -> (i, j)>
@@ -66,6 +70,44 @@ func.func @pairs(%x: tensor<?x2x3xf32>, %y: tensor<?x3xf32>) -> tensor<?x3x2xf32
     linalg.yield %s : f32
   } -> tensor<?x3x2xf32>
   return %t : tensor<?x3x2xf32>
+}
+// The batch merged with the rows after it for a matmul (BERT's linear
+// layers: batch x sequence rows), then split again.
+func.func @rows(%x: tensor<?x4x3xf32>, %w: tensor<3x5xf32>) -> tensor<?x4x5xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x3xf32>
+  %flat = tensor.collapse_shape %x [[0, 1], [2]] : tensor<?x4x3xf32> into tensor<?x3xf32>
+  %c4 = arith.constant 4 : index
+  %m = arith.muli %n, %c4 : index
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty(%m) : tensor<?x5xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<?x5xf32>) -> tensor<?x5xf32>
+  %p = linalg.matmul ins(%flat, %w : tensor<?x3xf32>, tensor<3x5xf32>) outs(%f : tensor<?x5xf32>) -> tensor<?x5xf32>
+  %r = tensor.expand_shape %p [[0, 1], [2]] output_shape [%n, 4, 5] : tensor<?x5xf32> into tensor<?x4x5xf32>
+  return %r : tensor<?x4x5xf32>
+}
+// torch-mlir's broadcast of a dynamic size: an extract in the body at
+// select(n == 1, 0, i), i the index of the loop over n.
+func.func @broadcast(%x: tensor<?x4xf32>, %s: tensor<?x1xf32>) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4xf32>
+  %e = tensor.empty(%n) : tensor<?x4xf32>
+  %b = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<?x4xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %one = arith.cmpi eq, %n, %c1 : index
+    %k = arith.select %one, %c0, %i : index
+    %v = tensor.extract %s[%k, %c0] : tensor<?x1xf32>
+    linalg.yield %v : f32
+  } -> tensor<?x4xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<?x4xf32>, tensor<?x4xf32>) outs(%e : tensor<?x4xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %t = arith.mulf %a, %c : f32
+    linalg.yield %t : f32
+  } -> tensor<?x4xf32>
+  return %r : tensor<?x4xf32>
 }
 func.func @still(%x: tensor<5xf32>) -> tensor<5xf32> {
   %e = tensor.empty() : tensor<5xf32>

@@ -4,7 +4,8 @@ examples, the test inputs, random programs from tests/differential) are fed
 to `pbc` on every target; each run is classified by how pbc ended.
 
     /usr/bin/python3 tests/fuzz/fuzz_driver.py --pbc build/bin/pbc \\
-        [--seed S] [--count N] [--targets cpu,nvgpu,amdgpu] [--run-share 0.1] [--out DIR]
+        [--seed S] [--count N] [--targets cpu,nvgpu,amdgpu] [--run-share 0.1] [--lib-share 0.15]
+        [--out DIR]
 
 Classes:
   ok / error     pbc compiled it, or rejected it with exit 1 or 2 (a clean
@@ -117,6 +118,18 @@ def m_dim_all(r, t):
                     "65536", "1048576", "2147483648"))
     return SHAPE_RE.sub(lambda m: m.group(1) + "x".join(
         new if d == old else d for d in m.group(2).split("x")[:-1]) + "x", t)
+
+
+def m_batch(r, t):
+    """One leading size made `?` wherever it leads a shape: a dynamic
+    batch, which --emit=lib compiles once for every batch or names what
+    keeps it from that (a static tensor.empty left is a verifier's error)."""
+    leads = sorted({m.group(2).split("x")[0] for m in SHAPE_RE.finditer(t)})
+    if not leads:
+        return None
+    old = r.choice(leads)
+    return SHAPE_RE.sub(lambda m: m.group(1) + (
+        "?x" + m.group(2)[len(old) + 1:] if m.group(2).split("x")[0] == old else m.group(2)), t)
 
 
 def m_type(r, t):
@@ -239,7 +252,7 @@ def m_visibility(r, t):
 # mostly test the parser.
 MUTATORS = (m_number,) * 6 + (m_dim,) * 4 + (m_dim_all,) * 6 + (m_perm,) * 3 + (m_map,) * 3 + (
     m_type, m_type_all, m_op, m_delete_line, m_dup_line, m_swap_lines, m_bytes, m_truncate,
-    m_nest, m_name, m_name, m_visibility)
+    m_nest, m_name, m_name, m_visibility, m_batch, m_batch)
 
 
 def mutate(r, text):
@@ -349,6 +362,8 @@ def main():
     ap.add_argument("--targets", default="cpu,nvgpu,amdgpu")
     ap.add_argument("--run-share", type=float, default=0.1,
                     help="share of cpu mutants run with --run=1 --check")
+    ap.add_argument("--lib-share", type=float, default=0.15,
+                    help="share of the other cpu mutants compiled with --emit=lib")
     ap.add_argument("--random-seeds", type=int, default=40,
                     help="random programs added to the corpus")
     ap.add_argument("--timeout", type=int, default=60)
@@ -380,6 +395,8 @@ def main():
         pargs = ["--target=" + target]
         if target == "cpu" and r.random() < args.run_share:
             pargs += ["--run=1", "--check", "--seed=1"]
+        elif target == "cpu" and r.random() < args.lib_share:
+            pargs += ["--emit=lib", "-o", os.path.join(wd, "out.so")]
         else:
             pargs += ["--emit=obj", "-o", os.path.join(wd, "out.o")]
         cls, detail = classify(pbc, pbc_opt, path, pargs, args.timeout, wd)
