@@ -91,6 +91,14 @@ def test_bert_layer(tmp):
     model = pbc.onnx.compile(path, shapes={"x": (1, 128, 768)})
     x = np.random.randn(1, 128, 768).astype(np.float32)
     close(model(x)[0], reference(path, x), "BERT layer")
+    # The batch left symbolic: one compile for every batch (the rows of
+    # batch x sequence merged for the linear layers; torch-mlir's dynamic
+    # broadcasts), each batch against onnxruntime.
+    model = pbc.onnx.compile(path)
+    assert not model.dynamic, model.refused
+    for b in (1, 3):
+        x = np.random.randn(b, 128, 768).astype(np.float32)
+        close(model(x)[0], reference(path, x), "BERT layer for every batch, at batch %d" % b)
     # Batch and sequence both symbolic: the heads' Reshape takes a shape
     # tensor of the sizes, static once they are fixed.
     path = os.path.join(tmp, "bert_layer_dynamic.onnx")
