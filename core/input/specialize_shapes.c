@@ -10,6 +10,7 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/c_pass.h"
 #include "pbc/ir_build.h"
+#include "pbc/isolate.h"
 #include "pbc/op_list.h"
 #include "pbc/strbuf.h"
 
@@ -389,7 +390,11 @@ static bool checkStatic(MlirOperation f) {
         break;
       }
     }
-    pbcEmitOpError(op,
+    /* The casts this file adds have no location of their own: the
+     * function's stands for them. */
+    MlirLocation loc = mlirOperationGetLocation(op);
+    bool unknown = mlirLocationEqual(loc, mlirLocationUnknownGet(mlirOperationGetContext(op)));
+    pbcEmitOpError(unknown ? f : op,
                    "'%s' in @%.*s keeps a dynamic shape (%s) once the entry's sizes are fixed: "
                    "pbc compiles static shapes only",
                    pbcOpName(op, on, sizeof(on)), (int)name.length, name.data, tt);
@@ -410,10 +415,14 @@ static bool checkStatic(MlirOperation f) {
 static bool fold(MlirModule m) {
   /* canonicalize carries constant sizes through tensor.dim, tensor.empty,
    * reshapes and slices and folds tensor.cast into linalg ops; the
-   * resolver answers tensor.dim of results from their operands'. */
-  return pbcRunPipelineText(
-      mlirModuleGetOperation(m),
-      "func.func(canonicalize,resolve-ranked-shaped-type-result-dims,canonicalize)");
+   * resolver answers tensor.dim of results from their operands'. A crash
+   * of MLIR's in it (sizes that contradict each other) is replayed by the
+   * reproducer as these passes. */
+  static const char kPipeline[] =
+      "func.func(canonicalize,resolve-ranked-shaped-type-result-dims,canonicalize)";
+  pbcCrashContextSetPhase("fixing the entries' sizes");
+  pbcCrashContextAppendReplay(kPipeline);
+  return pbcRunPipelineText(mlirModuleGetOperation(m), kPipeline);
 }
 
 /* Every given shape names an input some entry has: a misspelt entry or a

@@ -13,9 +13,11 @@
 |* Whether a program separates so is proven on the program specialized at  *|
 |* a size no other dimension has, by following the batch dimension through *|
 |* every op (linalg's indexing maps after generalization, the reshapes,    *|
-|* slices, pads and concatenations); the program specialized at batch one   *|
-|* must have the same ops. Anything else is a located error naming the     *|
-|* op: `--shape` or `--dim` then compiles it for given sizes.              *|
+|* slices, pads, concatenations, softmax; the batch merged with the        *|
+|* dimensions after it keeps a factor); the dynamic program may read the   *|
+|* batch's size only for shapes, and the program specialized at batch one  *|
+|* must be the probe's but for that size. Anything else is a located error *|
+|* naming the op: `--shape` or `--dim` then compiles it for given sizes.   *|
 \*===----------------------------------------------------------------------===*/
 #ifndef PBC_BATCH_LOOP_H
 #define PBC_BATCH_LOOP_H
