@@ -23,7 +23,7 @@
 
 bool pbcEntrySigIsBatched(const PbcEntrySig *sig) {
   for (int i = 0; i < sig->numInputs + sig->numOutputs; ++i) {
-    const PbcTensorType *t = i < sig->numInputs ? &sig->inputs[i] : &sig->outputs[i - sig->numInputs];
+    const PbcTensorType *t = pbcEntrySigArg(sig, i);
     for (int d = 0; d < t->rank; ++d)
       if (t->shape[d] == PBC_DYNAMIC_SIZE)
         return true;
@@ -62,8 +62,7 @@ static void setInfo(Flow *f, MlirValue v, int pos, unsigned uniform) {
   pbcPtrMapPut(&f->map, v.ptr, (int)((uniform & 0xFFu) << 4) | (pos + 1));
 }
 
-static int posOf(const void *flow, MlirValue v) {
-  const Flow *f = flow;
+static int posOf(const Flow *f, MlirValue v) {
   int c = pbcPtrMapGet(&f->map, v.ptr);
   return c < 0 ? -1 : (c & 15) - 1;
 }
@@ -100,10 +99,10 @@ static MlirAttribute attr(MlirOperation op, const char *name) {
 
 /* Whether a use of a loop index is the batch subscript of a tensor.extract
  * of a batched value (read inside a body: the same batch element's). */
-static bool batchSubscript(const void *flow, MlirOpOperand use);
+static bool batchSubscript(const Flow *f, MlirOpOperand use);
 
 typedef struct {
-  const void *flow;
+  const Flow *flow;
   int64_t dim;
   bool reads;
 } IndexScan;
@@ -123,7 +122,7 @@ static MlirWalkResult findIndexOf(MlirOperation op, void *data) {
 
 /* Whether g's body reads loop dim's index other than as the batch
  * subscript of a batched value it extracts from. */
-static bool readsIndex(const void *flow, MlirOperation g, int64_t dim) {
+static bool readsIndex(const Flow *flow, MlirOperation g, int64_t dim) {
   IndexScan s = {flow, dim, false};
   mlirOperationWalk(g, findIndexOf, &s, MlirWalkPreOrder);
   return s.reads;
@@ -427,17 +426,18 @@ static bool flowSoftmax(Flow *f, MlirOperation op) {
 
 /* --- one op, one function -------------------------------------------------------- */
 
-static bool batchSubscript(const void *flow, MlirOpOperand use) {
+static bool batchSubscript(const Flow *f, MlirOpOperand use) {
   MlirOperation user = mlirOpOperandGetOwner(use);
   intptr_t n = mlirOpOperandGetOperandNumber(use);
   return pbcOpIsA(user, "tensor.extract") && n >= 1 &&
-         posOf(flow, mlirOperationGetOperand(user, 0)) == n - 1;
+         posOf(f, mlirOperationGetOperand(user, 0)) == n - 1;
 }
 
 /* What a region reads from batched values defined outside it: only
  * `tensor.extract %v[...]` in a linalg.generic's body whose batch
- * subscript is one loop's index (`loop`: the same for all) reads the batch
- * element the iteration computes; anything else (a gather's table indexed
+ * subscript is one loop's index (`loop`: the same for all), of a value
+ * whose batch is not merged with other dimensions, reads the batch element
+ * the iteration computes; anything else (a gather's table indexed
  * by data) reads any element. */
 typedef struct {
   const Flow *f;
@@ -454,6 +454,10 @@ static MlirWalkResult findCapture(MlirOperation op, void *data) {
     int p = posOf(s->f, mlirOperationGetOperand(op, i));
     if (p < 0)
       continue;
+    if (factorOf(s->f, mlirOperationGetOperand(op, i)) != 1) {
+      s->other = true; /* its batch subscript would not be one element's */
+      return MlirWalkResultInterrupt;
+    }
     MlirValue sub = i == 0 && pbcOpIsA(op, "tensor.extract") && p + 1 < mlirOperationGetNumOperands(op)
                         ? mlirOperationGetOperand(op, p + 1)
                         : (MlirValue){NULL};
@@ -743,9 +747,9 @@ static MlirOperation nthPublic(MlirModule m, int k) {
   return (MlirOperation){NULL};
 }
 
-/* Which inputs of public function f have a dynamic leading size; false
- * (after a located error) if a size other than the leading one is
- * dynamic, or f has no dynamic input. */
+/* Which inputs of public function f have a dynamic leading size (*any:
+ * whether one has); false (after a located error) if a size other than the
+ * leading one is dynamic, or a result is dynamic with no dynamic input. */
 static bool batchedInputs(MlirOperation f, bool *batched, bool *any) {
   MlirType ft = functionType(f);
   MlirStringRef name = funcName(f);
@@ -891,19 +895,21 @@ bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs)
     MlirOperation f = nthPublic(m, k);
     if (mlirFunctionTypeGetNumInputs(functionType(f)) > PBC_MAX_ARGS)
       continue; /* the signature check names it */
-    bool dyn = batchedInputs(f, &batched[(size_t)k * PBC_MAX_ARGS], &loops[k]);
-    if (dyn && loops[k]) {
-      simplifyBroadcasts(f);
-      pbcRunPipelineText(mlirModuleGetOperation(m), "func.func(canonicalize)");
-    }
-    if (!dyn || (loops[k] && !sizesOnlyShape(f)))
+    if (!batchedInputs(f, &batched[(size_t)k * PBC_MAX_ARGS], &loops[k]))
       allSeparate = loops[k] = false;
+    else if (loops[k])
+      simplifyBroadcasts(f);
   }
+  /* The selects the broadcasts no longer use go before sizes are traced. */
+  bool ok = pbcRunPipelineText(mlirModuleGetOperation(m), "func.func(canonicalize)");
+  for (int k = 0; ok && k < numPublic; ++k)
+    if (loops[k] && !sizesOnlyShape(nthPublic(m, k)))
+      allSeparate = loops[k] = false;
   /* The proof, on a copy at the probe batch (TOSA and named ops as
    * generics); then the program at a batch of one must be the probe's
    * program but for the batch's size. */
   MlirModule probe = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
-  bool ok = specializeAt(probe, kProbeBatch);
+  ok = ok && specializeAt(probe, kProbeBatch);
   MlirModule probeText = {NULL};
   if (ok)
     probeText = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(probe)));
@@ -943,11 +949,24 @@ bool pbcBatchLoopPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs)
     if (!loops[k])
       continue;
     PbcEntrySig *s = &sigs[k];
+    /* The glue hands the slice one batch element: its batched inputs and
+     * every result must lead with a size of 1 at a batch of one (what the
+     * proof says; checked, as the glue's strides rely on it). */
     for (int i = 0; i < s->numInputs; ++i)
-      if (batched[(size_t)k * PBC_MAX_ARGS + i])
+      if (batched[(size_t)k * PBC_MAX_ARGS + i]) {
+        ok &= s->inputs[i].rank > 0 && s->inputs[i].shape[0] == 1;
         s->inputs[i].shape[0] = PBC_DYNAMIC_SIZE;
-    for (int i = 0; i < s->numOutputs; ++i)
-      s->outputs[i].shape[0] = PBC_DYNAMIC_SIZE; /* every result leads with the batch */
+      }
+    for (int i = 0; i < s->numOutputs; ++i) {
+      ok &= s->outputs[i].rank > 0 && s->outputs[i].shape[0] == 1;
+      s->outputs[i].shape[0] = PBC_DYNAMIC_SIZE;
+    }
+    if (!ok) {
+      pbcEmitOpError(nthPublic(m, k),
+                     "pbc internal error: @%s at a batch of one has a batched argument that does "
+                     "not lead with one element", s->name);
+      break;
+    }
     char sliceName[sizeof(s->name) + sizeof(PBC_BATCH_SLICE_SUFFIX)];
     snprintf(sliceName, sizeof(sliceName), "%s%s", s->name, PBC_BATCH_SLICE_SUFFIX);
     MlirOperation f = nthPublic(m, k);

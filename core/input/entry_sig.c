@@ -25,6 +25,10 @@ const char *pbcElemCType(PbcElemKind k) {
   return names[k];
 }
 
+const PbcTensorType *pbcEntrySigArg(const PbcEntrySig *sig, int i) {
+  return i < sig->numInputs ? &sig->inputs[i] : &sig->outputs[i - sig->numInputs];
+}
+
 int64_t pbcTensorNumElements(const PbcTensorType *t) {
   int64_t n = 1;
   for (int i = 0; i < t->rank; ++i)

@@ -15,8 +15,7 @@ bool pbcEntrySigsWrite(FILE *f, const PbcEntrySig *sigs, int n) {
   for (int s = 0; s < n; ++s) {
     fprintf(f, "%s %d %d\n", sigs[s].name, sigs[s].numInputs, sigs[s].numOutputs);
     for (int i = 0; i < sigs[s].numInputs + sigs[s].numOutputs; ++i) {
-      const PbcTensorType *t = i < sigs[s].numInputs ? &sigs[s].inputs[i]
-                                                     : &sigs[s].outputs[i - sigs[s].numInputs];
+      const PbcTensorType *t = pbcEntrySigArg(&sigs[s], i);
       fprintf(f, "%d %d", (int)t->elem, t->rank);
       for (int d = 0; d < t->rank; ++d)
         fprintf(f, " %lld", (long long)t->shape[d]);

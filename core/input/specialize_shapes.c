@@ -412,17 +412,16 @@ static bool checkStatic(MlirOperation f) {
 
 /* --- the whole ---------------------------------------------------------------- */
 
+static const char kFoldPipeline[] =
+    "func.func(canonicalize,resolve-ranked-shaped-type-result-dims,canonicalize)";
+
 static bool fold(MlirModule m) {
   /* canonicalize carries constant sizes through tensor.dim, tensor.empty,
    * reshapes and slices and folds tensor.cast into linalg ops; the
    * resolver answers tensor.dim of results from their operands'. A crash
    * of MLIR's in it (sizes that contradict each other) is replayed by the
    * reproducer as these passes. */
-  static const char kPipeline[] =
-      "func.func(canonicalize,resolve-ranked-shaped-type-result-dims,canonicalize)";
-  pbcCrashContextSetPhase("fixing the entries' sizes");
-  pbcCrashContextAppendReplay(kPipeline);
-  return pbcRunPipelineText(mlirModuleGetOperation(m), kPipeline);
+  return pbcRunPipelineText(mlirModuleGetOperation(m), kFoldPipeline);
 }
 
 /* Every given shape names an input some entry has: a misspelt entry or a
@@ -453,6 +452,8 @@ bool pbcSpecializeShapes(MlirModule m, const PbcShapeSpec *spec) {
     return true;
   if (!shapesApply(m, spec))
     return false;
+  pbcCrashContextSetPhase("fixing the entries' sizes");
+  pbcCrashContextAppendReplay(kFoldPipeline);
   MlirBlock body = mlirModuleGetBody(m);
   for (MlirOperation f = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(f);
        f = mlirOperationGetNextInBlock(f))

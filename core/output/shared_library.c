@@ -118,7 +118,7 @@ bool pbcWriteHeader(const char *path, const char *libName,
     fprintf(f, "/* @%s */\nvoid _mlir_ciface_%s(", g->name, g->name);
     for (int i = 0; i < g->numInputs + g->numOutputs; ++i) {
       bool in = i < g->numInputs;
-      const PbcTensorType *t = in ? &g->inputs[i] : &g->outputs[i - g->numInputs];
+      const PbcTensorType *t = pbcEntrySigArg(g, i);
       fprintf(f, "%s%sPbcMemRef_%s_%d *%s%d /* ", i ? ",\n    " : "",
               in ? "const " : "", pbcElemName(t->elem), t->rank, in ? "in" : "out",
               in ? i : i - g->numInputs);
@@ -137,10 +137,6 @@ bool pbcWriteHeader(const char *path, const char *libName,
   return fclose(f) == 0;
 }
 
-static const PbcTensorType *sigArg(const PbcEntrySig *g, int i) {
-  return i < g->numInputs ? &g->inputs[i] : &g->outputs[i - g->numInputs];
-}
-
 /* C source of a batch-looped entry F (pbc/batch_loop.h): _pbc_packed_F
  * reads the batch n from the first batched descriptor (every other must
  * agree: a mismatch traps rather than read or write past a buffer), and
@@ -154,7 +150,7 @@ static void batchLoopWrapper(PbcStrBuf *b, const PbcEntrySig *g) {
     pbcStrBufPrintf(b, "%svoid *", i ? ", " : "");
   pbcStrBufPrintf(b, ");\nvoid _pbc_packed_%s(void **d) {\n  int64_t n = -1;\n", g->name);
   for (int i = 0; i < n; ++i) {
-    const PbcTensorType *t = sigArg(g, i);
+    const PbcTensorType *t = pbcEntrySigArg(g, i);
     if (t->rank == 0 || t->shape[0] != PBC_DYNAMIC_SIZE)
       continue;
     pbcStrBufPrintf(b, "  PbcBatchDesc *d%d = d[%d];\n  struct { char *a, *p; int64_t o, ss[%d]; } s%d = "
@@ -175,7 +171,7 @@ static void batchLoopWrapper(PbcStrBuf *b, const PbcEntrySig *g) {
   }
   pbcStrBufPuts(b, "  for (int64_t i = 0; i < n; ++i) {\n");
   for (int i = 0; i < n; ++i) {
-    const PbcTensorType *t = sigArg(g, i);
+    const PbcTensorType *t = pbcEntrySigArg(g, i);
     if (t->rank == 0 || t->shape[0] != PBC_DYNAMIC_SIZE)
       continue;
     pbcStrBufPrintf(b, "    s%d.a = s%d.p = d%d->p + (d%d->o + i * d%d->ss[%d]) * %zu;\n", i, i, i, i, i,
@@ -183,7 +179,7 @@ static void batchLoopWrapper(PbcStrBuf *b, const PbcEntrySig *g) {
   }
   pbcStrBufPrintf(b, "    _mlir_ciface_%s%s(", g->name, PBC_BATCH_SLICE_SUFFIX);
   for (int i = 0; i < n; ++i) {
-    const PbcTensorType *t = sigArg(g, i);
+    const PbcTensorType *t = pbcEntrySigArg(g, i);
     bool batched = t->rank > 0 && t->shape[0] == PBC_DYNAMIC_SIZE;
     if (batched)
       pbcStrBufPrintf(b, "%s&s%d", i ? ", " : "", i);

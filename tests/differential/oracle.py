@@ -249,6 +249,9 @@ def check_batch(pbc, progs, refs, args, timeout=120, keep=None):
         # batch where pbc separates it (no sizes given), else for its sizes;
         # the retries below pass the caller's args (each program names its own).
         dynamic = [hasattr(p, "pbc_args") for p in progs]
+
+        def each_alone():
+            return [check_batch(pbc, [p], [r], args, timeout)[0] for p, r in zip(progs, refs)]
         refused = set()
         lib, bad = None, None
         if any(dynamic) and pbc_lib.PREBUILT is None:
@@ -257,12 +260,8 @@ def check_batch(pbc, progs, refs, args, timeout=120, keep=None):
                 refused = set(re.findall(r"@(p\d+) does not separate over its batch", bad.full)) | \
                     set(re.findall(r"argument \d+ of @(p\d+) has a dynamic size in dimension",
                                    bad.full))
-                if not refused:
-                    return [bad] * len(progs) if len(progs) == 1 else \
-                        [check_batch(pbc, [p], [r], args, timeout)[0] for p, r in zip(progs, refs)]
-            elif bad is not None:
-                return [bad] if len(progs) == 1 else \
-                    [check_batch(pbc, [p], [r], args, timeout)[0] for p, r in zip(progs, refs)]
+            if bad is not None and not refused:
+                return [bad] if len(progs) == 1 else each_alone()
         else:
             refused = {"p%d" % k for k, d in enumerate(dynamic) if d}
         if lib is None:
@@ -279,12 +278,12 @@ def check_batch(pbc, progs, refs, args, timeout=120, keep=None):
         if bad is not None:
             if len(progs) == 1:
                 return [bad]
-            return [check_batch(pbc, [p], [r], args, timeout)[0] for p, r in zip(progs, refs)]
+            return each_alone()
         calls = [("p%d" % k, p.c_inputs(), p.c_outputs()) for k, p in enumerate(progs)]
         outs, fails = run_calls(lib, calls, workdir, timeout)
         if fails and len(progs) > 1 and any(f.cls in ("run-crash", "hang") for f in fails.values()):
             # A crash ends the child: the calls after it never ran.
-            return [check_batch(pbc, [p], [r], args, timeout)[0] for p, r in zip(progs, refs)]
+            return each_alone()
         result = []
         for k, ref in enumerate(refs):
             f = "p%d" % k

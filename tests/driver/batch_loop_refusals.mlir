@@ -2,19 +2,22 @@
 // error per entry, naming the op and why (they compile with --shape or
 // --dim instead). A slice of the batch, a pad of it, a gather of batch
 // rows, a reduction over it, the batch index, a flattened batch returned,
-// a batch merged behind another dimension, a second dynamic dimension, a
-// result without it, its size read into the arithmetic.
+// a batch merged behind another dimension, an extract by the loop index
+// from a batch merged with the rows after it (the index spans several
+// elements), a second dynamic dimension, a result without it, its size
+// read into the arithmetic.
 // RUN: not pbc --emit=lib -o %t.so %s 2>&1 | FileCheck %s
 // RUN: pbc --emit=s1 --dim=3 %s > /dev/null
-// CHECK-DAG: batch_loop_refusals.mlir:25:8: error: @sum_batch does not separate over its batch (the leading `?` of its inputs): 'linalg.generic' reduces over the batch; give its sizes (pbc --shape or --dim) to compile it for them
-// CHECK-DAG: batch_loop_refusals.mlir:36:8: error: @batch_index does not separate over its batch {{.*}} reads the batch index (linalg.index)
-// CHECK-DAG: batch_loop_refusals.mlir:49:3: error: @flatten_batch does not separate {{.*}} 'func.return' returns a result whose leading dimension is not the batch
-// CHECK-DAG: batch_loop_refusals.mlir:56:8: error: @shift does not separate {{.*}} 'tensor.extract_slice' takes part of the batch
-// CHECK-DAG: batch_loop_refusals.mlir:68:8: error: @gather_rows does not separate {{.*}} reads a batched value inside its region
-// CHECK-DAG: batch_loop_refusals.mlir:78:1: error: argument 0 of @two_dims has a dynamic size in dimension 1
-// CHECK-DAG: batch_loop_refusals.mlir:82:3: error: @weights_out does not separate {{.*}} 'func.return' returns a result whose leading dimension is not the batch
-// CHECK-DAG: batch_loop_refusals.mlir:103:8: error: @batch_behind does not separate {{.*}} 'tensor.collapse_shape' merges the batch into a dimension before it
-// CHECK-DAG: batch_loop_refusals.mlir:88:9: error: @mean_batch does not separate {{.*}} 'arith.sitofp' computes with a dynamic size
+// CHECK-DAG: batch_loop_refusals.mlir:28:8: error: @sum_batch does not separate over its batch (the leading `?` of its inputs): 'linalg.generic' reduces over the batch; give its sizes (pbc --shape or --dim) to compile it for them
+// CHECK-DAG: batch_loop_refusals.mlir:39:8: error: @batch_index does not separate over its batch {{.*}} reads the batch index (linalg.index)
+// CHECK-DAG: batch_loop_refusals.mlir:52:3: error: @flatten_batch does not separate {{.*}} 'func.return' returns a result whose leading dimension is not the batch
+// CHECK-DAG: batch_loop_refusals.mlir:59:8: error: @shift does not separate {{.*}} 'tensor.extract_slice' takes part of the batch
+// CHECK-DAG: batch_loop_refusals.mlir:71:8: error: @gather_rows does not separate {{.*}} reads a batched value inside its region
+// CHECK-DAG: batch_loop_refusals.mlir:81:1: error: argument 0 of @two_dims has a dynamic size in dimension 1
+// CHECK-DAG: batch_loop_refusals.mlir:85:3: error: @weights_out does not separate {{.*}} 'func.return' returns a result whose leading dimension is not the batch
+// CHECK-DAG: batch_loop_refusals.mlir:117:8: error: @merged_extract does not separate {{.*}} 'linalg.generic' reads a batched value inside its region
+// CHECK-DAG: batch_loop_refusals.mlir:106:8: error: @batch_behind does not separate {{.*}} 'tensor.collapse_shape' merges the batch into a dimension before it
+// CHECK-DAG: batch_loop_refusals.mlir:91:9: error: @mean_batch does not separate {{.*}} 'arith.sitofp' computes with a dynamic size
 #id = affine_map<(i, j) -> (i, j)>
 func.func @sum_batch(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %c0 = arith.constant 0 : index
@@ -103,4 +106,19 @@ func.func @batch_behind(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
   %c = tensor.collapse_shape %t [[0, 1]] : tensor<8x?xf32> into tensor<?xf32>
   %r = tensor.expand_shape %c [[0, 1]] output_shape [%n, 8] : tensor<?xf32> into tensor<?x8xf32>
   return %r : tensor<?x8xf32>
+}
+func.func @merged_extract(%x: tensor<?x8xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %flat = tensor.collapse_shape %x [[0, 1]] : tensor<?x8xf32> into tensor<?xf32>
+  %m = arith.muli %n, %c8 : index
+  %e = tensor.empty(%m) : tensor<?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>], iterator_types = ["parallel"]} outs(%e : tensor<?xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %v = tensor.extract %flat[%i] : tensor<?xf32>
+    linalg.yield %v : f32
+  } -> tensor<?xf32>
+  return %r : tensor<?xf32>
 }

@@ -21,10 +21,6 @@ static const PbcEntrySig *entrySig(const PbcProgram *p, int e, char **error) {
   return &p->sigs[e];
 }
 
-static const PbcTensorType *argType(const PbcEntrySig *g, int i) {
-  return i < g->numInputs ? &g->inputs[i] : &g->outputs[i - g->numInputs];
-}
-
 static void describe(const PbcTensorType *t, char *buf, size_t len) {
   size_t used = 0;
   buf[0] = 0;
@@ -108,7 +104,7 @@ bool pbcProgramCall(const PbcProgram *p, int e, const PbcTensor *args, int numAr
   char name[32], want[256];
   int64_t batch = -1;
   for (int i = 0; i < n; ++i) {
-    const PbcTensorType *t = argType(g, i);
+    const PbcTensorType *t = pbcEntrySigArg(g, i);
     const PbcTensor *a = &args[i];
     describe(t, want, sizeof(want));
     bool same = a->elem && strcmp(a->elem, pbcElemName(t->elem)) == 0 && a->rank == t->rank &&
@@ -142,12 +138,12 @@ bool pbcProgramCall(const PbcProgram *p, int e, const PbcTensor *args, int numAr
    * was partly written: a wrong answer, not an error, so refuse it. */
   for (int o = g->numInputs; o < n; ++o) {
     uintptr_t lo, hi;
-    extent(&args[o], pbcElemSize(argType(g, o)->elem), &lo, &hi);
+    extent(&args[o], pbcElemSize(pbcEntrySigArg(g, o)->elem), &lo, &hi);
     for (int i = 0; i < n && lo < hi; ++i) {
       uintptr_t lo2, hi2;
       if (i == o)
         continue;
-      extent(&args[i], pbcElemSize(argType(g, i)->elem), &lo2, &hi2);
+      extent(&args[i], pbcElemSize(pbcEntrySigArg(g, i)->elem), &lo2, &hi2);
       if (lo2 < hi2 && lo < hi2 && lo2 < hi) {
         char other[32];
         pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s overlaps %s in memory", g->name,
@@ -193,7 +189,7 @@ bool pbcProgramInvoke(const PbcProgram *p, int e, void **descriptors, int numDes
   char name[32], want[256];
   int64_t batch = -1;
   for (int i = 0; i < n; ++i) {
-    const PbcTensorType *t = argType(g, i);
+    const PbcTensorType *t = pbcEntrySigArg(g, i);
     const int64_t *d = descriptors[i];
     bool ok = d != NULL;
     void *aligned = NULL;

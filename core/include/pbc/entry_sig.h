@@ -42,6 +42,8 @@ typedef struct PbcEntrySig {
   PbcTensorType inputs[PBC_MAX_ARGS], outputs[PBC_MAX_ARGS];
 } PbcEntrySig;
 
+/* Argument i of an entry: its inputs, then its outputs. */
+const PbcTensorType *pbcEntrySigArg(const PbcEntrySig *sig, int i);
 /* Converts a ranked, statically shaped tensor type; false (with a reason) for
  * anything pbc cannot pass across its C interface. */
 bool pbcTensorTypeFrom(MlirType t, PbcTensorType *out, char *why, size_t whyLen);

@@ -53,15 +53,14 @@ class ArrayEntry:
         self.sized = {}  # input shapes -> (program, entry, inputs, outputs), dynamic only
         self._told = False
         self.refused = None  # why the one compile for every batch was refused
-        if self.dynamic:
-            try:
-                self.program, self.entry, self.inputs, self.outputs = self._load(None)
-                self.dynamic = False
-            except CompileError as e:
-                self.refused = next((l.split("error: ", 1)[1] for l in str(e).splitlines()
-                                     if "error: " in l), str(e).strip())[:300]
-        else:
+        try:
             self.program, self.entry, self.inputs, self.outputs = self._load(None)
+            self.dynamic = False
+        except CompileError as e:
+            if not self.dynamic:
+                raise
+            self.refused = next((l.split("error: ", 1)[1] for l in str(e).splitlines()
+                                 if "error: " in l), str(e).strip())[:300]
 
     def _load(self, shapes):
         program = Program(self.text, self.name, shapes=shapes, **self.options)
