@@ -836,6 +836,31 @@ def test_activations_and_friends():
     assert torch.equal(got, torch.minimum(i, i.flip(1) * 2))
 
 
+def test_fold_unfold_and_max_dim():
+    """nn.Unfold (im2col) and nn.Fold (col2im) with padding, strides and
+    dilation, batched and not, and max over a dim with its indices (ties:
+    the first), compiled whole: VOLO's outlook attention and head."""
+    x = torch.randn(2, 3, 9, 8)
+    for kw in [dict(kernel_size=3, padding=1, stride=2), dict(kernel_size=(2, 3)),
+               dict(kernel_size=3, dilation=2, padding=2, stride=(1, 2))]:
+        unfold = torch.nn.Unfold(**kw)
+        _, got = compiled_whole(lambda x: unfold(x) * 2.0, x)
+        close(got, unfold(x) * 2.0, "unfold %s" % kw)
+        cols = torch.randn(unfold(x).shape)
+        fold = torch.nn.Fold(output_size=(9, 8), **kw)
+        _, got = compiled_whole(lambda c: fold(c) + 1.0, cols)
+        close(got, fold(cols) + 1.0, "fold %s" % kw)
+        _, got = compiled_whole(lambda c: fold(c) + 1.0, cols[0])
+        close(got, fold(cols[0]) + 1.0, "fold of one %s" % kw)
+    y = torch.randn(3, 7, 5)
+    y[1, 2:4, 1] = 9.0  # a tie: the first index
+    for dim, keep in [(1, False), (-1, True), (0, False)]:
+        _, (got_v, got_i) = compiled_whole(lambda y: tuple(torch.max(y, dim, keep)), y)
+        want_v, want_i = torch.max(y, dim, keep)
+        close(got_v, want_v, "max.dim %d values" % dim)
+        assert torch.equal(got_i, want_i), ("max.dim %d indices" % dim, got_i, want_i)
+
+
 def test_resizing():
     """F.interpolate, nearest (1-D and 2-D, integer and fractional scales,
     sizes, nearest-exact), bilinear and bicubic (align_corners either way),

@@ -487,6 +487,71 @@ def _unfold(ctx, x, dim, size, step):
     return Val(r, shape, v.elem)
 
 
+@lowers("im2col")
+def _im2col(ctx, x, kernel_size, dilation, padding, stride):
+    """nn.Unfold (VOLO's outlook attention): every kh x kw window of the
+    padded input as a column, out[n, (c, i, j), (oh, ow)] =
+    xpad[n, c, oh*sh + i*dh, ow*sw + j*dw]: one generic over (n, c, i, j,
+    oh, ow) and a reshape."""
+    v = ctx.f.logical(ctx.tensor(x))
+    _floats(v)
+    if len(v.shape) not in (3, 4):
+        raise Unsupported("im2col of a %d-d tensor" % len(v.shape))
+    batched = len(v.shape) == 4
+    if not batched:
+        v = ctx.f.reshape(v, (1,) + v.shape)
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (ints(a) for a in
+                                              (kernel_size, dilation, padding, stride))
+    v = ctx.f.pad(v, [0, 0, ph, pw], [0, 0, ph, pw], 0.0)
+    n, c, h, w = v.shape
+    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise Unsupported("im2col with no windows")
+    shape = (n, c, kh, kw, oh, ow)
+    exprs = ["d0", "d1", "d4 * %d + d2 * %d" % (sh, dh), "d5 * %d + d3 * %d" % (sw, dw)]
+    r = ctx.f.generic(shape, [(v, exprs)], ["d%d" % i for i in range(6)], ["parallel"] * 6,
+                      lambda e, a: a[0], v.elem)
+    cols = (n, c * kh * kw, oh * ow) if batched else (c * kh * kw, oh * ow)
+    return ctx.f.reshape(Val(r, shape, v.elem), cols)
+
+
+@lowers("col2im")
+def _col2im(ctx, x, output_size, kernel_size, dilation, padding, stride):
+    """nn.Fold, im2col's adjoint: each column entry (c, i, j) of window
+    (oh, ow) is added into the padded output at (oh*sh + i*dh, ow*sw + j*dw).
+    Per kernel offset (i, j), the (oh, ow) plane is placed at its strided
+    rows and columns (two strided insertions into zeros) and added: kh*kw
+    elementwise passes over the output, no scatter."""
+    v = ctx.f.logical(ctx.tensor(x))
+    _floats(v)
+    if len(v.shape) not in (2, 3):
+        raise Unsupported("col2im of a %d-d tensor" % len(v.shape))
+    batched = len(v.shape) == 3
+    if not batched:
+        v = ctx.f.reshape(v, (1,) + v.shape)
+    (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (
+        ints(a) for a in (output_size, kernel_size, dilation, padding, stride))
+    hp, wp = h + 2 * ph, w + 2 * pw
+    oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+    n, rows, cols = v.shape
+    if oh <= 0 or ow <= 0 or rows % (kh * kw) or cols != oh * ow:
+        raise Unsupported("col2im of %s into %s" % (list(v.shape), [h, w]))
+    c = rows // (kh * kw)
+    v = ctx.f.reshape(v, (n, c, kh, kw, oh, ow))
+    acc = None
+    for i in range(kh):
+        for j in range(kw):
+            plane = ctx.f.reshape(ctx.f.slice(ctx.f.slice(v, 2, i, 1), 3, j, 1), (n, c, oh, ow))
+            placed = ctx.f.insert_slice(Val(ctx.f.filled((n, c, hp, ow), 0.0), (n, c, hp, ow)),
+                                        plane, 2, i * dh, sh)
+            placed = ctx.f.insert_slice(Val(ctx.f.filled((n, c, hp, wp), 0.0), (n, c, hp, wp)),
+                                        placed, 3, j * dw, sw)
+            acc = placed if acc is None else ctx.f.elementwise(
+                [acc, placed], lambda b, p, q: b.add(p, q))
+    out = ctx.f.slice(ctx.f.slice(ctx.f.logical(acc), 2, ph, h), 3, pw, w)
+    return out if batched else ctx.f.reshape(ctx.f.logical(out), (c, h, w))
+
+
 @lowers("new_zeros", "new_ones", "new_full", "new_empty")
 def _new_filled(ctx, x, size, *args, dtype=None, **kw):
     if ctx.op.startswith("new_full"):
@@ -922,6 +987,47 @@ def _reduce_all(ctx, x, dtype=None):
 @lowers("amax")
 def _amax(ctx, x, dims=(), keepdim=False):
     return _reduction(ctx, x, dims, None, lambda v, d: ctx.f.reduce(v, d, keepdim, "max"))
+
+
+@lowers("max.dim")
+def _max_dim(ctx, x, dim, keepdim=False):
+    """(values, indices) of the maximum along dim; the index is the first
+    that holds it (a NaN's, the first NaN's: PyTorch's)."""
+    v = ctx.f.logical(ctx.tensor(x))
+    _floats(v)
+    if not v.shape:
+        raise Unsupported("max.dim of a 0-d tensor")
+    rank = len(v.shape)
+    dim %= rank
+    m = ctx.f.reduce(v, [dim], True, "max")
+    kept = tuple(1 if i == dim else s for i, s in enumerate(v.shape))
+    big = ctx.f.fresh()
+    ctx.f.emit("%s = arith.constant %d : i64" % (big, 2**62))
+    init = ctx.f.fresh()
+    ctx.f.emit("%s = linalg.fill ins(%s : i64) outs(%s : %s) -> %s" % (
+        init, big, ctx.f.empty(kept, "i64"), emit.ttype(kept, "i64"), emit.ttype(kept, "i64")))
+    ids = ["d%d" % i for i in range(rank)]
+    at_max = ["0" if i == dim else "d%d" % i for i in range(rank)]
+
+    def body(b, a):
+        i, i64, eq, nan, hit, cand, r = (ctx.f.fresh() for _ in range(7))
+        b.lines.append("%s = linalg.index %d : index" % (i, dim))
+        b.lines.append("%s = arith.index_cast %s : index to i64" % (i64, i))
+        b.lines.append("%s = arith.cmpf oeq, %s, %s : f32" % (eq, a[0], a[1]))
+        b.lines.append("%s = arith.cmpf uno, %s, %s : f32" % (nan, a[0], a[0]))
+        b.lines.append("%s = arith.ori %s, %s : i1" % (hit, eq, nan))
+        b.lines.append("%s = arith.select %s, %s, %s : i64" % (cand, hit, i64, a[2]))
+        b.lines.append("%s = arith.minsi %s, %s : i64" % (r, cand, a[2]))
+        return r
+
+    its = ["reduction" if i == dim else "parallel" for i in range(rank)]
+    r = ctx.f.generic(kept, [(v, ids), (ctx.f.logical(m), at_max)], at_max, its, body, "i64",
+                      init=init)
+    idx = Val(r, kept, "i64")
+    if keepdim:
+        return ctx.f.logical(m), idx
+    out = tuple(s for i, s in enumerate(v.shape) if i != dim)
+    return ctx.f.reshape(ctx.f.logical(m), out), ctx.f.reshape(idx, out)
 
 
 @lowers("linalg_vector_norm", "norm.ScalarOpt_dim")
