@@ -487,24 +487,35 @@ def _unfold(ctx, x, dim, size, step):
     return Val(r, shape, v.elem)
 
 
+def _batched_windows(ctx, x, ranks, what):
+    """im2col's and col2im's operand as a logical Val with a leading batch
+    (a unit one added when it has none: `batched` False)."""
+    v = ctx.f.logical(ctx.tensor(x))
+    _floats(v)
+    if len(v.shape) not in ranks:
+        raise Unsupported("%s of a %d-d tensor" % (what, len(v.shape)))
+    batched = len(v.shape) == max(ranks)
+    return (v if batched else ctx.f.reshape(v, (1,) + v.shape)), batched
+
+
+def _window_counts(hp, wp, kernel, dilation, stride):
+    """Windows along the padded height and width (nn.Unfold's L factors)."""
+    (kh, kw), (dh, dw), (sh, sw) = kernel, dilation, stride
+    return (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+
+
 @lowers("im2col")
 def _im2col(ctx, x, kernel_size, dilation, padding, stride):
     """nn.Unfold (VOLO's outlook attention): every kh x kw window of the
     padded input as a column, out[n, (c, i, j), (oh, ow)] =
     xpad[n, c, oh*sh + i*dh, ow*sw + j*dw]: one generic over (n, c, i, j,
     oh, ow) and a reshape."""
-    v = ctx.f.logical(ctx.tensor(x))
-    _floats(v)
-    if len(v.shape) not in (3, 4):
-        raise Unsupported("im2col of a %d-d tensor" % len(v.shape))
-    batched = len(v.shape) == 4
-    if not batched:
-        v = ctx.f.reshape(v, (1,) + v.shape)
+    v, batched = _batched_windows(ctx, x, (3, 4), "im2col")
     (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (ints(a) for a in
                                               (kernel_size, dilation, padding, stride))
     v = ctx.f.pad(v, [0, 0, ph, pw], [0, 0, ph, pw], 0.0)
     n, c, h, w = v.shape
-    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    oh, ow = _window_counts(h, w, (kh, kw), (dh, dw), (sh, sw))
     if oh <= 0 or ow <= 0:
         raise Unsupported("im2col with no windows")
     shape = (n, c, kh, kw, oh, ow)
@@ -522,17 +533,11 @@ def _col2im(ctx, x, output_size, kernel_size, dilation, padding, stride):
     Per kernel offset (i, j), the (oh, ow) plane is placed at its strided
     rows and columns (two strided insertions into zeros) and added: kh*kw
     elementwise passes over the output, no scatter."""
-    v = ctx.f.logical(ctx.tensor(x))
-    _floats(v)
-    if len(v.shape) not in (2, 3):
-        raise Unsupported("col2im of a %d-d tensor" % len(v.shape))
-    batched = len(v.shape) == 3
-    if not batched:
-        v = ctx.f.reshape(v, (1,) + v.shape)
+    v, batched = _batched_windows(ctx, x, (2, 3), "col2im")
     (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (
         ints(a) for a in (output_size, kernel_size, dilation, padding, stride))
     hp, wp = h + 2 * ph, w + 2 * pw
-    oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+    oh, ow = _window_counts(hp, wp, (kh, kw), (dh, dw), (sh, sw))
     n, rows, cols = v.shape
     if oh <= 0 or ow <= 0 or rows % (kh * kw) or cols != oh * ow:
         raise Unsupported("col2im of %s into %s" % (list(v.shape), [h, w]))
