@@ -859,6 +859,11 @@ def test_fold_unfold_and_max_dim():
         want_v, want_i = torch.max(y, dim, keep)
         close(got_v, want_v, "max.dim %d values" % dim)
         assert torch.equal(got_i, want_i), ("max.dim %d indices" % dim, got_i, want_i)
+    y[2, 3, 4], y[2, 5, 4] = float("nan"), float("nan")  # NaN wins, the first one
+    _, (got_v, got_i) = compiled_whole(lambda y: tuple(torch.max(y, 1)), y)
+    want_v, want_i = torch.max(y, 1)
+    assert torch.equal(got_v.isnan(), want_v.isnan()) and torch.equal(got_i, want_i), (got_i, want_i)
+    assert torch.equal(got_v.nan_to_num(), want_v.nan_to_num()), (got_v, want_v)
 
 
 def test_resizing():

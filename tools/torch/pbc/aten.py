@@ -531,8 +531,9 @@ def _col2im(ctx, x, output_size, kernel_size, dilation, padding, stride):
     """nn.Fold, im2col's adjoint: each column entry (c, i, j) of window
     (oh, ow) is added into the padded output at (oh*sh + i*dh, ow*sw + j*dw).
     Per kernel offset (i, j), the (oh, ow) plane is placed at its strided
-    rows and columns (two strided insertions into zeros) and added: kh*kw
-    elementwise passes over the output, no scatter."""
+    rows and columns of the padded output: that strided window of the sum
+    so far, plus the plane, is inserted back (kh*kw passes over oh x ow
+    planes, no scatter)."""
     v, batched = _batched_windows(ctx, x, (2, 3), "col2im")
     (h, w), (kh, kw), (dh, dw), (ph, pw), (sh, sw) = (
         ints(a) for a in (output_size, kernel_size, dilation, padding, stride))
@@ -543,18 +544,15 @@ def _col2im(ctx, x, output_size, kernel_size, dilation, padding, stride):
         raise Unsupported("col2im of %s into %s" % (list(v.shape), [h, w]))
     c = rows // (kh * kw)
     v = ctx.f.reshape(v, (n, c, kh, kw, oh, ow))
-    acc = None
+    acc = Val(ctx.f.filled((n, c, hp, wp), 0.0), (n, c, hp, wp))
     for i in range(kh):
         for j in range(kw):
             plane = ctx.f.reshape(ctx.f.slice(ctx.f.slice(v, 2, i, 1), 3, j, 1), (n, c, oh, ow))
-            placed = ctx.f.insert_slice(Val(ctx.f.filled((n, c, hp, ow), 0.0), (n, c, hp, ow)),
-                                        plane, 2, i * dh, sh)
-            placed = ctx.f.insert_slice(Val(ctx.f.filled((n, c, hp, wp), 0.0), (n, c, hp, wp)),
-                                        placed, 3, j * dw, sw)
-            acc = placed if acc is None else ctx.f.elementwise(
-                [acc, placed], lambda b, p, q: b.add(p, q))
-    out = ctx.f.slice(ctx.f.slice(ctx.f.logical(acc), 2, ph, h), 3, pw, w)
-    return out if batched else ctx.f.reshape(ctx.f.logical(out), (c, h, w))
+            window = ctx.f.slice(ctx.f.slice(acc, 2, i * dh, oh, sh), 3, j * dw, ow, sw)
+            summed = ctx.f.elementwise([window, plane], lambda b, p, q: b.add(p, q))
+            acc = ctx.f.insert_slice(acc, summed, (2, 3), (i * dh, j * dw), (sh, sw))
+    out = ctx.f.slice(ctx.f.slice(acc, 2, ph, h), 3, pw, w)
+    return out if batched else ctx.f.reshape(out, (c, h, w))
 
 
 @lowers("new_zeros", "new_ones", "new_full", "new_empty")
@@ -1006,11 +1004,7 @@ def _max_dim(ctx, x, dim, keepdim=False):
     dim %= rank
     m = ctx.f.reduce(v, [dim], True, "max")
     kept = tuple(1 if i == dim else s for i, s in enumerate(v.shape))
-    big = ctx.f.fresh()
-    ctx.f.emit("%s = arith.constant %d : i64" % (big, 2**62))
-    init = ctx.f.fresh()
-    ctx.f.emit("%s = linalg.fill ins(%s : i64) outs(%s : %s) -> %s" % (
-        init, big, ctx.f.empty(kept, "i64"), emit.ttype(kept, "i64"), emit.ttype(kept, "i64")))
+    init = ctx.f.filled(kept, 2**62, "i64")  # past every index: the min keeps a hit
     ids = ["d%d" % i for i in range(rank)]
     at_max = ["0" if i == dim else "d%d" % i for i in range(rank)]
 

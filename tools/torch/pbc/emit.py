@@ -134,7 +134,8 @@ class Function:
 
     def filled(self, phys, value, elem=F32):
         c, r = self.fresh(), self.fresh()
-        self.emit("%s = arith.constant %s : %s" % (c, flt(value), elem))
+        lit = flt(value) if elem.startswith("f") else str(int(value))
+        self.emit("%s = arith.constant %s : %s" % (c, lit, elem))
         self.emit("%s = linalg.fill ins(%s : %s) outs(%s : %s) -> %s" % (
             r, c, elem, self.empty(phys, elem), ttype(phys, elem), ttype(phys, elem)))
         return r
@@ -289,11 +290,7 @@ class Function:
         rank = len(v.shape)
         dim %= rank
         fp = v.elem.startswith("f")
-        c, init = self.fresh(), self.fresh()
-        self.emit("%s = arith.constant %s : %s" % (c, flt(0.0) if fp else "0", v.elem))
-        self.emit("%s = linalg.fill ins(%s : %s) outs(%s : %s) -> %s" % (
-            init, c, v.elem, self.empty(v.shape, v.elem), ttype(v.shape, v.elem),
-            ttype(v.shape, v.elem)))
+        init = self.filled(v.shape, 0, v.elem)
         ins = ["d%d" % (rank if i == dim else i) for i in range(rank)]
 
         def body(b, a):
@@ -478,12 +475,16 @@ class Function:
 
     def insert_slice(self, dst, src, dim, start, step=1):
         """dst with logical dim `dim` at start, start + step, ... replaced by
-        src (whose shape is dst's with that dim shortened), in dst's layout."""
+        src (whose shape is dst's with that dim shortened), in dst's layout.
+        dim, start and step may be equally long tuples: several dims at once."""
+        dims, starts, steps_of = ((a,) if isinstance(a, int) else tuple(a)
+                                  for a in (dim, start, step))
         src = self.transpose_to(src, dst.perm)
-        pd = dst.perm.index(dim)
         offs = [0] * len(dst.shape)
         steps = [1] * len(dst.shape)
-        offs[pd], steps[pd] = start, step
+        for d, o, k in zip(dims, starts, steps_of):
+            pd = dst.perm.index(d)
+            offs[pd], steps[pd] = o, k
         r = self.fresh()
         self.emit("%s = tensor.insert_slice %s into %s[%s] [%s] [%s] : %s into %s" % (
             r, src.ssa, dst.ssa, ", ".join(map(str, offs)), ", ".join(map(str, src.phys)),
