@@ -91,3 +91,42 @@ func.func @maybe_empty(%x: memref<64xf32>, %s: memref<1xf32>, %y: memref<64xf32>
   }
   return
 }
+
+// A quotient that is rounded (QuantizeLinear's round(x / scale)) keeps its
+// division: 2.475 / 0.05 rounds to 49, 2.475 * 20 to 50.
+// CHECK-LABEL: func.func @rounded
+// CHECK: affine.for
+// CHECK: arith.divf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NOT: arith.mulf
+// CHECK: math.roundeven
+// CHECK: return
+func.func @rounded(%x: memref<64xf32>, %y: memref<64xi8>) {
+  %s = arith.constant 0.05 : f32
+  affine.for %j = 0 to 64 step 16 {
+    %a = affine.vector_load %x[%j] : memref<64xf32>, vector<16xf32>
+    %b = vector.broadcast %s : f32 to vector<16xf32>
+    %c = arith.divf %a, %b : vector<16xf32>
+    %r = math.roundeven %c : vector<16xf32>
+    %q = arith.fptosi %r : vector<16xf32> to vector<16xi8>
+    affine.vector_store %q, %y[%j] : memref<64xi8>, vector<16xi8>
+  }
+  return
+}
+
+// Compared (a threshold): the division stays too.
+// CHECK-LABEL: func.func @compared
+// CHECK: affine.for
+// CHECK: arith.divf
+// CHECK-NOT: arith.mulf
+// CHECK: return
+func.func @compared(%x: memref<64xf32>, %s: f32, %y: memref<64xi1>) {
+  %one = arith.constant 1.0 : f32
+  affine.for %j = 0 to 64 {
+    %a = affine.load %x[%j] : memref<64xf32>
+    %c = arith.divf %a, %s : f32
+    %d = arith.addf %c, %one : f32
+    %t = arith.cmpf ogt, %d, %one : f32
+    affine.store %t, %y[%j] : memref<64xi1>
+  }
+  return
+}

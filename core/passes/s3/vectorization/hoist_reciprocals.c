@@ -9,7 +9,13 @@
  * innermost loop, or is an affine.load there at a subscript that does not
  * move with the loop from a memref the loop does not write, in a loop that
  * runs at least once (the load is cloned before the loop), either one maybe
- * through a vector.broadcast. */
+ * through a vector.broadcast.
+ *
+ * A quotient that reaches a rounding, a float-to-integer conversion or a
+ * comparison in the loop body keeps its division: there an ulp is a whole
+ * step (QuantizeLinear's round(x / scale): x = 2.475, scale = 0.05 rounds to
+ * 49 divided but to 50 multiplied by 20), so the result must be the
+ * specification's division, exactly. */
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/affine_access.h"
@@ -48,13 +54,46 @@ static MlirValue invariantBefore(MlirValue divisor, MlirOperation loop) {
   return mlirOperationGetResult(hoisted, 0);
 }
 
+static bool isDiscontinuous(MlirOperation op) {
+  static const char *const names[] = {"math.roundeven", "math.round",   "math.floor",
+                                      "math.ceil",      "math.trunc",   "arith.fptosi",
+                                      "arith.fptoui",   "arith.cmpf",   "math.fpowi",
+                                      "arith.remf"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
+    if (pbcOpIsA(op, names[i]))
+      return true;
+  return false;
+}
+
+/* Whether `v` flows, through the ops of `body`, into an op where an ulp
+ * changes the result by more than an ulp. Uses outside `body` (a store) end
+ * the walk; `*budget` bounds the uses it visits (spent: assumed it does). */
+static bool reachesDiscontinuity(MlirValue v, MlirBlock body, int *budget) {
+  for (MlirOpOperand u = mlirValueGetFirstUse(v); !mlirOpOperandIsNull(u);
+       u = mlirOpOperandGetNextUse(u)) {
+    MlirOperation user = mlirOpOperandGetOwner(u);
+    if (--*budget < 0)
+      return true;
+    if (!mlirBlockEqual(mlirOperationGetBlock(user), body))
+      continue;
+    if (isDiscontinuous(user))
+      return true;
+    for (intptr_t r = 0; r < mlirOperationGetNumResults(user); ++r)
+      if (reachesDiscontinuity(mlirOperationGetResult(user, r), body, budget))
+        return true;
+  }
+  return false;
+}
+
 /* Rewrites the divisions in `loop`'s body (not in nested loops). */
 static void rewriteLoop(MlirOperation loop) {
   MlirBlock body = pbcLoopBody(loop);
   for (MlirOperation op = mlirBlockGetFirstOperation(body); !mlirOperationIsNull(op);) {
     MlirOperation next = mlirOperationGetNextInBlock(op);
     MlirValue s;
+    int budget = 256;
     if (pbcOpIsA(op, "arith.divf") &&
+        !reachesDiscontinuity(mlirOperationGetResult(op, 0), body, &budget) &&
         !mlirValueIsNull(s = invariantBefore(mlirOperationGetOperand(op, 1), loop))) {
       MlirType t = mlirValueGetType(s),
                resultType = mlirValueGetType(mlirOperationGetResult(op, 0));
