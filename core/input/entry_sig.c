@@ -32,8 +32,18 @@ const PbcTensorType *pbcEntrySigArg(const PbcEntrySig *sig, int i) {
 int64_t pbcTensorNumElements(const PbcTensorType *t) {
   int64_t n = 1;
   for (int i = 0; i < t->rank; ++i)
-    n *= t->shape[i] == PBC_DYNAMIC_SIZE ? 1 : t->shape[i];
+    n *= t->shape[i] < 0 ? 1 : t->shape[i];
   return n;
+}
+
+bool pbcEntrySigIsSymbolic(const PbcEntrySig *sig) {
+  for (int i = 0; i < sig->numInputs + sig->numOutputs; ++i) {
+    const PbcTensorType *t = pbcEntrySigArg(sig, i);
+    for (int d = 0; d < t->rank; ++d)
+      if (PBC_SIZE_IS_SYMBOL(t->shape[d]))
+        return true;
+  }
+  return false;
 }
 
 static bool elemKindOf(MlirType e, PbcElemKind *k) {
@@ -55,12 +65,17 @@ static bool elemKindOf(MlirType e, PbcElemKind *k) {
   return true;
 }
 
-bool pbcTensorTypeFrom(MlirType t, PbcTensorType *out, char *why, size_t whyLen) {
+/* sizes: the signature's sizes of a type with `?` (PBC_SIGNATURE_SIZES_ATTR's
+ * element), or null. */
+static bool tensorTypeFrom(MlirType t, MlirAttribute sizes, PbcTensorType *out, char *why,
+                           size_t whyLen) {
   if (!mlirTypeIsARankedTensor(t)) {
     snprintf(why, whyLen, "only ranked tensor arguments and results are supported");
     return false;
   }
-  if (!mlirShapedTypeHasStaticShape(t)) {
+  bool sized = !mlirAttributeIsNull(sizes) && mlirAttributeIsADenseI64Array(sizes) &&
+               mlirDenseArrayGetNumElements(sizes) == mlirShapedTypeGetRank(t);
+  if (!mlirShapedTypeHasStaticShape(t) && !sized) {
     snprintf(why, whyLen, "dynamic shapes are not supported; give every dimension a size");
     return false;
   }
@@ -74,9 +89,21 @@ bool pbcTensorTypeFrom(MlirType t, PbcTensorType *out, char *why, size_t whyLen)
     return false;
   }
   out->rank = (int)rank;
-  for (int i = 0; i < rank; ++i)
+  for (int i = 0; i < rank; ++i) {
     out->shape[i] = mlirShapedTypeGetDimSize(t, i);
+    if (sized && mlirShapedTypeIsDynamicDim(t, i)) {
+      out->shape[i] = mlirDenseI64ArrayGetElement(sizes, i);
+      if (!PBC_SIZE_IS_SYMBOL(out->shape[i]) && out->shape[i] != PBC_DYNAMIC_SIZE) {
+        snprintf(why, whyLen, "a dynamic size without a symbol in " PBC_SIGNATURE_SIZES_ATTR);
+        return false;
+      }
+    }
+  }
   return true;
+}
+
+bool pbcTensorTypeFrom(MlirType t, PbcTensorType *out, char *why, size_t whyLen) {
+  return tensorTypeFrom(t, (MlirAttribute){NULL}, out, why, whyLen);
 }
 
 bool pbcFuncIsPublic(MlirOperation op) {
@@ -162,18 +189,26 @@ int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max) {
       return -1;
     }
     char why[256], msg[1536];
+    MlirAttribute sized = mlirOperationGetAttributeByName(
+        op, mlirStringRefCreateFromCString(PBC_SIGNATURE_SIZES_ATTR));
+    bool hasSizes = !mlirAttributeIsNull(sized) && mlirAttributeIsAArray(sized) &&
+                    mlirArrayAttrGetNumElements(sized) == s->numInputs + s->numOutputs;
+#define SIZES_OF(i) (hasSizes ? mlirArrayAttrGetElement(sized, (i)) : (MlirAttribute){NULL})
     for (int i = 0; i < s->numInputs; ++i)
-      if (!pbcTensorTypeFrom(mlirFunctionTypeGetInput(ft, i), &s->inputs[i], why, sizeof(why))) {
+      if (!tensorTypeFrom(mlirFunctionTypeGetInput(ft, i), SIZES_OF(i), &s->inputs[i], why,
+                          sizeof(why))) {
         snprintf(msg, sizeof(msg), "argument %d of @%s: %s", i, s->name, why);
         mlirEmitError(mlirOperationGetLocation(op), msg);
         return -1;
       }
     for (int i = 0; i < s->numOutputs; ++i)
-      if (!pbcTensorTypeFrom(mlirFunctionTypeGetResult(ft, i), &s->outputs[i], why, sizeof(why))) {
+      if (!tensorTypeFrom(mlirFunctionTypeGetResult(ft, i), SIZES_OF(s->numInputs + i),
+                          &s->outputs[i], why, sizeof(why))) {
         snprintf(msg, sizeof(msg), "result %d of @%s: %s", i, s->name, why);
         mlirEmitError(mlirOperationGetLocation(op), msg);
         return -1;
       }
+#undef SIZES_OF
     s->narrowestFloat = PBC_ELEM_F32;
     mlirOperationWalk(op, findNarrowest, &s->narrowestFloat, MlirWalkPreOrder);
     if (s->numOutputs == 0) {

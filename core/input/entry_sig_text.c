@@ -2,7 +2,8 @@
  * writes and libpbc reads back (and keeps in its cache entries):
  *   entries N
  *   NAME NUM_INPUTS NUM_OUTPUTS      (per entry, then one line per argument:)
- *   ELEM_KIND RANK D0 D1 ...       (-1: the call's batch, pbc/batch_loop.h)
+ *   ELEM_KIND RANK D0 D1 ...       (-1: the call's batch, pbc/batch_loop.h;
+ *                                   -2 - s: size symbol s, pbc/symbolic_sizes.h)
  *   end
  * See pbc/entry_sig.h. */
 #include <stdlib.h>
@@ -34,7 +35,7 @@ static bool readTensor(FILE *f, PbcTensorType *t) {
   t->elem = (PbcElemKind)elem;
   for (int d = 0; d < t->rank; ++d) {
     long long v;
-    if (fscanf(f, "%lld", &v) != 1 || (v < 0 && v != PBC_DYNAMIC_SIZE))
+    if (fscanf(f, "%lld", &v) != 1 || (v < 0 && v != PBC_DYNAMIC_SIZE && !PBC_SIZE_IS_SYMBOL(v)))
       return false;
     t->shape[d] = v;
   }

@@ -188,7 +188,7 @@ static MlirType staticArgType(MlirOperation f, int arg, MlirType t, const PbcSha
           pbcEmitOpError(f,
                          "argument %d of @%.*s has dynamic sizes (%s): give them (pbc "
                          "--shape=%d=D0x..., --dim=N; libpbc pbcProgramCompileShaped), or "
-                         "compile a library (--emit=lib), which serves every batch size",
+                         "compile a library (--emit=lib), which serves every size",
                          arg, (int)name.length, name.data, tt, arg);
           return (MlirType){NULL};
         }

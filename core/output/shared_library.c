@@ -14,6 +14,7 @@
 #include "pbc/codegen.h"
 #include "pbc/isolate.h"
 #include "pbc/strbuf.h"
+#include "pbc/symbolic_sizes.h"
 
 #ifndef PBC_CLANG
 #define PBC_CLANG "/usr/lib/llvm-22/bin/clang"
@@ -91,7 +92,10 @@ bool pbcWriteHeader(const char *path, const char *libName,
           "one call\n"
           " * (sizes[0] of those descriptors; a mismatch traps); batch element "
           "i is read\n"
-          " * and written at aligned + (offset + i * strides[0]) elements. */\n"
+          " * and written at aligned + (offset + i * strides[0]) elements.\n"
+          " * A size s0, s1, ... is a size symbol's: any size, the same for every\n"
+          " * size of one call with that symbol, at least 1; those arguments are\n"
+          " * row-major at offset 0 (a mismatch traps). */\n"
           "#ifndef %s_H\n#define %s_H\n\n#include <stdbool.h>\n#include "
           "<stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
           libName, guard, guard);
@@ -125,6 +129,8 @@ bool pbcWriteHeader(const char *path, const char *libName,
       for (int d = 0; d < t->rank; ++d)
         if (t->shape[d] == PBC_DYNAMIC_SIZE)
           fprintf(f, "?x");
+        else if (PBC_SIZE_IS_SYMBOL(t->shape[d]))
+          fprintf(f, "s%dx", PBC_SYMBOL_OF_SIZE(t->shape[d]));
         else
           fprintf(f, "%lldx", (long long)t->shape[d]);
       fprintf(f, "%s */", pbcElemName(t->elem));
@@ -196,6 +202,58 @@ static void batchLoopWrapper(PbcStrBuf *b, const PbcEntrySig *g) {
   pbcStrBufPrintf(b, "};\n  _pbc_packed_%s(d);\n}\n", g->name);
 }
 
+/* C source of a symbolic entry F (pbc/symbolic_sizes.h): _pbc_packed_F
+ * checks that the descriptors' sizes of one symbol agree (and are at
+ * least 1) and that every
+ * argument with a symbolic size is row-major at offset 0 (the code reads
+ * sizes from descriptors but assumes that layout; a mismatch traps rather
+ * than read or write past a buffer), then calls F__pbc_sym. A descriptor
+ * as int64s: allocated, aligned, offset, sizes[rank], strides[rank]. */
+static void symbolicWrapper(PbcStrBuf *b, const PbcEntrySig *g) {
+  int n = g->numInputs + g->numOutputs;
+  pbcStrBufPrintf(b, "void _mlir_ciface_%s%s(", g->name, PBC_SYMBOLIC_SUFFIX);
+  for (int i = 0; i < n; ++i)
+    pbcStrBufPrintf(b, "%svoid *", i ? ", " : "");
+  pbcStrBufPrintf(b, ");\nvoid _pbc_packed_%s(void **d) {\n  int64_t s[%d] = {", g->name,
+                  PBC_MAX_SIZE_SYMBOLS);
+  for (int k = 0; k < PBC_MAX_SIZE_SYMBOLS; ++k)
+    pbcStrBufPrintf(b, "%s-1", k ? ", " : "");
+  pbcStrBufPuts(b, "};\n");
+  for (int i = 0; i < n; ++i) {
+    const PbcTensorType *t = pbcEntrySigArg(g, i);
+    bool symbolic = false;
+    for (int k = 0; k < t->rank; ++k)
+      symbolic |= PBC_SIZE_IS_SYMBOL(t->shape[k]);
+    if (!symbolic)
+      continue;
+    pbcStrBufPrintf(b, "  {\n    const int64_t *e = d[%d];\n    int64_t want = 1;\n"
+                       "    if (e[2] != 0) __builtin_trap();\n", i);
+    for (int k = t->rank - 1; k >= 0; --k) {
+      if (PBC_SIZE_IS_SYMBOL(t->shape[k])) {
+        int sym = PBC_SYMBOL_OF_SIZE(t->shape[k]);
+        pbcStrBufPrintf(b, "    if (s[%d] < 0) s[%d] = e[%d];\n    if (e[%d] != s[%d] || e[%d] < 1) "
+                           "__builtin_trap();\n",
+                        sym, sym, 3 + k, 3 + k, sym, 3 + k);
+      }
+      pbcStrBufPrintf(b, "    if (e[%d] != 1 && e[%d] != want) __builtin_trap();\n"
+                         "    want *= e[%d];\n",
+                      3 + k, 3 + t->rank + k, 3 + k);
+    }
+    pbcStrBufPuts(b, "  }\n");
+  }
+  pbcStrBufPrintf(b, "  _mlir_ciface_%s%s(", g->name, PBC_SYMBOLIC_SUFFIX);
+  for (int i = 0; i < n; ++i)
+    pbcStrBufPrintf(b, "%sd[%d]", i ? ", " : "", i);
+  pbcStrBufPuts(b, ");\n}\n");
+  pbcStrBufPrintf(b, "void _mlir_ciface_%s(", g->name);
+  for (int i = 0; i < n; ++i)
+    pbcStrBufPrintf(b, "%svoid *a%d", i ? ", " : "", i);
+  pbcStrBufPuts(b, ") {\n  void *d[] = {");
+  for (int i = 0; i < n; ++i)
+    pbcStrBufPrintf(b, "%sa%d", i ? ", " : "", i);
+  pbcStrBufPrintf(b, "};\n  _pbc_packed_%s(d);\n}\n", g->name);
+}
+
 /* C source of `void _pbc_packed_F(void **d) { _mlir_ciface_F(d[0], ...); }`
  * (and of a batch-looped entry's loop). */
 static bool writePackedWrappers(int fd, const PbcEntrySig *sigs, int numSigs) {
@@ -206,6 +264,10 @@ static bool writePackedWrappers(int fd, const PbcEntrySig *sigs, int numSigs) {
     int n = sigs[s].numInputs + sigs[s].numOutputs;
     if (pbcEntrySigIsBatched(&sigs[s])) {
       batchLoopWrapper(&b, &sigs[s]);
+      continue;
+    }
+    if (pbcEntrySigIsSymbolic(&sigs[s])) {
+      symbolicWrapper(&b, &sigs[s]);
       continue;
     }
     pbcStrBufPrintf(&b, "void _mlir_ciface_%s(", sigs[s].name);

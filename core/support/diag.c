@@ -2,6 +2,7 @@
 #include "pbc/diag.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mlir-c/Diagnostics.h"
@@ -54,35 +55,76 @@ static bool isOpDumpNote(MlirDiagnostic note) {
   return dump;
 }
 
-static void printDiagnostic(MlirDiagnostic d, int depth) {
+static void printDiagnostic(MlirDiagnostic d, int depth, FILE *out) {
   static const char *const kinds[] = {"error", "warning", "note", "remark"};
   MlirDiagnosticSeverity sev = mlirDiagnosticGetSeverity(d);
-  fprintf(stderr, "%*s", depth * 2, "");
-  pbcDiagPrintLocation(mlirDiagnosticGetLocation(d), stderr);
+  fprintf(out, "%*s", depth * 2, "");
+  pbcDiagPrintLocation(mlirDiagnosticGetLocation(d), out);
   PbcStrBuf msg = {0};
   mlirDiagnosticPrint(d, pbcStrBufCallback, &msg);
   /* A message quoting its input (an op name made of 50 MB of garbage) is
    * cut: the location already says where. */
   enum { kMaxMessage = 2000 };
   if (msg.len > kMaxMessage)
-    fprintf(stderr, ": %s: %.*s... (%zu more characters)\n", kinds[sev], kMaxMessage,
+    fprintf(out, ": %s: %.*s... (%zu more characters)\n", kinds[sev], kMaxMessage,
             msg.data, msg.len - kMaxMessage);
   else
-    fprintf(stderr, ": %s: %s\n", kinds[sev], pbcStrBufGet(&msg));
+    fprintf(out, ": %s: %s\n", kinds[sev], pbcStrBufGet(&msg));
   pbcStrBufDestroy(&msg);
   intptr_t n = mlirDiagnosticGetNumNotes(d);
   for (intptr_t i = 0; i < n; ++i)
     if (!isOpDumpNote(mlirDiagnosticGetNote(d, i)))
-      printDiagnostic(mlirDiagnosticGetNote(d, i), depth + 1);
+      printDiagnostic(mlirDiagnosticGetNote(d, i), depth + 1, out);
 }
+
+/* Where diagnostics go while a capture is set (one thread: the input's
+ * preparation); NULL: printed. */
+static PbcDiagCapture *capture;
 
 static MlirLogicalResult handler(MlirDiagnostic d, void *userData) {
   (void)userData;
-  if (mlirDiagnosticGetSeverity(d) == MlirDiagnosticError)
+  bool error = mlirDiagnosticGetSeverity(d) == MlirDiagnosticError;
+  if (capture) {
+    if (!capture->stream)
+      capture->stream = open_memstream(&capture->text, &capture->len);
+    if (capture->stream) {
+      capture->errors += error;
+      printDiagnostic(d, 0, capture->stream);
+      fflush(capture->stream);
+      return mlirLogicalResultSuccess();
+    }
+  }
+  if (error)
     atomic_fetch_add(&errorCount, 1);
-  printDiagnostic(d, 0);
+  printDiagnostic(d, 0, stderr);
   fflush(stderr);
   return mlirLogicalResultSuccess();
+}
+
+PbcDiagCapture *pbcDiagCaptureInto(PbcDiagCapture *c) {
+  PbcDiagCapture *before = capture;
+  capture = c;
+  return before;
+}
+
+const char *pbcDiagCaptureText(PbcDiagCapture *c) {
+  if (c->stream)
+    fflush(c->stream);
+  return c->text ? c->text : "";
+}
+
+void pbcDiagCaptureReplay(PbcDiagCapture *c) {
+  fputs(pbcDiagCaptureText(c), stderr);
+  fflush(stderr);
+  atomic_fetch_add(&errorCount, c->errors);
+  pbcDiagCaptureDestroy(c);
+}
+
+void pbcDiagCaptureDestroy(PbcDiagCapture *c) {
+  if (c->stream)
+    fclose(c->stream);
+  free(c->text);
+  memset(c, 0, sizeof(*c));
 }
 
 void pbcDiagInstall(MlirContext ctx) {

@@ -288,8 +288,10 @@ def main():
                                                     out.cls))
     if args.dynamic:
         routes = collections.Counter(o.route for o in results.values() if o.route)
-        print("dynamic: %d runs of one compile for every batch, %d of compiles for their sizes"
-              % (routes["batch"], routes["sized"]))
+        print("dynamic: %d runs of one compile for every size (%d with the batch loop, %d with "
+              "symbolic sizes), %d of compiles for their sizes"
+              % (routes["batch"] + routes["symbolic"], routes["batch"], routes["symbolic"],
+                 routes["sized"]))
     n_ok = sum(1 for o in results.values() if o.cls in ("ok", "recorded"))
     print("%.0fs; %d passed, %d failed" % (time.time() - t0, n_ok, len(results) - n_ok))
     return 1 if n_ok != len(results) else 0

@@ -238,6 +238,18 @@ def run_calls(lib, calls, workdir, timeout):
     return outs, fails
 
 
+def _symbolic_entries(lib):
+    """The entries a library's header shows with size symbols (s0, s1, ...:
+    pbc/symbolic_sizes.h)."""
+    try:
+        with open(os.path.splitext(lib)[0] + ".h") as f:
+            text = f.read()
+    except OSError:
+        return set()
+    return {m.group(1) for m in re.finditer(r"/\* @(\w+) \*/\n([^;]*);", text)
+            if re.search(r"/\* (?:\w+x)*s\d+x", m.group(2))}
+
+
 def check_batch(pbc, progs, refs, args, timeout=120, keep=None):
     """Compiles the programs as one module under `args`, runs and compares
     them. -> [Outcome] per program. A batch that fails to compile or crashes
@@ -279,6 +291,7 @@ def check_batch(pbc, progs, refs, args, timeout=120, keep=None):
             if len(progs) == 1:
                 return [bad]
             return each_alone()
+        symbolic = _symbolic_entries(lib)
         calls = [("p%d" % k, p.c_inputs(), p.c_outputs()) for k, p in enumerate(progs)]
         outs, fails = run_calls(lib, calls, workdir, timeout)
         if fails and len(progs) > 1 and any(f.cls in ("run-crash", "hang") for f in fails.values()):
@@ -293,7 +306,8 @@ def check_batch(pbc, progs, refs, args, timeout=120, keep=None):
             msg = ref.compare(outs[f])
             result.append(Outcome("mismatch", msg) if msg else Outcome("ok"))
             if dynamic[k]:
-                result[-1].route = "sized" if f in refused else "batch"
+                result[-1].route = "sized" if f in refused else \
+                    "symbolic" if f in symbolic else "batch"
         return result
     finally:
         if keep:

@@ -1,12 +1,19 @@
 // A program with dynamic sizes: without given sizes a located error naming
-// the argument (where no library for every batch size is made: --emit=obj;
-// --emit=lib names what keeps @pair from it); with --shape or --dim compiled for those sizes, the results
+// the argument (where no library for every size is made: --emit=obj;
+// --emit=lib --dynamic=batch names what keeps @pair from the batch loop; the
+// default compiles both with symbolic sizes); with --shape or --dim compiled for those sizes, the results
 // taking the sizes the program computes; given sizes that contradict a
 // static one are an error; --run draws one size for every open dimension.
 // RUN: not pbc --emit=obj -o %t.o %s 2>&1 | FileCheck %s --check-prefix=NOSIZES
-// NOSIZES: dynamic_shape.mlir:[[# @LINE + 16]]:1: error: argument 0 of @rows has dynamic sizes (tensor<?x3xf32>): give them (pbc --shape=0=D0x..., --dim=N; libpbc pbcProgramCompileShaped), or compile a library (--emit=lib), which serves every batch size
-// RUN: not pbc --emit=lib -o %t.so %s 2>&1 | FileCheck %s --check-prefix=LIB
+// NOSIZES: dynamic_shape.mlir:[[# @LINE + 22]]:1: error: argument 0 of @rows has dynamic sizes (tensor<?x3xf32>): give them (pbc --shape=0=D0x..., --dim=N; libpbc pbcProgramCompileShaped), or compile a library (--emit=lib), which serves every size
+// RUN: not pbc --emit=lib --dynamic=batch -o %t.so %s 2>&1 | FileCheck %s --check-prefix=LIB
 // LIB: error: argument 1 of @pair has a dynamic size in dimension 1: pbc compiles one library for every size of a leading (batch) dimension only
+// RUN: pbc --emit=lib -o %t.so %s && FileCheck %s --check-prefix=SYM < %t.h
+// SYM: in0 /* s0x3xf32 */
+// SYM: out0 /* s0xf32 */
+// SYM: in0 /* s0x3xf32 */
+// SYM: in1 /* 3xs1xf32 */
+// SYM: out0 /* s0xs1xf32 */
 // RUN: pbc --emit=s1 --shape=0=7x3 --dim=5 %s | FileCheck %s --check-prefix=SHAPE
 // SHAPE: func.func @rows(%arg0: memref<7x3xf32>, %arg1: memref<7xf32>)
 // SHAPE: func.func @pair(%arg0: memref<7x3xf32>, %arg1: memref<3x5xf32>, %arg2: memref<7x5xf32>)

@@ -276,12 +276,64 @@ int main(int argc, char **argv) {
   CHECK(!q && err && strstr(err, "aliased.mlir:5:23"), "aliases: %s", err ? err : "");
   pbcMessageDestroy(err);
   err = NULL;
-  /* A dynamic size that is not a leading batch: no one compile for it. */
-  const char *dynamic = "func.func @f(%x: tensor<3x?xf32>) -> tensor<3x?xf32> {\n"
-                        "  return %x : tensor<3x?xf32>\n}\n";
+  /* A dynamic size that is not a leading batch: one compile with the size
+   * as a symbol, called at sizes 1, 7 and 300 against a reference; an
+   * output of another size and a size of 0 are refused. */
+  const char *dynamic =
+      "func.func @f(%x: tensor<3x?xf32>) -> tensor<3x?xf32> {\n"
+      "  %c1 = arith.constant 1 : index\n"
+      "  %n = tensor.dim %x, %c1 : tensor<3x?xf32>\n"
+      "  %e = tensor.empty(%n) : tensor<3x?xf32>\n"
+      "  %y = linalg.add ins(%x, %x : tensor<3x?xf32>, tensor<3x?xf32>) outs(%e : tensor<3x?xf32>)"
+      " -> tensor<3x?xf32>\n"
+      "  return %y : tensor<3x?xf32>\n}\n";
   q = pbcProgramCompile(dynamic, "dyn.mlir", &o, &err);
-  CHECK(!q && err && strstr(err, "dyn.mlir:1") && strstr(err, "dynamic size in dimension 1"),
-        "dynamic shape not reported: %s", err ? err : "");
+  CHECK(q, "symbolic compile: %s", err ? err : "");
+  pbcMessageDestroy(err);
+  err = NULL;
+  PbcArgInfo sin, sout;
+  CHECK(q && pbcProgramEntryArg(q, 0, 0, &sin) && sin.rank == 2 && sin.shape[0] == 3 &&
+            sin.shape[1] == PBC_ARG_SYMBOL(0) && pbcProgramEntryArg(q, 0, 1, &sout) &&
+            sout.rank == 2 && sout.shape[1] == PBC_ARG_SYMBOL(0),
+        "the size symbol in the signature");
+  static float symIn[900], symOut[903];
+  const int64_t symSizes[3] = {1, 7, 300};
+  for (int i = 0; i < 3 && q; ++i) {
+    int64_t n = symSizes[i];
+    for (int k = 0; k < 3 * n; ++k)
+      symIn[k] = (float)((rand() % 200) - 100) / 7.f + 0.5f;
+    for (int k = 0; k < 903; ++k)
+      symOut[k] = 12345.f;
+    int64_t sx[2] = {3, n};
+    PbcTensor args[2] = {{"f32", 2, sx, NULL, symIn}, {"f32", 2, sx, NULL, symOut}};
+    CHECK(pbcProgramCall(q, 0, args, 2, &err), "size %lld: %s", (long long)n, err ? err : "");
+    pbcMessageDestroy(err);
+    err = NULL;
+    for (int k = 0; k < 903; ++k) {
+      float want = k < 3 * n ? 2 * symIn[k] : 12345.f;
+      CHECK(symOut[k] == want, "size %lld element %d: %g, want %g", (long long)n, k, symOut[k],
+            want);
+    }
+    int64_t other[2] = {3, n + 1};
+    PbcTensor wrong[2] = {{"f32", 2, sx, NULL, symIn}, {"f32", 2, other, NULL, symOut}};
+    CHECK(!pbcProgramCall(q, 0, wrong, 2, &err) && err && strstr(err, "(s0 is"),
+          "size %lld took an output of another: %s", (long long)n, err ? err : "");
+    pbcMessageDestroy(err);
+    err = NULL;
+  }
+  int64_t zeroSize[2] = {3, 0};
+  PbcTensor none[2] = {{"f32", 2, zeroSize, NULL, symIn}, {"f32", 2, zeroSize, NULL, symOut}};
+  CHECK(!q || (!pbcProgramCall(q, 0, none, 2, &err) && err), "a symbolic size of 0 was taken");
+  pbcMessageDestroy(err);
+  err = NULL;
+  pbcProgramDestroy(q);
+  /* A result whose size is computed from the input's: no one compile. */
+  const char *flatten = "func.func @f(%x: tensor<?x8xf32>) -> tensor<?xf32> {\n"
+                        "  %c = tensor.collapse_shape %x [[0, 1]] : tensor<?x8xf32> into tensor<?xf32>\n"
+                        "  return %c : tensor<?xf32>\n}\n";
+  q = pbcProgramCompile(flatten, "flat.mlir", &o, &err);
+  CHECK(!q && err && strstr(err, "flat.mlir:1") && strstr(err, "cannot be compiled with symbolic sizes"),
+        "a computed result size not reported: %s", err ? err : "");
   pbcMessageDestroy(err);
   err = NULL;
   /* The same program for given sizes: a batch x 3 input, rows summed into

@@ -27,22 +27,40 @@ static void describe(const PbcTensorType *t, char *buf, size_t len) {
   for (int d = 0; d < t->rank && used < len; ++d)
     used += t->shape[d] == PBC_DYNAMIC_SIZE
                 ? (size_t)snprintf(buf + used, len - used, "?x")
+            : PBC_SIZE_IS_SYMBOL(t->shape[d])
+                ? (size_t)snprintf(buf + used, len - used, "s%dx", PBC_SYMBOL_OF_SIZE(t->shape[d]))
                 : (size_t)snprintf(buf + used, len - used, "%lldx", (long long)t->shape[d]);
   if (used < len)
     snprintf(buf + used, len - used, "%s", pbcElemName(t->elem));
 }
 
 /* Whether size `have` fits `want`: equal, or any size for the batch
- * (PBC_DYNAMIC_SIZE), which every batched dimension of one call shares
- * (*batch: -1 until the first). */
+ * (PBC_DYNAMIC_SIZE) or a size symbol (PBC_SIZE_SYMBOL(s)), which every
+ * such dimension of one call shares (given[0]: the batch's, given[1 + s]:
+ * symbol s's; -1 until the first). A symbol's size is at least 1. */
 _Static_assert(PBC_ARG_BATCH == PBC_DYNAMIC_SIZE, "libpbc.h and entry_sig.h name one batch size");
+_Static_assert(PBC_ARG_SYMBOL(3) == PBC_SIZE_SYMBOL(3), "libpbc.h and entry_sig.h name symbols alike");
 
-static bool sizeFits(int64_t want, int64_t have, int64_t *batch) {
-  if (want != PBC_DYNAMIC_SIZE)
+typedef int64_t GivenSizes[1 + PBC_MAX_SIZE_SYMBOLS];
+
+static void givenSizesInit(GivenSizes given) {
+  for (int i = 0; i < 1 + PBC_MAX_SIZE_SYMBOLS; ++i)
+    given[i] = -1;
+}
+
+static int64_t *givenSlot(GivenSizes given, int64_t want) {
+  if (want == PBC_DYNAMIC_SIZE)
+    return &given[0];
+  return PBC_SIZE_IS_SYMBOL(want) ? &given[1 + PBC_SYMBOL_OF_SIZE(want)] : NULL;
+}
+
+static bool sizeFits(int64_t want, int64_t have, GivenSizes given) {
+  int64_t *slot = givenSlot(given, want);
+  if (!slot)
     return have == want;
-  if (have < 0 || (*batch >= 0 && have != *batch))
+  if (have < (PBC_SIZE_IS_SYMBOL(want) ? 1 : 0) || (*slot >= 0 && have != *slot))
     return false;
-  *batch = have;
+  *slot = have;
   return true;
 }
 
@@ -102,20 +120,28 @@ bool pbcProgramCall(const PbcProgram *p, int e, const PbcTensor *args, int numAr
     return false;
   }
   char name[32], want[256];
-  int64_t batch = -1;
+  GivenSizes given;
+  givenSizesInit(given);
   for (int i = 0; i < n; ++i) {
     const PbcTensorType *t = pbcEntrySigArg(g, i);
     const PbcTensor *a = &args[i];
     describe(t, want, sizeof(want));
     bool same = a->elem && strcmp(a->elem, pbcElemName(t->elem)) == 0 && a->rank == t->rank &&
                 (a->rank == 0 || a->shape);
-    int64_t before = batch;
+    GivenSizes before;
+    memcpy(before, given, sizeof(GivenSizes));
+    int bad = -1;
     for (int d = 0; same && d < t->rank; ++d)
-      same = sizeFits(t->shape[d], a->shape[d], &batch);
+      if (!(same = sizeFits(t->shape[d], a->shape[d], given)))
+        bad = d;
     if (!same) {
-      char got[48] = "";
-      if (a->elem && a->rank == t->rank && a->shape && before >= 0)
-        snprintf(got, sizeof(got), " (the batch is %lld)", (long long)before);
+      char got[64] = "";
+      int64_t *slot = bad >= 0 ? givenSlot(before, t->shape[bad]) : NULL;
+      if (slot && *slot >= 0 && t->shape[bad] == PBC_DYNAMIC_SIZE)
+        snprintf(got, sizeof(got), " (the batch is %lld)", (long long)*slot);
+      else if (slot && *slot >= 0)
+        snprintf(got, sizeof(got), " (s%d is %lld)", PBC_SYMBOL_OF_SIZE(t->shape[bad]),
+                 (long long)*slot);
       pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: expected %s%s, got a rank-%d %s tensor",
                                           g->name, argName(g, i, name, sizeof(name)), want, got,
                                           a->rank, a->elem ? a->elem : "(no type)"));
@@ -187,7 +213,8 @@ bool pbcProgramInvoke(const PbcProgram *p, int e, void **descriptors, int numDes
     return false;
   }
   char name[32], want[256];
-  int64_t batch = -1;
+  GivenSizes given;
+  givenSizesInit(given);
   for (int i = 0; i < n; ++i) {
     const PbcTensorType *t = pbcEntrySigArg(g, i);
     const int64_t *d = descriptors[i];
@@ -196,7 +223,7 @@ bool pbcProgramInvoke(const PbcProgram *p, int e, void **descriptors, int numDes
     if (ok)
       memcpy(&aligned, &d[1], sizeof(void *));
     for (int k = 0; ok && k < t->rank; ++k)
-      ok = sizeFits(t->shape[k], d[3 + k], &batch);
+      ok = sizeFits(t->shape[k], d[3 + k], given);
     /* A static entry's code reads neither offset nor strides: both must
      * be what it assumes (a batch's glue follows them). */
     bool batched = t->rank > 0 && t->shape[0] == PBC_DYNAMIC_SIZE;

@@ -23,6 +23,7 @@
 #include "pbc/session.h"
 #include "pbc/shared_library.h"
 #include "pbc/specialize_shapes.h"
+#include "pbc/symbolic_sizes.h"
 #include "pbc/target_select.h"
 
 static const char kUsage[] =
@@ -82,12 +83,17 @@ static const char kUsage[] =
     "                       sizes given (results take the sizes the program\n"
     "                       computes; the header and --signatures show them).\n"
     "                       Without them, --emit=lib makes one library for every\n"
-    "                       batch size when the dynamic sizes are the inputs'\n"
-    "                       leading ones and each batch element is computed from\n"
-    "                       its own (the header shows the batch as ?), else names\n"
-    "                       the op in the way; --run draws one size for every\n"
-    "                       open dimension (printed, from --seed); other emits\n"
-    "                       need the sizes\n"
+    "                       size: with the batch loop when the dynamic sizes are\n"
+    "                       the inputs' leading ones and each batch element is\n"
+    "                       computed from its own (static code per element; the\n"
+    "                       header shows the batch as ?), else with symbolic sizes\n"
+    "                       (the header shows s0, s1, ...: any size from 1, the\n"
+    "                       same for one symbol in one call; code not yet tiled\n"
+    "                       along them), else names what is in the way; --run\n"
+    "                       draws one size for every open dimension (printed,\n"
+    "                       from --seed); other emits need the sizes\n"
+    "  --dynamic=ROUTE      auto (default), batch or symbolic: the one route to\n"
+    "                       try for a library of every size\n"
     "execution (JIT, on this machine):\n"
     "  --run[=N]            run each entry point on fresh random non-zero inputs;\n"
     "                       report the median time of N runs (default 10)\n"
@@ -133,6 +139,7 @@ typedef struct Options {
   bool cacheStats;
   const char *kernelCacheDir; /* NULL: the environment's */
   PbcShapeSpec *shapes;       /* --shape, --dim */
+  const char *dynamicRoute;   /* --dynamic: "auto", "batch", "symbolic" */
   uint64_t seed;
   bool seedGiven;
 } Options;
@@ -259,6 +266,12 @@ static int parseArgs(int argc, char **argv, Options *o) {
       if (*end || n < 1 || n > ((long long)1 << 40))
         return usageError("bad --dim size '%s' (expected 1 or more)", a + 6);
       o->shapes->dim = n;
+    } else if (startsWith(a, "--dynamic=")) {
+      o->dynamicRoute = a + 10;
+      if (strcmp(o->dynamicRoute, "auto") && strcmp(o->dynamicRoute, "batch") &&
+          strcmp(o->dynamicRoute, "symbolic"))
+        return usageError("bad --dynamic route '%s' (expected auto, batch or symbolic)",
+                          o->dynamicRoute);
     } else if (startsWith(a, "--input-name=")) {
       o->inputName = a + 13;
     } else if (a[0] == '-' && a[1]) {
@@ -308,6 +321,42 @@ static void printModule(MlirModule m, PbcStrBuf *out) {
   pbcStrBufPuts(out, "\n");
 }
 
+/* One compile for every size of a program with dynamic sizes: the batch
+ * loop where the program separates over its batch (static code per batch
+ * element, pbc/batch_loop.h), else symbolic sizes (pbc/symbolic_sizes.h).
+ * Every dynamic entry of the module takes the same route. What the route
+ * not taken said is dropped; if neither holds, both say why. --dynamic=batch
+ * or =symbolic: that route alone. */
+static bool prepareDynamic(MlirModule *m, const char *route, PbcEntrySig *sigs, int *numSigs) {
+  if (route && strcmp(route, "batch") == 0)
+    return pbcBatchLoopPrepare(*m, sigs, 64, numSigs);
+  if (route && strcmp(route, "symbolic") == 0)
+    return pbcSymbolicSizesPrepare(*m, sigs, 64, numSigs);
+  MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(*m)));
+  PbcDiagCapture batchSaid = {0}, symbolicSaid = {0};
+  PbcDiagCapture *before = pbcDiagCaptureInto(&batchSaid);
+  bool ok = pbcBatchLoopPrepare(copy, sigs, 64, numSigs);
+  pbcDiagCaptureInto(before);
+  if (ok) {
+    mlirModuleDestroy(*m);
+    *m = copy;
+    pbcDiagCaptureDestroy(&batchSaid);
+    return true;
+  }
+  mlirModuleDestroy(copy);
+  before = pbcDiagCaptureInto(&symbolicSaid);
+  ok = pbcSymbolicSizesPrepare(*m, sigs, 64, numSigs);
+  pbcDiagCaptureInto(before);
+  if (ok) {
+    pbcDiagCaptureDestroy(&batchSaid);
+    pbcDiagCaptureDestroy(&symbolicSaid);
+    return true;
+  }
+  pbcDiagCaptureReplay(&batchSaid);
+  pbcDiagCaptureReplay(&symbolicSaid);
+  return false;
+}
+
 /* Parses and checks the input and runs stages 1..lastStage in a session. */
 static PbcSession *compileModule(Job *j, bool reference, int lastStage, MlirModule *out,
                                  PbcEntrySig *sigs, int *numSigs) {
@@ -347,7 +396,7 @@ static PbcSession *compileModule(Job *j, bool reference, int lastStage, MlirModu
                    !o->runs && o->shapes->dim == 0 && o->shapes->numShapes == 0 &&
                    pbcModuleHasDynamicEntries(m);
   bool prepared = !mlirModuleIsNull(m) &&
-                  (batchLoop ? pbcBatchLoopPrepare(m, sigs, 64, numSigs)
+                  (batchLoop ? prepareDynamic(&m, o->dynamicRoute, sigs, numSigs)
                              : pbcSpecializeShapes(m, o->shapes));
   if (!prepared || !pbcSessionCheckInput(s, m)) {
     if (!mlirModuleIsNull(m))

@@ -25,11 +25,19 @@ typedef enum PbcElemKind {
 /* A size the caller gives at each call: the batch of an entry compiled once
  * for every batch size (pbc/batch_loop.h). */
 #define PBC_DYNAMIC_SIZE (-1)
+/* A size the caller gives at each call, by symbol: every size of one call
+ * with the same symbol s is the same (an entry compiled with symbolic sizes,
+ * pbc/symbolic_sizes.h); PBC_SIZE_SYMBOL(0) is -2, (1) is -3, ... */
+#define PBC_MAX_SIZE_SYMBOLS 32
+#define PBC_SIZE_SYMBOL(s) (-2 - (int64_t)(s))
+#define PBC_SIZE_IS_SYMBOL(v) ((v) <= -2 && (v) >= PBC_SIZE_SYMBOL(PBC_MAX_SIZE_SYMBOLS - 1))
+#define PBC_SYMBOL_OF_SIZE(v) ((int)(-2 - (v)))
 
 typedef struct PbcTensorType {
   PbcElemKind elem;
   int rank;
-  int64_t shape[PBC_MAX_RANK]; /* PBC_DYNAMIC_SIZE: the call's batch */
+  /* PBC_DYNAMIC_SIZE: the call's batch; PBC_SIZE_SYMBOL(s): symbol s's */
+  int64_t shape[PBC_MAX_RANK];
 } PbcTensorType;
 
 typedef struct PbcEntrySig {
@@ -49,6 +57,12 @@ const PbcTensorType *pbcEntrySigArg(const PbcEntrySig *sig, int i);
 bool pbcTensorTypeFrom(MlirType t, PbcTensorType *out, char *why, size_t whyLen);
 /* Whether op is a func.func with no visibility or `public` (an entry). */
 bool pbcFuncIsPublic(MlirOperation op);
+/* The function attribute giving an entry's sizes where its types have `?`
+ * (an array, per input then result, of i64 arrays: the signature's sizes,
+ * symbols among them). */
+#define PBC_SIGNATURE_SIZES_ATTR "pbc.signature_sizes"
+/* Whether sig has a symbolic size (PBC_SIZE_SYMBOL). */
+bool pbcEntrySigIsSymbolic(const PbcEntrySig *sig);
 /* Collects the public functions of m. Returns the count, or -1 after
  * emitting a located error for an unsupported signature. */
 int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max);
@@ -62,8 +76,8 @@ PbcEntrySig *pbcEntrySigsRead(FILE *f, int *n);
 size_t pbcElemSize(PbcElemKind k);
 const char *pbcElemName(PbcElemKind k);  /* MLIR spelling: f32, bf16, i8 */
 const char *pbcElemCType(PbcElemKind k); /* C type in generated headers */
-/* The element count; for a tensor with the batch, that of one batch
- * element (the batch counted as 1). */
+/* The element count; for a tensor with the batch or symbolic sizes, each
+ * of those counted as 1. */
 int64_t pbcTensorNumElements(const PbcTensorType *t);
 
 #endif

@@ -4,12 +4,14 @@ own (C-contiguous) memory; results are fresh numpy arrays of the types the
 entry declares.
 
 An entry whose signature has dynamic sizes (tensor<?x...>, an ONNX model's
-symbolic batch) is compiled once for every batch size when its program
-computes each batch element from that element alone (libpbc's batch loop:
-the signature's -1 sizes are the call's batch). Otherwise it is compiled
-per distinct input shape, when first called with it (libpbc caches each
-compile and the driver its kernels), and the first such compile says so
-once, with the reason the one compile was refused."""
+symbolic batch or sequence) is compiled once for every size: with libpbc's
+batch loop when its program computes each batch element from that element
+alone (the signature's -1 sizes are the call's batch), else with symbolic
+sizes (sizes -2, -3, ...: one per size symbol; results' sizes are inputs').
+A program neither holds for is compiled per distinct input shape, when
+first called with it (libpbc caches each compile and the driver its
+kernels), and the first such compile says so once, with the reason the one
+compile was refused."""
 
 import re
 import warnings
@@ -19,6 +21,8 @@ import numpy as np
 from .libpbc import CompileError, Program, shapes_spec
 
 BATCH = -1  # a signature's size given by the call: libpbc's PBC_ARG_BATCH
+# Sizes below it are size symbols (libpbc's PBC_ARG_SYMBOL(s) = -2 - s): one
+# call gives every size of one symbol (or of the batch) the same value.
 
 _DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16, "i64": np.int64,
            "i32": np.int32, "i16": np.int16, "i8": np.int8, "ui8": np.uint8, "i1": np.bool_}
@@ -97,18 +101,20 @@ class ArrayEntry:
         if len(arrays) != len(inputs):
             raise TypeError("pbc: %s takes %d arrays, got %d" % (
                 entry.name, len(inputs), len(arrays)))
-        ins, batch = [], None
+        ins, given = [], {}
         for i, (a, (dt, shape)) in enumerate(zip(arrays, inputs)):
             a = np.ascontiguousarray(a)
-            if shape and shape[0] == BATCH and a.ndim == len(shape) and batch is None:
-                batch = a.shape[0]
-            want = tuple(batch if d == BATCH else d for d in shape)
+            if a.ndim == len(shape):
+                for d, n in zip(shape, a.shape):
+                    if d < 0:
+                        given.setdefault(d, n)
+            want = tuple(given.get(d) if d < 0 else d for d in shape)
             if a.dtype != dt or tuple(a.shape) != want:
                 raise TypeError("pbc: argument %d is %s%s, the compiled code takes %s%s" % (
                     i, a.dtype, list(a.shape), dt,
                     ["?" if d is None else d for d in want]))
             ins.append(a)
-        outs = [np.empty(tuple(batch if d == BATCH else d for d in shape), dt)
+        outs = [np.empty(tuple(given[d] if d < 0 else d for d in shape), dt)
                 for dt, shape in outputs]
         entry.call([(a.ctypes.data, a.shape) for a in ins + outs])
         return tuple(outs)

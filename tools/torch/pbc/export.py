@@ -12,9 +12,11 @@ A program exported with a dynamic batch (torch.export's Dim on the inputs'
 leading dimension) whose batch elements are computed each from its own
 becomes one library for every batch size: the header shows the batch as
 `?`, and every `?` of one call takes the same size. Other dynamic programs
-are refused with the driver's error naming the op or input, unless `shapes`
-gives the sizes to compile for (one per input, None for a static one); the
-library then takes exactly those."""
+become one library with symbolic sizes (the header shows s0, s1, ...: each
+any size from 1, the same for one symbol in one call) where their results'
+sizes are their inputs'; the rest are refused with the driver's error,
+unless `shapes` gives the sizes to compile for (one per input, None for a
+static one); the library then takes exactly those."""
 
 import os
 import subprocess

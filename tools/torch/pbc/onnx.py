@@ -9,11 +9,12 @@
 torch-mlir's importer (torch-mlir-import-onnx) reads the file into the
 torch dialect and torch-mlir-opt lowers it to linalg on tensors (both from
 PyPI torch-mlir, see tools.py); pbc compiles that. A model with symbolic
-dimensions (a dynamic batch or sequence) keeps them: pbc compiles static
-shapes, so it is compiled once per distinct input shape when first called
-with it (each compile cached; said once, as a warning); one torch-mlir
-cannot lower with its symbolic dimensions is imported again per distinct
-input shape, with them fixed (said once). `shapes` fixes them instead (through the onnx package) before importing. A model the
+dimensions (a dynamic batch or sequence) keeps them: compiled once for
+every size (pbc's batch loop, else symbolic sizes; see arrays.py), else
+once per distinct input shape when first called with it (each compile
+cached; said once, as a warning); one torch-mlir cannot lower with its
+symbolic dimensions is imported again per distinct input shape, with them
+fixed (said once). `shapes` fixes them instead (through the onnx package) before importing. A model the
 importer or pbc rejects raises CompileError with their diagnostics.
 """
 

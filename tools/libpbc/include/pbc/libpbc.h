@@ -58,12 +58,18 @@ typedef struct PbcProgram PbcProgram;
 /* A size in PbcArgInfo.shape given by each call: the batch of an entry
  * compiled once for every batch size. */
 #define PBC_ARG_BATCH (-1)
+/* A size in PbcArgInfo.shape given by each call, by symbol s (0, 1, ...):
+ * every size of one call with symbol s is the same; results' sizes are
+ * the inputs' (-2 is symbol 0, -3 symbol 1, ...). */
+#define PBC_ARG_SYMBOL(s) (-2 - (int64_t)(s))
 
 /* One argument of an entry point. `elem` is MLIR's spelling (f32, bf16, i64). */
 typedef struct PbcArgInfo {
   const char *elem;
   int rank;
-  const int64_t *shape; /* rank sizes; PBC_ARG_BATCH: the call's batch */
+  /* rank sizes; PBC_ARG_BATCH: the call's batch; PBC_ARG_SYMBOL(s): the
+   * call's size of symbol s */
+  const int64_t *shape;
 } PbcArgInfo;
 
 /* A tensor handed to pbcProgramCall. */
@@ -85,9 +91,12 @@ PbcProgram *pbcProgramCompile(const char *text, const char *name,
  * element alone is compiled once for every batch size: the entry's
  * signature has PBC_ARG_BATCH where the batch goes, every such size of one
  * call must be the same (pbcProgramCall and pbcProgramInvoke check it),
- * and results take it too. Other dynamic programs are an error naming the
- * op that keeps them from separating; pbcProgramCompileShaped compiles
- * them for given sizes. */
+ * and results take it too. Other dynamic programs are compiled with
+ * symbolic sizes: each `?` of the signature is PBC_ARG_SYMBOL(s), the
+ * sizes of one symbol in one call must agree (checked), and each result's
+ * `?` is an input's symbol. A program whose result sizes are not its
+ * inputs' (or that does not fold to static shapes at probe sizes) is an
+ * error saying why; pbcProgramCompileShaped compiles it for given sizes. */
 
 /* The same for a program whose entry points take tensors of dynamic shape
  * (tensor<?x...>): compiled for the sizes in `shapes`, one or more
