@@ -334,9 +334,13 @@ static MlirBlock restrictAnchor(MlirOperation loop) {
 }
 
 void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin) {
+  pbcLoopSetUpperBound(loop, extent);
+  pbcLoopShiftIndex(loop, origin);
+}
+
+void pbcLoopShiftIndex(MlirOperation loop, MlirValue origin) {
   MlirContext ctx = mlirOperationGetContext(loop);
   MlirBlock anchor = restrictAnchor(loop);
-  pbcLoopSetUpperBound(loop, extent);
   MlirValue iv = pbcLoopIv(loop);
   MlirAffineExpr sum =
       mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0), mlirAffineDimExprGet(ctx, 1));

@@ -30,6 +30,7 @@ extern const PbcCPassSpec pbcFuseAttentionPass;
 extern const PbcCPassSpec pbcFuseEpiloguePass;
 extern const PbcCPassSpec pbcFillBorderPass;
 extern const PbcCPassSpec pbcPadGemmPass;
+extern const PbcCPassSpec pbcBlockSymbolicPass;
 extern const PbcCPassSpec pbcTilePass;
 extern const PbcCPassSpec pbcPackPass;
 extern const PbcCPassSpec pbcPackOncePass;

@@ -28,6 +28,7 @@ void pbcRegisterCorePasses(PbcPassRegistry *reg) {
       &pbcFuseEpiloguePass,
       &pbcFillBorderPass,
       &pbcPadGemmPass,
+      &pbcBlockSymbolicPass,
       &pbcTilePass,
       &pbcPackPass,
       &pbcPackOncePass,

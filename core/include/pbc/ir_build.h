@@ -99,6 +99,9 @@ MlirOperation pbcBuildIf(MlirOperation before, MlirValue cond, bool withElse);
  * body of the perfect band below `loop` when all uses are in there, so the
  * band stays perfect). */
 void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin);
+/* The second half of pbcLoopRestrict: `loop`'s index, wherever used,
+ * becomes origin + index (its bounds unchanged). */
+void pbcLoopShiftIndex(MlirOperation loop, MlirValue origin);
 
 /* Clones the perfect band `nest` before `before` with its band loop
  * loops[i] restricted to extent[i] elements from origin[i] (as

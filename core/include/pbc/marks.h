@@ -18,6 +18,11 @@
  * pbc-parallelize, pbc-vectorize-reductions, pbc-verify-stage. */
 #define PBC_MARK_KIND "pbc.kind"
 
+/* Unit: a loop over static blocks of a run-time size (a sequence in
+ * blocks of 64 rows); its body is a static nest. Set: pbc-block-symbolic.
+ * Read: pbc-tile (tiles the nest in it). */
+#define PBC_MARK_BLOCKS "pbc.blocks"
+
 /* Unit: this loop's iterations are independent (proved by the pass that
  * marks it, so later passes need not prove it again).
  * Set: pbc-tile, pbc-register-tile, pbc-fuse-slices, pbc-fuse-rows,

@@ -107,9 +107,20 @@ static void rewrite(MlirOperation b, MlirOperation c) {
    * sum to the activation, and the sum's buffer goes):
    *   %d = linalg.generic ins(%c, %bias) outs(%empty) { yield %c + %bias } */
   MlirOperation next = mlirOperationGetNextInBlock(c);
+  /* A dynamic size (symbolic sizes) is read from c's result. */
+  MlirValue sizes[8];
+  MlirOperation except[9];
+  int numSizes = 0;
+  for (intptr_t d = 0; d < mlirShapedTypeGetRank(type) && numSizes < 8; ++d)
+    if (mlirShapedTypeIsDynamicDim(type, d)) {
+      MlirValue dimOps[2] = {result, pbcBuildIndexConstant(next, d)};
+      except[numSizes] = pbcBuildOp(next, "tensor.dim", 2, dimOps, mlirIndexTypeGet(ctx), 0, NULL);
+      sizes[numSizes] = mlirOperationGetResult(except[numSizes], 0);
+      ++numSizes;
+    }
   MlirValue operands[3] = {result, bias,
-                           mlirOperationGetResult(pbcBuildOp(next, "tensor.empty", 0, NULL, type,
-                                                             0, NULL), 0)};
+                           mlirOperationGetResult(pbcBuildOp(next, "tensor.empty", numSizes, sizes,
+                                                             type, 0, NULL), 0)};
   MlirAttribute bMaps = mlirOperationGetAttributeByName(b, pbcStr("indexing_maps"));
   MlirAttribute identity = mlirArrayAttrGetElement(bMaps, 1);
   MlirAttribute maps[3] = {identity, mlirArrayAttrGetElement(bMaps, 0), identity};
@@ -124,8 +135,8 @@ static void rewrite(MlirOperation b, MlirOperation c) {
   MlirOperation add = pbcBuildLinalgGeneric(
       next, 2, operands, type, mlirArrayAttrGet(ctx, 3, maps),
       mlirOperationGetAttributeByName(b, pbcStr("iterator_types")), region);
-  MlirOperation except[1] = {add};
-  mlirValueReplaceAllUsesExcept(result, mlirOperationGetResult(add, 0), 1, except);
+  except[numSizes] = add; /* and the size reads: they stay on c's result */
+  mlirValueReplaceAllUsesExcept(result, mlirOperationGetResult(add, 0), numSizes + 1, except);
   /* B yields zero: a fill. */
   MlirOperation bYield = yieldOf(bodyOf(b));
   mlirOperationSetOperand(bYield, 0, pbcBuildFloatConstant(bYield, elem, 0.0));

@@ -862,11 +862,27 @@ static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
   return true;
 }
 
+static MlirWalkResult collectBlocks(MlirOperation op, void *data) {
+  if (pbcOpHasAttr(op, PBC_MARK_BLOCKS) && !mlirOperationIsNull(pbcOnlyLoopIn(op)))
+    pbcOpListPush(data, pbcOnlyLoopIn(op));
+  return MlirWalkResultAdvance;
+}
+
 static bool run(MlirOperation func, void *state) {
   PbcOpList roots = {0};
   pbcRootNests(func, "matmul", &roots);
-  for (int i = 0; i < roots.n; ++i)
-    tileNest(roots.ops[i], state);
+  for (int i = 0; i < roots.n; ++i) {
+    /* A nest over a run-time size: the static nests in its blocks
+     * (pbc-block-symbolic). */
+    PbcOpList blocks = {0};
+    if (pbcExtAffineConstantTripCount(roots.ops[i]) < 0)
+      mlirOperationWalk(roots.ops[i], collectBlocks, &blocks, MlirWalkPreOrder);
+    else
+      pbcOpListPush(&blocks, roots.ops[i]);
+    for (int b = 0; b < blocks.n; ++b)
+      tileNest(blocks.ops[b], state);
+    pbcOpListDestroy(&blocks);
+  }
   pbcOpListDestroy(&roots);
   return true;
 }
