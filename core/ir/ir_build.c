@@ -335,15 +335,16 @@ static MlirBlock restrictAnchor(MlirOperation loop) {
 
 void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin) {
   pbcLoopSetUpperBound(loop, extent);
-  pbcLoopShiftIndex(loop, origin);
+  pbcLoopShiftIndex(loop, origin, 1);
 }
 
-void pbcLoopShiftIndex(MlirOperation loop, MlirValue origin) {
+void pbcLoopShiftIndex(MlirOperation loop, MlirValue origin, long long scale) {
   MlirContext ctx = mlirOperationGetContext(loop);
   MlirBlock anchor = restrictAnchor(loop);
   MlirValue iv = pbcLoopIv(loop);
-  MlirAffineExpr sum =
-      mlirAffineAddExprGet(mlirAffineDimExprGet(ctx, 0), mlirAffineDimExprGet(ctx, 1));
+  MlirAffineExpr sum = mlirAffineAddExprGet(
+      mlirAffineMulExprGet(mlirAffineDimExprGet(ctx, 0), mlirAffineConstantExprGet(ctx, scale)),
+      mlirAffineDimExprGet(ctx, 1));
   MlirValue ops[2] = {origin, iv};
   MlirValue at =
       pbcBuildAffineApply(mlirBlockGetFirstOperation(anchor), mlirAffineMapGet(ctx, 2, 0, 1, &sum),

@@ -100,8 +100,9 @@ MlirOperation pbcBuildIf(MlirOperation before, MlirValue cond, bool withElse);
  * band stays perfect). */
 void pbcLoopRestrict(MlirOperation loop, long long extent, MlirValue origin);
 /* The second half of pbcLoopRestrict: `loop`'s index, wherever used,
- * becomes origin + index (its bounds unchanged). */
-void pbcLoopShiftIndex(MlirOperation loop, MlirValue origin);
+ * becomes origin * scale + index (its bounds unchanged; computed where
+ * pbcLoopRestrict computes it). */
+void pbcLoopShiftIndex(MlirOperation loop, MlirValue origin, long long scale);
 
 /* Clones the perfect band `nest` before `before` with its band loop
  * loops[i] restricted to extent[i] elements from origin[i] (as

@@ -20,7 +20,8 @@
 
 /* Unit: a loop over static blocks of a run-time size (a sequence in
  * blocks of 64 rows); its body is a static nest. Set: pbc-block-symbolic.
- * Read: pbc-tile (tiles the nest in it). */
+ * Read: pbc-tile (tiles the nest in it), pbc-parallelize (descends into
+ * it, to the static nest's parallel loops). */
 #define PBC_MARK_BLOCKS "pbc.blocks"
 
 /* Unit: this loop's iterations are independent (proved by the pass that

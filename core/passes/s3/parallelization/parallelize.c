@@ -179,7 +179,12 @@ static void parallelizeFrom(MlirOperation loop, bool isRoot, const State *st) {
   bool copy = pbcOpHasAttr(loop, PBC_MARK_COPY);
   long long done = 0;
   while (!mlirOperationIsNull(loop) && done < st->band) {
-    bool parallel = pbcOpHasAttr(loop, PBC_MARK_PARALLEL) || pbcLoopIsParallel(loop);
+    /* A loop over static blocks of a run-time size (pbc-block-symbolic):
+     * the static nest in it has its own parallel loops, which split evenly
+     * however many blocks there are (and MLIR's test over a tiled nest's
+     * accesses takes seconds). */
+    bool parallel = !pbcOpHasAttr(loop, PBC_MARK_BLOCKS) &&
+                    (pbcOpHasAttr(loop, PBC_MARK_PARALLEL) || pbcLoopIsParallel(loop));
     long long trip = pbcExtAffineConstantTripCount(loop);
     if (!parallel || (trip >= 0 && trip < st->minTrip)) {
       if (done)
@@ -233,6 +238,11 @@ static bool forksPerIterationTooSmall(MlirOperation root, const State *st) {
     return false;
   MlirOperation loop = root;
   for (int depth = 0; !mlirOperationIsNull(loop); ++depth) {
+    /* Blocks of a run-time size stay outermost: a fork per block where it
+     * pays, else none (MLIR's legality test of the move, over a tiled
+     * nest's accesses under the blocks' bounds, took minutes). */
+    if (pbcOpHasAttr(loop, PBC_MARK_BLOCKS))
+      return false;
     bool parallel = pbcOpHasAttr(loop, PBC_MARK_PARALLEL) || pbcLoopIsParallel(loop);
     long long trip = pbcExtAffineConstantTripCount(loop);
     if (parallel && (trip < 0 || trip >= st->minTrip))

@@ -4,11 +4,12 @@
  * packing and the register tile, which choose by trip counts, see a
  * static nest: the loop over n rows becomes a loop over n / 64 blocks of a
  * static 64-row nest, then the remainder (n mod 64 rows) the same way in
- * blocks of 8, then the last n mod 8 rows as they were (vectorized, not
- * tiled). Bounds carry the run-time size; subscripts stay functions of
+ * blocks of 16, then of 4, then each of the last rows alone. Bounds carry the run-time size; subscripts stay functions of
  * loop indices (the access analysis reads them). Strip-mining keeps every iteration and their order: legal for
  * any loop. Each block loop is marked (PBC_MARK_BLOCKS): the static nest
- * in it is what pbc-tile tiles; the root keeps its kind.
+ * in it is what pbc-tile tiles; the root keeps its kind. The static
+ * nests' loops that were parallel are marked so (PBC_MARK_PARALLEL) from a
+ * test on the nest before blocking.
  *
  * Applies where the band's symbolic loops are its outermost ones (a batch,
  * then rows) from 0 with step 1 and a one-result upper bound; the others
@@ -27,9 +28,10 @@
 #include "passes/passes.h"
 
 /* The block heights, largest first: the full blocks of each, then the
- * remainder's in the next. 64 rows keep a GEMM's A block and its register
- * tiles whole (divisible by every tile height pbc-tile picks up to 16); 8
- * serves short sequences. */
+ * remainder's in the next, down to single rows (a GEMV each). 64 rows keep
+ * a GEMM's A block and its register tiles whole (divisible by every tile
+ * height pbc-tile picks up to 16); 16 and 4 serve short sequences and the
+ * rows past the last 64. */
 static const long long kBlocks[] = {64, 16, 4, 1};
 
 static MlirAffineMap mapAttr(MlirOperation loop, const char *name) {
@@ -103,12 +105,10 @@ static MlirOperation blockLoop(MlirOperation loop, const Bounds *b, long long t,
     mlirOperationMoveBefore(op, mlirBlockGetTerminator(pbcLoopBody(*inner)));
     op = next;
   }
+  /* Row block * t + i, computed in the innermost body: the block loop's
+   * body stays the static nest alone. */
   mlirValueReplaceAllUsesOfWith(pbcLoopIv(loop), pbcLoopIv(*inner));
-  MlirAffineExpr scaled = mlirAffineMulExprGet(mlirAffineDimExprGet(ctx, 0), c);
-  MlirValue iv = pbcLoopIv(loop);
-  MlirValue blockStart =
-      pbcBuildAffineApply(*inner, mlirAffineMapGet(ctx, 1, 0, 1, &scaled), &iv, 1, loc);
-  pbcLoopShiftIndex(*inner, blockStart);
+  pbcLoopShiftIndex(*inner, pbcLoopIv(loop), t);
   return restLoop;
 }
 
@@ -127,10 +127,26 @@ static MlirOperation symbolicLoop(MlirOperation root) {
   return band[lead - 1];
 }
 
+/* Marks the loops of the band from `loop` that are parallel
+ * (PBC_MARK_PARALLEL); whether `loop` itself is. The test runs here, on
+ * the nest as it was: in the blocks' nests once tiled and unrolled, with
+ * the blocks' bounds in every dependence system, MLIR's test took
+ * seconds a loop. */
+static bool markParallel(MlirOperation loop) {
+  MlirOperation band[PBC_MAX_BAND];
+  int n = pbcLoopBand(loop, band, PBC_MAX_BAND);
+  bool first = pbcLoopIsParallel(band[0]);
+  for (int l = 1; l < n; ++l)
+    if (pbcOpHasAttr(band[l], PBC_MARK_PARALLEL) || pbcLoopIsParallel(band[l]))
+      pbcOpSetUnitAttr(band[l], PBC_MARK_PARALLEL);
+  return first;
+}
+
 static void blockNest(MlirOperation root) {
   MlirOperation loop = symbolicLoop(root);
   if (mlirOperationIsNull(loop))
     return;
+  bool rowsParallel = markParallel(loop);
   MlirAffineMap ub = mapAttr(loop, "upperBoundMap");
   Bounds b = {mlirAffineConstantExprGet(mlirOperationGetContext(loop), 0),
               mlirAffineMapGetResult(ub, 0), mlirAffineMapGetNumDims(ub),
@@ -144,9 +160,14 @@ static void blockNest(MlirOperation root) {
     Bounds rest;
     MlirOperation restLoop = blockLoop(loop, &b, kBlocks[k], &inner, &rest);
     pbcOpSetUnitAttr(loop, PBC_MARK_BLOCKS);
+    if (rowsParallel)
+      pbcOpSetUnitAttr(inner, PBC_MARK_PARALLEL);
     loop = restLoop; /* the rows left, blocked next in smaller blocks */
     b = rest;
   }
+  /* After blocks of one row, none are left. */
+  if (kBlocks[sizeof kBlocks / sizeof *kBlocks - 1] == 1)
+    mlirOperationDestroy(loop);
 }
 
 static bool run(MlirOperation func, void *state) {
