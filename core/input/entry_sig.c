@@ -209,6 +209,12 @@ int pbcEntrySigsCollect(MlirModule m, PbcEntrySig *out, int max) {
         return -1;
       }
 #undef SIZES_OF
+    MlirAttribute bounds = mlirOperationGetAttributeByName(
+        op, mlirStringRefCreateFromCString(PBC_SIZE_BOUNDS_ATTR));
+    if (!mlirAttributeIsNull(bounds) && mlirAttributeIsADenseI64Array(bounds))
+      for (intptr_t k = 0; k < mlirDenseArrayGetNumElements(bounds) && k < PBC_MAX_SIZE_SYMBOLS;
+           ++k)
+        s->symbolMax[k] = mlirDenseI64ArrayGetElement(bounds, k);
     s->narrowestFloat = PBC_ELEM_F32;
     mlirOperationWalk(op, findNarrowest, &s->narrowestFloat, MlirWalkPreOrder);
     if (s->numOutputs == 0) {

@@ -4,6 +4,7 @@
  *   NAME NUM_INPUTS NUM_OUTPUTS      (per entry, then one line per argument:)
  *   ELEM_KIND RANK D0 D1 ...       (-1: the call's batch, pbc/batch_loop.h;
  *                                   -2 - s: size symbol s, pbc/symbolic_sizes.h)
+ *   symbols K MAX0 ... MAXK-1       (each symbol's largest size; 0: any)
  *   end
  * See pbc/entry_sig.h. */
 #include <stdlib.h>
@@ -22,6 +23,13 @@ bool pbcEntrySigsWrite(FILE *f, const PbcEntrySig *sigs, int n) {
         fprintf(f, " %lld", (long long)t->shape[d]);
       fprintf(f, "\n");
     }
+    int k = PBC_MAX_SIZE_SYMBOLS;
+    while (k > 0 && sigs[s].symbolMax[k - 1] == 0)
+      --k;
+    fprintf(f, "symbols %d", k);
+    for (int i = 0; i < k; ++i)
+      fprintf(f, " %lld", (long long)sigs[s].symbolMax[i]);
+    fprintf(f, "\n");
   }
   fprintf(f, "end\n");
   return !ferror(f);
@@ -54,6 +62,13 @@ PbcEntrySig *pbcEntrySigsRead(FILE *f, int *n) {
          g->numOutputs <= PBC_MAX_ARGS;
     for (int i = 0; ok && i < g->numInputs + g->numOutputs; ++i)
       ok = readTensor(f, i < g->numInputs ? &g->inputs[i] : &g->outputs[i - g->numInputs]);
+    int k = -1;
+    ok = ok && fscanf(f, " symbols %d", &k) == 1 && k >= 0 && k <= PBC_MAX_SIZE_SYMBOLS;
+    for (int i = 0; ok && i < k; ++i) {
+      long long v;
+      ok = fscanf(f, "%lld", &v) == 1 && v >= 0;
+      g->symbolMax[i] = v;
+    }
   }
   char end[8] = "";
   ok = ok && fscanf(f, "%7s", end) == 1 && strcmp(end, "end") == 0;

@@ -57,10 +57,16 @@ static bool isPrime(int64_t n) {
   return n > 1;
 }
 
-/* Probe `probe`'s size for symbol s: distinct primes, far from the sizes
- * real programs have, different between the two probes. */
-static int64_t probeSize(int probe, int s) {
-  int64_t n = probe ? 3001 : 2003;
+/* Probe `probe` (0 or 1) of size scale `scale`: symbol s's size, a prime,
+ * distinct for each symbol and between the two probes. Scale 0 is far
+ * from the sizes real programs have; a program whose sizes are bounded
+ * (BERT's 512 positions: a slice of its position table) holds only at a
+ * smaller scale. */
+enum { kNumScales = 4 };
+static const int64_t kProbeStart[kNumScales][2] = {{2003, 3001}, {97, 211}, {13, 29}, {3, 5}};
+
+static int64_t probeSize(int scale, int probe, int s) {
+  int64_t n = kProbeStart[scale][probe];
   for (int k = -1; k < s; n += 2)
     if (isPrime(n) && ++k == s)
       return n;
@@ -90,8 +96,9 @@ static int assign(Way way, const Pos *pos, int n, int *sym) {
 /* The result types of public function k of a copy of m specialized at
  * the probe's sizes for the symbols (other entries at size 1); false if it
  * does not fold to static shapes there. */
-static bool probeResults(MlirModule m, int k, const Pos *pos, const int *sym, int n, int probe,
-                         MlirType *results, int numResults, char *why, size_t whyLen) {
+static bool probeResults(MlirModule m, int k, const Pos *pos, const int *sym, int n, int scale,
+                         int probe, MlirType *results, int numResults, char *why,
+                         size_t whyLen) {
   MlirModule copy = mlirModuleFromOperation(mlirOperationClone(mlirModuleGetOperation(m)));
   MlirOperation f = nthPublic(copy, k);
   MlirType ft = functionType(f);
@@ -112,7 +119,7 @@ static bool probeResults(MlirModule m, int k, const Pos *pos, const int *sym, in
       for (int d = 0; d < sh->rank; ++d)
         sh->dims[d] = mlirShapedTypeGetDimSize(t, d);
     }
-    sh->dims[pos[i].dim] = probeSize(probe, sym[i]);
+    sh->dims[pos[i].dim] = probeSize(scale, probe, sym[i]);
   }
   PbcDiagCapture quiet = {0}, *before = pbcDiagCaptureInto(&quiet);
   bool ok = pbcSpecializeShapes(copy, spec);
@@ -135,9 +142,9 @@ static bool probeResults(MlirModule m, int k, const Pos *pos, const int *sym, in
 }
 
 /* The symbol whose probe sizes are a and b; -1 if none. */
-static int symbolOf(int64_t a, int64_t b, int numSymbols) {
+static int symbolOf(int scale, int64_t a, int64_t b, int numSymbols) {
   for (int s = 0; s < numSymbols; ++s)
-    if (probeSize(0, s) == a && probeSize(1, s) == b)
+    if (probeSize(scale, 0, s) == a && probeSize(scale, 1, s) == b)
       return s;
   return -1;
 }
@@ -170,11 +177,18 @@ static bool symbolsOf(MlirModule m, int k, int64_t *sizes, char *why, size_t why
       continue; /* the same symbols as the way before, or too many */
     lastCount = count;
     char probeWhy[400];
-    if (!probeResults(m, k, pos, sym, n, 0, probed, nOut, probeWhy, sizeof(probeWhy)) ||
-        !probeResults(m, k, pos, sym, n, 1, probed + nOut, nOut, probeWhy, sizeof(probeWhy))) {
+    int scale = 0;
+    bool probed2 = false;
+    for (; scale < kNumScales && !probed2; ++scale)
+      probed2 = probeResults(m, k, pos, sym, n, scale, 0, probed, nOut, probeWhy,
+                             sizeof(probeWhy)) &&
+                probeResults(m, k, pos, sym, n, scale, 1, probed + nOut, nOut, probeWhy,
+                             sizeof(probeWhy));
+    if (!probed2) {
       snprintf(why, whyLen, "with %s: %s", kWayNames[way], probeWhy);
       continue;
     }
+    --scale;
     held = true;
     for (int i = 0; i < nIn; ++i) {
       MlirType t = mlirFunctionTypeGetInput(ft, i);
@@ -190,7 +204,7 @@ static bool symbolsOf(MlirModule m, int k, int64_t *sizes, char *why, size_t why
         *at = mlirShapedTypeGetDimSize(t, d);
         if (!mlirShapedTypeIsDynamicDim(t, d))
           continue;
-        int s = symbolOf(mlirShapedTypeGetDimSize(probed[r], d),
+        int s = symbolOf(scale, mlirShapedTypeGetDimSize(probed[r], d),
                          mlirShapedTypeGetDimSize(probed[nOut + r], d), count);
         if (s < 0) {
           snprintf(why, whyLen,
@@ -235,12 +249,159 @@ static bool hasDynamicEntry(MlirOperation f) {
   return false;
 }
 
-/* The constant an index value is; -1 if it is none. */
-static int64_t constantIndex(MlirValue v) {
-  if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
+static bool constantOf(MlirValue v, int64_t *c);
+
+/* On the one read of each symbol's size (unifySizes): the symbol. */
+static const char kSymbolAttr[] = "pbc.size_symbol";
+
+/* The symbol whose size `v` is (its one read); -1 if none. */
+static int symbolRead(MlirValue v) {
+  if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.maxsi"))
     return -1;
+  MlirAttribute a = attr(mlirOpResultGetOwner(v), kSymbolAttr);
+  return !mlirAttributeIsNull(a) && mlirAttributeIsAInteger(a) ? (int)mlirIntegerAttrGetValueInt(a)
+                                                               : -1;
+}
+
+static int cappedSymbolReadFrom(MlirValue v, int64_t *cap, MlirValue *base);
+
+/* The symbol whose size v is, capped: v = min(size, cap) through
+ * arith.minsi with constants (torch-mlir's x[:, :n] clamps n to the
+ * table), arith.maxsi with a constant of at most 1 doing nothing to a size
+ * of at least 1; *cap 0: not capped. -1 if v is none of those. */
+static int cappedSymbolRead(MlirValue v, int64_t *cap) {
+  MlirValue base;
+  return cappedSymbolReadFrom(v, cap, &base);
+}
+
+static int cappedSymbolReadFrom(MlirValue v, int64_t *cap, MlirValue *base) {
+  *cap = 0;
+  for (int depth = 0; depth < 8; ++depth) {
+    int s = symbolRead(v);
+    *base = v;
+    if (s >= 0)
+      return s;
+    if (!mlirValueIsAOpResult(v))
+      return -1;
+    MlirOperation op = mlirOpResultGetOwner(v);
+    bool min = pbcOpIsA(op, "arith.minsi"), max = pbcOpIsA(op, "arith.maxsi");
+    if (!min && !max)
+      return -1;
+    int64_t c;
+    int k = constantOf(mlirOperationGetOperand(op, 1), &c)   ? 1
+            : constantOf(mlirOperationGetOperand(op, 0), &c) ? 0
+                                                             : -1;
+    if (k < 0 || (min && c < 1) || (max && c > 1))
+      return -1;
+    if (min)
+      *cap = *cap == 0 || c < *cap ? c : *cap;
+    v = mlirOperationGetOperand(op, 1 - k);
+  }
+  return -1;
+}
+
+typedef struct {
+  int64_t max[PBC_MAX_SIZE_SYMBOLS]; /* 0: any */
+  MlirOperation bad;
+  char why[200];
+} SliceBounds;
+
+/* The largest size of each symbol. A slice of a static dimension
+ * (tensor.extract_slice's source, tensor.insert_slice's destination) reads
+ * or writes within it only up to some size: a size that is a symbol's (or
+ * min(symbol, C)) bounds that symbol; one computed otherwise from run-time
+ * sizes, or at a run-time offset, is refused (no bound is known). */
+static void bound(SliceBounds *b, int s, int64_t most) {
+  if (b->max[s] == 0 || most < b->max[s])
+    b->max[s] = most;
+}
+
+static MlirWalkResult boundBySlices(MlirOperation op, void *data) {
+  SliceBounds *b = data;
+  int64_t cap;
+  int capped = pbcOpIsA(op, "arith.minsi") ? cappedSymbolRead(mlirOperationGetResult(op, 0), &cap)
+                                           : -1;
+  if (capped >= 0 && cap > 0) {
+    /* A size min(s, C) (a slice of a table of C positions, as torch-mlir
+     * writes x[:, :n]) is s only up to C: past it the program would mix C
+     * and s, or return C rows for s. */
+    bound(b, capped, cap);
+    return MlirWalkResultAdvance;
+  }
+  bool extract = pbcOpIsA(op, "tensor.extract_slice");
+  if (!extract && !pbcOpIsA(op, "tensor.insert_slice"))
+    return MlirWalkResultAdvance;
+  MlirType whole = mlirValueGetType(mlirOperationGetOperand(op, extract ? 0 : 1));
+  MlirAttribute offs = attr(op, "static_offsets"), sizes = attr(op, "static_sizes"),
+                strides = attr(op, "static_strides");
+  intptr_t rank = mlirDenseArrayGetNumElements(sizes);
+  /* Dynamic operands after the source (and destination): offsets, sizes,
+   * strides, each for its entries of kDynamic. */
+  intptr_t next = extract ? 1 : 2, dynOffsets = 0, dynSizes = 0;
+  for (intptr_t d = 0; d < rank; ++d)
+    dynOffsets += mlirShapedTypeIsDynamicSize(mlirDenseI64ArrayGetElement(offs, d));
+  intptr_t sizeOperand = next + dynOffsets;
+  for (intptr_t d = 0; d < rank && d < mlirShapedTypeGetRank(whole); ++d) {
+    int64_t o = mlirDenseI64ArrayGetElement(offs, d), n = mlirDenseI64ArrayGetElement(sizes, d),
+            st = mlirDenseI64ArrayGetElement(strides, d);
+    bool dynamicSize = mlirShapedTypeIsDynamicSize(n);
+    MlirValue size = dynamicSize ? mlirOperationGetOperand(op, sizeOperand + dynSizes++)
+                                 : (MlirValue){NULL};
+    if (!dynamicSize || mlirShapedTypeIsDynamicDim(whole, d))
+      continue; /* static (verified), or within a run-time size (probed) */
+    int s = cappedSymbolRead(size, &cap); /* a cap bounds it too (the minsi's visit) */
+    if (mlirShapedTypeIsDynamicSize(o) || mlirShapedTypeIsDynamicSize(st) || st < 1 || s < 0) {
+      b->bad = op;
+      snprintf(b->why, sizeof(b->why),
+               "it slices dimension %d of a static tensor at a run-time offset or by a size "
+               "computed from the sizes: no largest size is known", (int)d);
+      return MlirWalkResultInterrupt;
+    }
+    int64_t room = mlirShapedTypeGetDimSize(whole, d) - o, most = room <= 0 ? 0 : (room - 1) / st + 1;
+    if (most < 1) {
+      b->bad = op;
+      snprintf(b->why, sizeof(b->why), "it slices dimension %d past its end", (int)d);
+      return MlirWalkResultInterrupt;
+    }
+    bound(b, s, most);
+  }
+  return MlirWalkResultAdvance;
+}
+
+/* min(s, C) with C at least s's largest size, and max(s, c) with c at
+ * most 1, are s on every call the glue and libpbc take: replaced by s's
+ * read, so that importers' checks that a slice is as long as the input
+ * (onnx.Expand's) fold. */
+static void dropCaps(MlirOperation f, const int64_t *max) {
+  static const char *const kinds[] = {"arith.minsi", "arith.maxsi"};
+  for (int kind = 0; kind < 2; ++kind) {
+    PbcOpList ops = {0};
+    pbcOpListCollect(&ops, f, kinds[kind]);
+    for (int i = 0; i < ops.n; ++i) {
+      int64_t cap;
+      MlirValue base, r = mlirOperationGetResult(ops.ops[i], 0);
+      int s = cappedSymbolReadFrom(r, &cap, &base);
+      if (s >= 0 && !mlirValueEqual(base, r) && (cap == 0 || (max[s] > 0 && cap >= max[s])))
+        mlirValueReplaceAllUsesOfWith(r, base);
+    }
+    pbcOpListDestroy(&ops);
+  }
+}
+
+/* The constant an index value is; -1 if it is none. */
+static bool constantOf(MlirValue v, int64_t *c) {
+  if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
+    return false;
   MlirAttribute a = attr(mlirOpResultGetOwner(v), "value");
-  return mlirAttributeIsAInteger(a) ? mlirIntegerAttrGetValueInt(a) : -1;
+  if (!mlirAttributeIsAInteger(a))
+    return false;
+  *c = mlirIntegerAttrGetValueInt(a);
+  return true;
+}
+
+static int64_t constantIndex(MlirValue v) {
+  int64_t c;
+  return constantOf(v, &c) && c >= 0 ? c : -1;
 }
 
 /* Every size the entry reads of an input (tensor.dim of an argument) is
@@ -278,8 +439,11 @@ static void unifySizes(MlirOperation f, MlirAttribute sizes) {
           mlirOperationGetResult(pbcBuildOp(first, "tensor.dim", 2, ops, index, 0, NULL), 0),
           mlirOperationGetResult(pbcBuildOp(first, "arith.constant", 0, NULL, index, 1, &oneValue),
                                  0)};
-      read[PBC_SYMBOL_OF_SIZE(v)] =
-          mlirOperationGetResult(pbcBuildOp(first, "arith.maxsi", 2, atLeast, index, 0, NULL), 0);
+      MlirNamedAttribute symbol = mlirNamedAttributeGet(
+          mlirIdentifierGet(ctx, pbcStr(kSymbolAttr)),
+          mlirIntegerAttrGet(mlirIntegerTypeGet(ctx, 64), PBC_SYMBOL_OF_SIZE(v)));
+      read[PBC_SYMBOL_OF_SIZE(v)] = mlirOperationGetResult(
+          pbcBuildOp(first, "arith.maxsi", 2, atLeast, index, 1, &symbol), 0);
       have[PBC_SYMBOL_OF_SIZE(v)] = true;
     }
   }
@@ -298,6 +462,159 @@ static void unifySizes(MlirOperation f, MlirAttribute sizes) {
       mlirValueReplaceAllUsesOfWith(r, read[PBC_SYMBOL_OF_SIZE(v)]);
   }
   pbcOpListDestroy(&dims);
+}
+
+/* --- importers' checks of the sizes ------------------------------------------- */
+
+/* The value of v (index or integer arithmetic on the symbols' sizes and
+ * constants) at the sizes `sym`; false if v is anything else (or divides
+ * by zero). *used gets the symbols it reads. */
+static bool evalSize(MlirValue v, const int64_t *sym, int64_t *out, unsigned *used, int depth) {
+  if (depth > 64 || !mlirValueIsAOpResult(v))
+    return false;
+  MlirOperation op = mlirOpResultGetOwner(v);
+  int s = symbolRead(v);
+  if (s >= 0) {
+    *used |= 1u << s;
+    *out = sym[s];
+    return true;
+  }
+  if (pbcOpIsA(op, "arith.constant")) {
+    MlirAttribute a = attr(op, "value");
+    if (mlirAttributeIsABool(a))
+      *out = mlirBoolAttrGetValue(a);
+    else if (mlirAttributeIsAInteger(a))
+      *out = mlirIntegerAttrGetValueInt(a);
+    else
+      return false;
+    return true;
+  }
+  static const char *const casts[] = {"arith.index_cast", "arith.index_castui", "arith.extsi",
+                                      "arith.extui"};
+  for (size_t i = 0; i < sizeof casts / sizeof *casts; ++i)
+    if (pbcOpIsA(op, casts[i]))
+      return evalSize(mlirOperationGetOperand(op, 0), sym, out, used, depth + 1);
+  intptr_t n = mlirOperationGetNumOperands(op);
+  int64_t x[3] = {0, 0, 0};
+  if (n > 3)
+    return false;
+  for (intptr_t i = 0; i < n; ++i)
+    if (!evalSize(mlirOperationGetOperand(op, i), sym, &x[i], used, depth + 1))
+      return false;
+  if (pbcOpIsA(op, "arith.addi")) *out = x[0] + x[1];
+  else if (pbcOpIsA(op, "arith.subi")) *out = x[0] - x[1];
+  else if (pbcOpIsA(op, "arith.muli")) *out = x[0] * x[1];
+  else if (pbcOpIsA(op, "arith.divsi") || pbcOpIsA(op, "arith.remsi") ||
+           pbcOpIsA(op, "arith.floordivsi") || pbcOpIsA(op, "arith.ceildivsi")) {
+    if (x[1] == 0)
+      return false;
+    int64_t q = x[0] / x[1], r = x[0] % x[1];
+    if (pbcOpIsA(op, "arith.remsi")) *out = r;
+    else if (pbcOpIsA(op, "arith.divsi")) *out = q;
+    else if (pbcOpIsA(op, "arith.floordivsi")) *out = q - (r != 0 && (r < 0) != (x[1] < 0));
+    else *out = q + (r != 0 && (r < 0) == (x[1] < 0));
+  } else if (pbcOpIsA(op, "arith.maxsi")) *out = x[0] > x[1] ? x[0] : x[1];
+  else if (pbcOpIsA(op, "arith.minsi")) *out = x[0] < x[1] ? x[0] : x[1];
+  else if (pbcOpIsA(op, "arith.andi")) *out = x[0] & x[1];
+  else if (pbcOpIsA(op, "arith.ori")) *out = x[0] | x[1];
+  else if (pbcOpIsA(op, "arith.xori")) *out = x[0] ^ x[1];
+  else if (pbcOpIsA(op, "arith.select")) *out = x[0] ? x[1] : x[2];
+  else if (pbcOpIsA(op, "arith.cmpi")) {
+    /* arith.cmpi's predicates: eq ne slt sle sgt sge ult ule ugt uge. */
+    int64_t p = mlirIntegerAttrGetValueInt(attr(op, "predicate"));
+    uint64_t a = (uint64_t)x[0], b = (uint64_t)x[1];
+    bool r[10] = {x[0] == x[1], x[0] != x[1], x[0] < x[1], x[0] <= x[1], x[0] > x[1],
+                  x[0] >= x[1], a < b,        a <= b,      a > b,        a >= b};
+    if (p < 0 || p > 9)
+      return false;
+    *out = r[p];
+  } else
+    return false;
+  return true;
+}
+
+static bool insideGeneric(MlirOperation op) {
+  for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
+       p = mlirOperationGetParentOperation(p))
+    if (pbcOpIsA(p, "linalg.generic"))
+      return true;
+  return false;
+}
+
+/* Each importer's check (cf.assert) of the sizes that has not folded is
+ * decided over every size the entry takes, when they are bounded
+ * (max[s] > 0 for every symbol it reads, at most a million combinations):
+ * erased if it holds at all of them. False (after a located error) if it
+ * fails at some, or cannot be decided so. Checks inside linalg bodies
+ * (index bounds) are the importer-check pass's. */
+static bool decideChecks(MlirOperation f, const int64_t *max) {
+  PbcOpList asserts = {0};
+  pbcOpListCollect(&asserts, f, "cf.assert");
+  bool ok = true;
+  for (int i = 0; i < asserts.n && ok; ++i) {
+    MlirOperation a = asserts.ops[i];
+    if (insideGeneric(a))
+      continue;
+    MlirValue cond = mlirOperationGetOperand(a, 0);
+    int64_t sym[PBC_MAX_SIZE_SYMBOLS], value;
+    for (int s = 0; s < PBC_MAX_SIZE_SYMBOLS; ++s)
+      sym[s] = 1;
+    unsigned used = 0;
+    bool known = evalSize(cond, sym, &value, &used, 0);
+    double combos = 1;
+    for (int s = 0; s < PBC_MAX_SIZE_SYMBOLS; ++s)
+      if (used & (1u << s))
+        combos = max[s] > 0 ? combos * (double)max[s] : 1e300;
+    const char *why = !known ? "it computes with more than the sizes"
+                      : combos > 1e6 ? "its sizes have no largest value to try it up to"
+                                     : NULL;
+    int64_t failed[PBC_MAX_SIZE_SYMBOLS];
+    bool holds = why == NULL;
+    /* Every combination, as an odometer over the symbols it reads. */
+    while (holds) {
+      if (!evalSize(cond, sym, &value, &used, 0) || !value) {
+        holds = false;
+        memcpy(failed, sym, sizeof(failed));
+        break;
+      }
+      int s = 0;
+      for (; s < PBC_MAX_SIZE_SYMBOLS; ++s) {
+        if (!(used & (1u << s)))
+          continue;
+        if (sym[s] < max[s]) {
+          ++sym[s];
+          break;
+        }
+        sym[s] = 1;
+      }
+      if (s == PBC_MAX_SIZE_SYMBOLS)
+        break;
+    }
+    MlirAttribute msg = attr(a, "msg");
+    MlirStringRef text = !mlirAttributeIsNull(msg) && mlirAttributeIsAString(msg)
+                             ? mlirStringAttrGetValue(msg)
+                             : pbcStr("(no message)");
+    if (holds) {
+      mlirOperationDestroy(a);
+    } else {
+      MlirStringRef name = funcName(f);
+      char at[64] = "";
+      if (!why) {
+        for (int s = 0, n = 0; s < PBC_MAX_SIZE_SYMBOLS; ++s)
+          if (used & (1u << s))
+            n += snprintf(at + n, sizeof(at) - (size_t)n, "%ss%d = %lld", n ? ", " : "", s,
+                          (long long)failed[s]);
+      }
+      pbcEmitOpError(a,
+                     "@%.*s cannot be compiled with symbolic sizes: the program's own check "
+                     "\"%.*s\" %s%s; give its sizes (pbc --shape or --dim) to compile it for them",
+                     (int)name.length, name.data, (int)text.length, text.data,
+                     why ? "is not decided: " : "fails at ", why ? why : at);
+      ok = false;
+    }
+  }
+  pbcOpListDestroy(&asserts);
+  return ok;
 }
 
 bool pbcSymbolicSizesPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numSigs) {
@@ -336,6 +653,38 @@ bool pbcSymbolicSizesPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numS
   ok = ok && pbcRunPipelineText(mlirModuleGetOperation(m),
                                 "func.func(canonicalize,resolve-ranked-shaped-type-result-dims,"
                                 "cse,int-range-optimizations,canonicalize)");
+  for (int k = 0; ok && k < numPublic; ++k) {
+    if (mlirAttributeIsNull(marks[k]))
+      continue;
+    MlirOperation f = nthPublic(m, k);
+    SliceBounds b = {{0}, {NULL}, ""};
+    mlirOperationWalk(f, boundBySlices, &b, MlirWalkPreOrder);
+    if (!mlirOperationIsNull(b.bad)) {
+      MlirStringRef name = funcName(f);
+      char on[64];
+      pbcEmitOpError(b.bad,
+                     "@%.*s cannot be compiled with symbolic sizes: '%s': %s; give its sizes (pbc "
+                     "--shape or --dim) to compile it for them",
+                     (int)name.length, name.data, pbcOpName(b.bad, on, sizeof(on)), b.why);
+      ok = false;
+      break;
+    }
+    mlirOperationSetAttributeByName(
+        f, pbcStr(PBC_SIZE_BOUNDS_ATTR),
+        mlirDenseI64ArrayGet(mlirOperationGetContext(f), PBC_MAX_SIZE_SYMBOLS, b.max));
+    dropCaps(f, b.max);
+    marks[k] = mlirOperationGetAttributeByName(f, pbcStr(PBC_SIZE_BOUNDS_ATTR));
+  }
+  ok = ok && pbcRunPipelineText(mlirModuleGetOperation(m),
+                                "func.func(canonicalize,cse,int-range-optimizations,canonicalize)");
+  for (int k = 0; ok && k < numPublic; ++k) {
+    if (mlirAttributeIsNull(marks[k]))
+      continue;
+    int64_t most[PBC_MAX_SIZE_SYMBOLS];
+    for (int i = 0; i < PBC_MAX_SIZE_SYMBOLS; ++i)
+      most[i] = mlirDenseI64ArrayGetElement(marks[k], i);
+    ok = decideChecks(nthPublic(m, k), most);
+  }
   if (ok) {
     *numSigs = pbcEntrySigsCollect(m, sigs, max);
     ok = *numSigs >= 0 && *numSigs == numPublic;

@@ -94,8 +94,9 @@ bool pbcWriteHeader(const char *path, const char *libName,
           "i is read\n"
           " * and written at aligned + (offset + i * strides[0]) elements.\n"
           " * A size s0, s1, ... is a size symbol's: any size, the same for every\n"
-          " * size of one call with that symbol, at least 1; those arguments are\n"
-          " * row-major at offset 0 (a mismatch traps). */\n"
+          " * size of one call with that symbol, at least 1 and at most the largest\n"
+          " * the entry names (s0 <= N); those arguments are row-major at offset 0\n"
+          " * (a mismatch traps). */\n"
           "#ifndef %s_H\n#define %s_H\n\n#include <stdbool.h>\n#include "
           "<stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n",
           libName, guard, guard);
@@ -135,6 +136,15 @@ bool pbcWriteHeader(const char *path, const char *libName,
           fprintf(f, "%lldx", (long long)t->shape[d]);
       fprintf(f, "%s */", pbcElemName(t->elem));
     }
+    for (int k = 0; k < PBC_MAX_SIZE_SYMBOLS; ++k)
+      if (g->symbolMax[k] > 0)
+        fprintf(f, "%s s%d <= %lld", k && g->symbolMax[k - 1] > 0 ? "," : "\n    /*", k,
+                (long long)g->symbolMax[k]);
+    for (int k = 0; k < PBC_MAX_SIZE_SYMBOLS; ++k)
+      if (g->symbolMax[k] > 0) {
+        fprintf(f, " */");
+        break;
+      }
     fprintf(f, ");\n/* the same, with the %d descriptor pointers in an array */\n"
                "void _pbc_packed_%s(void **descriptors);\n\n",
             g->numInputs + g->numOutputs, g->name);
@@ -204,7 +214,7 @@ static void batchLoopWrapper(PbcStrBuf *b, const PbcEntrySig *g) {
 
 /* C source of a symbolic entry F (pbc/symbolic_sizes.h): _pbc_packed_F
  * checks that the descriptors' sizes of one symbol agree (and are at
- * least 1) and that every
+ * least 1, and at most the symbol's largest size) and that every
  * argument with a symbolic size is row-major at offset 0 (the code reads
  * sizes from descriptors but assumes that layout; a mismatch traps rather
  * than read or write past a buffer), then calls F__pbc_sym. A descriptor
@@ -231,9 +241,11 @@ static void symbolicWrapper(PbcStrBuf *b, const PbcEntrySig *g) {
     for (int k = t->rank - 1; k >= 0; --k) {
       if (PBC_SIZE_IS_SYMBOL(t->shape[k])) {
         int sym = PBC_SYMBOL_OF_SIZE(t->shape[k]);
-        pbcStrBufPrintf(b, "    if (s[%d] < 0) s[%d] = e[%d];\n    if (e[%d] != s[%d] || e[%d] < 1) "
-                           "__builtin_trap();\n",
+        pbcStrBufPrintf(b, "    if (s[%d] < 0) s[%d] = e[%d];\n    if (e[%d] != s[%d] || e[%d] < 1",
                         sym, sym, 3 + k, 3 + k, sym, 3 + k);
+        if (g->symbolMax[sym] > 0)
+          pbcStrBufPrintf(b, " || e[%d] > %lld", 3 + k, (long long)g->symbolMax[sym]);
+        pbcStrBufPuts(b, ") __builtin_trap();\n");
       }
       pbcStrBufPrintf(b, "    if (e[%d] != 1 && e[%d] != want) __builtin_trap();\n"
                          "    want *= e[%d];\n",

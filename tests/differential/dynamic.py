@@ -15,8 +15,9 @@ the program is instantiated at each size drawn: the same ops, the class's
 positions at that size, fresh inputs where their shape changed. numpy
 evaluates each instance (the oracle's tolerance per instance). The oracle
 compiles the one dynamic text without sizes first (pbc's one compile for
-every batch, pbc/batch_loop.h), then the entries pbc refuses that for with
-`--shape` giving each entry's inputs. Half the programs take a batch-like
+every size: the batch loop, pbc/batch_loop.h, or symbolic sizes,
+pbc/symbolic_sizes.h; the header says which), then the entries pbc
+refuses that for with `--shape` giving each entry's inputs. Half the programs take a batch-like
 class where they have one (at their inputs' and outputs' leading
 dimensions only) and return only the results it leads, so that the batch
 route is drawn often; whether pbc takes it is pbc's to decide.

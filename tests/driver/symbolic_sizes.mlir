@@ -4,13 +4,25 @@
 // dimension position where the inputs must agree: @kdyn's contraction
 // size; one for all: @square), results take their inputs' symbols, and the
 // entry F is the glue's, calling F__pbc_sym. A result whose size is
-// computed from the inputs' (@flatten_batch: 8 x the batch; @concat: the
-// sum) is refused, with why.
+// computed from the inputs' (@flatten_batch: 8 x the batch) is refused,
+// with why. A slice of a static table by a symbol bounds it (inputs/
+// symbolic_bounded.mlir: s0 <= 512 in the header and the signatures);
+// importers' checks of the sizes are decided over every size up to the
+// bounds (one that fails at some is refused, naming the size).
 // RUN: pbc --emit=lib --signatures=%t.sig -o %t.so %s && FileCheck %s < %t.h
 // RUN: FileCheck %s --check-prefix=SIG < %t.sig
 // RUN: nm -D %t.so | FileCheck %s --check-prefix=SYMS
 // RUN: not pbc --emit=lib -o %t2.so %S/inputs/symbolic_refusals.mlir 2>&1 | FileCheck %s --check-prefix=REFUSED
 // RUN: not pbc --emit=lib --dynamic=symbolic -o %t2.so %S/inputs/symbolic_refusals.mlir 2>&1 | FileCheck %s --check-prefix=ONLY
+// RUN: pbc --emit=lib --signatures=%t3.sig -o %t3.so %S/inputs/symbolic_bounded.mlir && FileCheck %s --check-prefix=BOUNDED < %t3.h
+// RUN: FileCheck %s --check-prefix=BOUNDED-SIG < %t3.sig
+// RUN: not pbc --emit=lib -o %t4.so %S/inputs/symbolic_failing_check.mlir 2>&1 | FileCheck %s --check-prefix=FAILING
+// BOUNDED: void _mlir_ciface_positions(const PbcMemRef_i64_2 *in0 /* 1xs0xi64 */,
+// BOUNDED-NEXT: PbcMemRef_i64_2 *out0 /* 1xs0xi64 */
+// BOUNDED-NEXT: /* s0 <= 512 */);
+// BOUNDED-SIG: positions 1 1
+// BOUNDED-SIG: symbols 1 512
+// FAILING: symbolic_failing_check.mlir:11:3: error: @checked cannot be compiled with symbolic sizes: the program's own check "three times the sequence fits" fails at s0 = 334
 // CHECK: A size s0, s1, ... is a size symbol's
 // CHECK: void _mlir_ciface_outer(const PbcMemRef_f32_1 *in0 /* s0xf32 */,
 // CHECK-NEXT: const PbcMemRef_f32_1 *in1 /* s1xf32 */,
@@ -28,6 +40,7 @@
 // SIG-NEXT: 0 2 4 -2
 // SIG-NEXT: 0 2 -2 16
 // SIG-NEXT: 0 2 4 16
+// SIG-NEXT: symbols 0
 // SYMS-DAG: T _mlir_ciface_outer
 // SYMS-DAG: T _mlir_ciface_outer__pbc_sym
 // SYMS-DAG: T _pbc_packed_kdyn

@@ -327,6 +327,40 @@ int main(int argc, char **argv) {
   pbcMessageDestroy(err);
   err = NULL;
   pbcProgramDestroy(q);
+  /* A slice of an 8-entry table by the size: at most 8, refused past it. */
+  const char *bounded =
+      "func.func @f(%ids: tensor<?xi64>) -> tensor<?xi64> {\n"
+      "  %c0 = arith.constant 0 : index\n"
+      "  %t = arith.constant dense<[1, 2, 3, 4, 5, 6, 7, 8]> : tensor<8xi64>\n"
+      "  %n = tensor.dim %ids, %c0 : tensor<?xi64>\n"
+      "  %s = tensor.extract_slice %t[0] [%n] [1] : tensor<8xi64> to tensor<?xi64>\n"
+      "  %e = tensor.empty(%n) : tensor<?xi64>\n"
+      "  %r = linalg.add ins(%s, %ids : tensor<?xi64>, tensor<?xi64>) outs(%e : tensor<?xi64>)"
+      " -> tensor<?xi64>\n"
+      "  return %r : tensor<?xi64>\n}\n";
+  q = pbcProgramCompile(bounded, "bounded.mlir", &o, &err);
+  CHECK(q, "bounded symbolic compile: %s", err ? err : "");
+  pbcMessageDestroy(err);
+  err = NULL;
+  for (int64_t n = 1; q && n <= 9; ++n) {
+    int64_t ids[9], sum[9], shape[1] = {n};
+    for (int k = 0; k < n; ++k)
+      ids[k] = 100 * k, sum[k] = -1;
+    PbcTensor args[2] = {{"i64", 1, shape, NULL, ids}, {"i64", 1, shape, NULL, sum}};
+    bool called = pbcProgramCall(q, 0, args, 2, &err);
+    if (n <= 8) {
+      CHECK(called, "bounded size %lld: %s", (long long)n, err ? err : "");
+      for (int k = 0; called && k < n; ++k)
+        CHECK(sum[k] == 100 * k + k + 1, "bounded size %lld element %d: %lld", (long long)n, k,
+              (long long)sum[k]);
+    } else {
+      CHECK(!called && err && strstr(err, "(s0 from 1 to 8)"), "size 9 past the table: %s",
+            err ? err : "(taken)");
+    }
+    pbcMessageDestroy(err);
+    err = NULL;
+  }
+  pbcProgramDestroy(q);
   /* A result whose size is computed from the input's: no one compile. */
   const char *flatten = "func.func @f(%x: tensor<?x8xf32>) -> tensor<?xf32> {\n"
                         "  %c = tensor.collapse_shape %x [[0, 1]] : tensor<?x8xf32> into tensor<?xf32>\n"

@@ -3,8 +3,9 @@
 // and 1 rows, each marked pbc.blocks and holding a static nest whose rows
 // are block * t + i (computed in the innermost body: the block loop holds
 // the static nest alone); each level starts where the one before ended,
-// and after blocks of one row nothing is left. A nest whose symbolic loop
-// is not among its leading ones stays as it is.
+// and after blocks of one row nothing is left. Loops before the symbolic
+// one (a batch of one) stay outside the blocks. A nest whose symbolic loop
+// is its innermost stays as it is.
 // RUN: pbc-opt %s -p 'pbc-block-symbolic' | FileCheck %s
 
 // CHECK-DAG: #[[LB0:.*]] = affine_map<()[s0] -> (0)>
@@ -72,6 +73,32 @@ func.func @inner(%a: memref<4x?xf32>, %b: memref<?x16xf32>, %c: memref<4x16xf32>
         %p = arith.mulf %x, %y : f32
         %s = arith.addf %z, %p : f32
         affine.store %s, %c[%i, %j] : memref<4x16xf32>
+      }
+    }
+  } {pbc.kind = "matmul"}
+  return
+}
+
+// CHECK-LABEL: func.func @batch_of_one
+// CHECK: affine.for %{{.*}} = 0 to 1 {
+// CHECK-NEXT: affine.for %{{.*}} = #{{.*}}()[%{{.*}}] to #{{.*}}()[%{{.*}}] {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 64 {
+// CHECK: } {pbc.blocks}
+// CHECK: } {pbc.kind = "matmul"}
+func.func @batch_of_one(%a: memref<1x?x32xf32>, %b: memref<32x16xf32>, %c: memref<1x?x16xf32>) {
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %a, %c1 : memref<1x?x32xf32>
+  affine.for %h = 0 to 1 {
+    affine.for %i = 0 to %n {
+      affine.for %j = 0 to 16 {
+        affine.for %k = 0 to 32 {
+          %x = affine.load %a[%h, %i, %k] : memref<1x?x32xf32>
+          %y = affine.load %b[%k, %j] : memref<32x16xf32>
+          %z = affine.load %c[%h, %i, %j] : memref<1x?x16xf32>
+          %p = arith.mulf %x, %y : f32
+          %s = arith.addf %z, %p : f32
+          affine.store %s, %c[%h, %i, %j] : memref<1x?x16xf32>
+        }
       }
     }
   } {pbc.kind = "matmul"}

@@ -37,7 +37,8 @@ static void describe(const PbcTensorType *t, char *buf, size_t len) {
 /* Whether size `have` fits `want`: equal, or any size for the batch
  * (PBC_DYNAMIC_SIZE) or a size symbol (PBC_SIZE_SYMBOL(s)), which every
  * such dimension of one call shares (given[0]: the batch's, given[1 + s]:
- * symbol s's; -1 until the first). A symbol's size is at least 1. */
+ * symbol s's; -1 until the first). A symbol's size is at least 1, and at
+ * most its largest (g->symbolMax) where it has one. */
 _Static_assert(PBC_ARG_BATCH == PBC_DYNAMIC_SIZE, "libpbc.h and entry_sig.h name one batch size");
 _Static_assert(PBC_ARG_SYMBOL(3) == PBC_SIZE_SYMBOL(3), "libpbc.h and entry_sig.h name symbols alike");
 
@@ -54,11 +55,13 @@ static int64_t *givenSlot(GivenSizes given, int64_t want) {
   return PBC_SIZE_IS_SYMBOL(want) ? &given[1 + PBC_SYMBOL_OF_SIZE(want)] : NULL;
 }
 
-static bool sizeFits(int64_t want, int64_t have, GivenSizes given) {
+static bool sizeFits(const PbcEntrySig *g, int64_t want, int64_t have, GivenSizes given) {
   int64_t *slot = givenSlot(given, want);
   if (!slot)
     return have == want;
-  if (have < (PBC_SIZE_IS_SYMBOL(want) ? 1 : 0) || (*slot >= 0 && have != *slot))
+  bool symbol = PBC_SIZE_IS_SYMBOL(want);
+  int64_t most = symbol ? g->symbolMax[PBC_SYMBOL_OF_SIZE(want)] : 0;
+  if (have < (symbol ? 1 : 0) || (most > 0 && have > most) || (*slot >= 0 && have != *slot))
     return false;
   *slot = have;
   return true;
@@ -132,7 +135,7 @@ bool pbcProgramCall(const PbcProgram *p, int e, const PbcTensor *args, int numAr
     memcpy(before, given, sizeof(GivenSizes));
     int bad = -1;
     for (int d = 0; same && d < t->rank; ++d)
-      if (!(same = sizeFits(t->shape[d], a->shape[d], given)))
+      if (!(same = sizeFits(g, t->shape[d], a->shape[d], given)))
         bad = d;
     if (!same) {
       char got[64] = "";
@@ -142,6 +145,10 @@ bool pbcProgramCall(const PbcProgram *p, int e, const PbcTensor *args, int numAr
       else if (slot && *slot >= 0)
         snprintf(got, sizeof(got), " (s%d is %lld)", PBC_SYMBOL_OF_SIZE(t->shape[bad]),
                  (long long)*slot);
+      else if (slot && PBC_SIZE_IS_SYMBOL(t->shape[bad]) &&
+               g->symbolMax[PBC_SYMBOL_OF_SIZE(t->shape[bad])] > 0)
+        snprintf(got, sizeof(got), " (s%d from 1 to %lld)", PBC_SYMBOL_OF_SIZE(t->shape[bad]),
+                 (long long)g->symbolMax[PBC_SYMBOL_OF_SIZE(t->shape[bad])]);
       pbcLibSetError(error, pbcLibMessage("libpbc: @%s %s: expected %s%s, got a rank-%d %s tensor",
                                           g->name, argName(g, i, name, sizeof(name)), want, got,
                                           a->rank, a->elem ? a->elem : "(no type)"));
@@ -223,7 +230,7 @@ bool pbcProgramInvoke(const PbcProgram *p, int e, void **descriptors, int numDes
     if (ok)
       memcpy(&aligned, &d[1], sizeof(void *));
     for (int k = 0; ok && k < t->rank; ++k)
-      ok = sizeFits(t->shape[k], d[3 + k], given);
+      ok = sizeFits(g, t->shape[k], d[3 + k], given);
     /* A static entry's code reads neither offset nor strides: both must
      * be what it assumes (a batch's glue follows them). */
     bool batched = t->rank > 0 && t->shape[0] == PBC_DYNAMIC_SIZE;

@@ -48,6 +48,9 @@ typedef struct PbcEntrySig {
    * bf16, which --check's tolerance must allow. */
   PbcElemKind narrowestFloat;
   PbcTensorType inputs[PBC_MAX_ARGS], outputs[PBC_MAX_ARGS];
+  /* The largest size each size symbol may take (0: any): the program
+   * slices a static dimension by it (pbc/symbolic_sizes.h). */
+  int64_t symbolMax[PBC_MAX_SIZE_SYMBOLS];
 } PbcEntrySig;
 
 /* Argument i of an entry: its inputs, then its outputs. */
@@ -61,6 +64,8 @@ bool pbcFuncIsPublic(MlirOperation op);
  * (an array, per input then result, of i64 arrays: the signature's sizes,
  * symbols among them). */
 #define PBC_SIGNATURE_SIZES_ATTR "pbc.signature_sizes"
+/* The function attribute giving symbolMax (an i64 array, per symbol). */
+#define PBC_SIZE_BOUNDS_ATTR "pbc.size_bounds"
 /* Whether sig has a symbolic size (PBC_SIZE_SYMBOL). */
 bool pbcEntrySigIsSymbolic(const PbcEntrySig *sig);
 /* Collects the public functions of m. Returns the count, or -1 after

@@ -56,7 +56,7 @@ class ArrayEntry:
         self.dynamic = bool(dynamic_entries(text))
         self.sized = {}  # input shapes -> (program, entry, inputs, outputs), dynamic only
         self._told = False
-        self.refused = None  # why the one compile for every batch was refused
+        self.refused = None  # why the one compile for every size was refused
         try:
             self.program, self.entry, self.inputs, self.outputs = self._load(None)
             self.dynamic = False

@@ -11,9 +11,9 @@
  * nests' loops that were parallel are marked so (PBC_MARK_PARALLEL) from a
  * test on the nest before blocking.
  *
- * Applies where the band's symbolic loops are its outermost ones (a batch,
- * then rows) from 0 with step 1 and a one-result upper bound; the others
- * have constant trip counts. */
+ * Applies to the band's innermost symbolic loop (from 0 with step 1 and a
+ * one-result upper bound) where every loop after it, at least one, has a
+ * constant trip count. */
 #include "mlir-c/AffineExpr.h"
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
@@ -112,19 +112,19 @@ static MlirOperation blockLoop(MlirOperation loop, const Bounds *b, long long t,
   return restLoop;
 }
 
-/* The innermost of the band's leading symbolic loops, if every loop after
- * it has a constant trip count and it can be blocked; else null. */
+/* The band's innermost loop over a run-time size, if the loops after it
+ * (at least one) have constant trip counts and it can be blocked; else
+ * null. Loops before it (a batch of 1, heads, another run-time size) stay
+ * outside the blocks. */
 static MlirOperation symbolicLoop(MlirOperation root) {
   MlirOperation band[PBC_MAX_BAND];
-  int n = pbcLoopBand(root, band, PBC_MAX_BAND), lead = 0;
-  while (lead < n && pbcExtAffineConstantTripCount(band[lead]) < 0)
-    ++lead;
-  if (lead == 0 || lead == n || !blockable(band[lead - 1]))
+  int n = pbcLoopBand(root, band, PBC_MAX_BAND), last = -1;
+  for (int l = 0; l < n; ++l)
+    if (pbcExtAffineConstantTripCount(band[l]) < 0)
+      last = l;
+  if (last < 0 || last == n - 1 || !blockable(band[last]))
     return (MlirOperation){NULL};
-  for (int l = lead; l < n; ++l)
-    if (pbcExtAffineConstantTripCount(band[l]) < 1)
-      return (MlirOperation){NULL};
-  return band[lead - 1];
+  return band[last];
 }
 
 /* Marks the loops of the band from `loop` that are parallel

@@ -875,9 +875,8 @@ static bool run(MlirOperation func, void *state) {
     /* A nest over a run-time size: the static nests in its blocks
      * (pbc-block-symbolic). */
     PbcOpList blocks = {0};
-    if (pbcExtAffineConstantTripCount(roots.ops[i]) < 0)
-      mlirOperationWalk(roots.ops[i], collectBlocks, &blocks, MlirWalkPreOrder);
-    else
+    mlirOperationWalk(roots.ops[i], collectBlocks, &blocks, MlirWalkPreOrder);
+    if (blocks.n == 0)
       pbcOpListPush(&blocks, roots.ops[i]);
     for (int b = 0; b < blocks.n; ++b)
       tileNest(blocks.ops[b], state);
