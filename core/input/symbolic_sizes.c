@@ -541,6 +541,154 @@ static bool insideGeneric(MlirOperation op) {
   return false;
 }
 
+/* Calls `visit` on every combination of the sizes of the symbols in `used`
+ * (each from 1 to max[s]) until it returns false; false then. */
+static bool everySize(unsigned used, const int64_t *max, int64_t *sym,
+                      bool (*visit)(int64_t *sym, void *data), void *data) {
+  for (int s = 0; s < PBC_MAX_SIZE_SYMBOLS; ++s)
+    sym[s] = 1;
+  for (;;) {
+    if (!visit(sym, data))
+      return false;
+    int s = 0;
+    for (; s < PBC_MAX_SIZE_SYMBOLS; ++s) {
+      if (!(used & (1u << s)))
+        continue;
+      if (sym[s] < max[s]) {
+        ++sym[s];
+        break;
+      }
+      sym[s] = 1;
+    }
+    if (s == PBC_MAX_SIZE_SYMBOLS)
+      return true;
+  }
+}
+
+/* How many combinations everySize visits; a huge number if a symbol in
+ * `used` has no largest size. */
+static double combinations(unsigned used, const int64_t *max) {
+  double n = 1;
+  for (int s = 0; s < PBC_MAX_SIZE_SYMBOLS; ++s)
+    if (used & (1u << s))
+      n = max[s] > 0 ? n * (double)max[s] : 1e300;
+  return n;
+}
+
+typedef struct {
+  MlirValue v;
+  int64_t first;       /* the value at the first sizes */
+  unsigned candidates; /* the symbols whose size it has been at every sizes so far */
+  bool constant;
+} Fold;
+
+static bool sameEverywhere(int64_t *sym, void *data) {
+  Fold *f = data;
+  int64_t x;
+  unsigned used = 0;
+  if (!evalSize(f->v, sym, &x, &used, 0))
+    return false;
+  f->constant &= x == f->first;
+  for (int s = 0; s < PBC_MAX_SIZE_SYMBOLS; ++s)
+    if (x != sym[s])
+      f->candidates &= ~(1u << s);
+  return f->constant || f->candidates != 0;
+}
+
+/* Sizes computed from the symbols (torch-mlir's reshapes by shape tensors
+ * compute the heads' 12 x 64 from the sequence) that are one constant, or
+ * one symbol's size, at every size the entry takes become that constant or
+ * that read: the nests then see static extents (a GEMM's K of 768). At most
+ * 4,096 combinations each. */
+static void foldSizes(MlirOperation f, const int64_t *max, MlirValue *read) {
+  MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
+  MlirContext ctx = mlirOperationGetContext(f);
+  for (MlirOperation op = mlirBlockGetFirstOperation(entry); !mlirOperationIsNull(op);
+       op = mlirOperationGetNextInBlock(op)) {
+    if (mlirOperationGetNumResults(op) != 1 || pbcOpIsA(op, "arith.constant"))
+      continue;
+    MlirValue v = mlirOperationGetResult(op, 0);
+    MlirType t = mlirValueGetType(v);
+    if (!mlirTypeIsAIndex(t) && !mlirTypeIsAInteger(t))
+      continue;
+    int64_t sym[PBC_MAX_SIZE_SYMBOLS], x;
+    for (int k = 0; k < PBC_MAX_SIZE_SYMBOLS; ++k)
+      sym[k] = 1;
+    unsigned used = 0;
+    if (symbolRead(v) >= 0 || !evalSize(v, sym, &x, &used, 0) || used == 0 ||
+        combinations(used, max) > 4096)
+      continue;
+    Fold fold = {v, x, used, true};
+    if (!everySize(used, max, sym, sameEverywhere, &fold))
+      continue;
+    int same = -1;
+    for (int k = 0; k < PBC_MAX_SIZE_SYMBOLS && same < 0; ++k)
+      if (fold.candidates & (1u << k))
+        same = k;
+    if (fold.constant) {
+      MlirNamedAttribute value = mlirNamedAttributeGet(mlirIdentifierGet(ctx, pbcStr("value")),
+                                                       mlirIntegerAttrGet(t, fold.first));
+      mlirValueReplaceAllUsesOfWith(
+          v, mlirOperationGetResult(pbcBuildOp(op, "arith.constant", 0, NULL, t, 1, &value), 0));
+    } else if (same >= 0 && mlirTypeIsAIndex(t) && !mlirValueIsNull(read[same])) {
+      mlirValueReplaceAllUsesOfWith(v, read[same]);
+    }
+  }
+}
+
+/* A tensor.reshape by a shape whose elements are partly constants (after
+ * foldSizes: the heads' 768 among the sequence) gets those sizes in its
+ * result type, and a tensor.cast back to the old type for its users, which
+ * canonicalization folds into them: the nests see the static extents. */
+static void refineReshapes(MlirOperation f) {
+  PbcOpList reshapes = {0};
+  pbcOpListCollect(&reshapes, f, "tensor.reshape");
+  for (int i = 0; i < reshapes.n; ++i) {
+    MlirOperation op = reshapes.ops[i];
+    MlirValue shape = mlirOperationGetOperand(op, 1), r = mlirOperationGetResult(op, 0);
+    MlirType t = mlirValueGetType(r);
+    if (!mlirValueIsAOpResult(shape) ||
+        !pbcOpIsA(mlirOpResultGetOwner(shape), "tensor.from_elements") ||
+        !mlirTypeIsARankedTensor(t) || mlirShapedTypeGetRank(t) > PBC_MAX_RANK)
+      continue;
+    MlirOperation elems = mlirOpResultGetOwner(shape);
+    intptr_t rank = mlirShapedTypeGetRank(t);
+    if (mlirOperationGetNumOperands(elems) != rank)
+      continue;
+    int64_t dims[PBC_MAX_RANK];
+    bool refined = false;
+    for (intptr_t d = 0; d < rank; ++d) {
+      dims[d] = mlirShapedTypeGetDimSize(t, d);
+      int64_t c;
+      if (mlirShapedTypeIsDynamicDim(t, d) && constantOf(mlirOperationGetOperand(elems, d), &c) &&
+          c >= 0) {
+        dims[d] = c;
+        refined = true;
+      }
+    }
+    if (!refined)
+      continue;
+    MlirType staticType = mlirRankedTensorTypeGet(rank, dims, mlirShapedTypeGetElementType(t),
+                                                  mlirRankedTensorTypeGetEncoding(t));
+    mlirValueSetType(r, staticType);
+    MlirOperation cast = pbcBuildOp(mlirOperationGetNextInBlock(op), "tensor.cast", 1, &r, t, 0,
+                                    NULL);
+    mlirValueReplaceAllUsesExcept(r, mlirOperationGetResult(cast, 0), 1, &cast);
+  }
+  pbcOpListDestroy(&reshapes);
+}
+
+/* The one read of each symbol's size (unifySizes's arith.maxsi). */
+static MlirWalkResult findReads(MlirOperation op, void *data) {
+  MlirValue *read = data;
+  if (pbcOpIsA(op, "arith.maxsi")) {
+    int s = symbolRead(mlirOperationGetResult(op, 0));
+    if (s >= 0)
+      read[s] = mlirOperationGetResult(op, 0);
+  }
+  return MlirWalkResultAdvance;
+}
+
 /* Each importer's check (cf.assert) of the sizes that has not folded is
  * decided over every size the entry takes, when they are bounded
  * (max[s] > 0 for every symbol it reads, at most a million combinations):
@@ -677,6 +825,20 @@ bool pbcSymbolicSizesPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numS
   }
   ok = ok && pbcRunPipelineText(mlirModuleGetOperation(m),
                                 "func.func(canonicalize,cse,int-range-optimizations,canonicalize)");
+  for (int k = 0; ok && k < numPublic; ++k) {
+    if (mlirAttributeIsNull(marks[k]))
+      continue;
+    int64_t most[PBC_MAX_SIZE_SYMBOLS];
+    for (int i = 0; i < PBC_MAX_SIZE_SYMBOLS; ++i)
+      most[i] = mlirDenseI64ArrayGetElement(marks[k], i);
+    MlirValue read[PBC_MAX_SIZE_SYMBOLS] = {{NULL}};
+    mlirOperationWalk(nthPublic(m, k), findReads, read, MlirWalkPreOrder);
+    foldSizes(nthPublic(m, k), most, read);
+    refineReshapes(nthPublic(m, k));
+  }
+  ok = ok && pbcRunPipelineText(mlirModuleGetOperation(m),
+                                "func.func(canonicalize,resolve-ranked-shaped-type-result-dims,"
+                                "cse,canonicalize)");
   for (int k = 0; ok && k < numPublic; ++k) {
     if (mlirAttributeIsNull(marks[k]))
       continue;
