@@ -116,19 +116,22 @@ static void typeText(MlirType t, char *buf, size_t len) {
   pbcStrBufDestroy(&b);
 }
 
+bool pbcFuncHasDynamicEntry(MlirOperation f) {
+  MlirType ft = functionType(f);
+  for (intptr_t i = 0; i < mlirFunctionTypeGetNumInputs(ft); ++i)
+    if (isDynamicTensor(mlirFunctionTypeGetInput(ft, i)))
+      return true;
+  for (intptr_t i = 0; i < mlirFunctionTypeGetNumResults(ft); ++i)
+    if (isDynamicTensor(mlirFunctionTypeGetResult(ft, i)))
+      return true;
+  return false;
+}
+
 bool pbcModuleHasDynamicEntries(MlirModule m) {
   for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(m)); !mlirOperationIsNull(op);
-       op = mlirOperationGetNextInBlock(op)) {
-    if (!pbcFuncIsPublic(op))
-      continue;
-    MlirType ft = functionType(op);
-    for (intptr_t i = 0; i < mlirFunctionTypeGetNumInputs(ft); ++i)
-      if (isDynamicTensor(mlirFunctionTypeGetInput(ft, i)))
-        return true;
-    for (intptr_t i = 0; i < mlirFunctionTypeGetNumResults(ft); ++i)
-      if (isDynamicTensor(mlirFunctionTypeGetResult(ft, i)))
-        return true;
-  }
+       op = mlirOperationGetNextInBlock(op))
+    if (pbcFuncIsPublic(op) && pbcFuncHasDynamicEntry(op))
+      return true;
   return false;
 }
 

@@ -238,16 +238,6 @@ static MlirAttribute sizesAttr(MlirOperation f, const int64_t *sizes) {
   return a;
 }
 
-static bool hasDynamicEntry(MlirOperation f) {
-  MlirType ft = functionType(f);
-  for (intptr_t i = 0; i < mlirFunctionTypeGetNumInputs(ft); ++i)
-    if (isDynamicTensor(mlirFunctionTypeGetInput(ft, i)))
-      return true;
-  for (intptr_t i = 0; i < mlirFunctionTypeGetNumResults(ft); ++i)
-    if (isDynamicTensor(mlirFunctionTypeGetResult(ft, i)))
-      return true;
-  return false;
-}
 
 static bool constantOf(MlirValue v, int64_t *c);
 
@@ -689,6 +679,21 @@ static MlirWalkResult findReads(MlirOperation op, void *data) {
   return MlirWalkResultAdvance;
 }
 
+typedef struct {
+  MlirValue cond;
+  int64_t failed[PBC_MAX_SIZE_SYMBOLS]; /* the sizes where it failed */
+} Check;
+
+static bool checkHolds(int64_t *sym, void *data) {
+  Check *c = data;
+  int64_t value;
+  unsigned used = 0;
+  if (evalSize(c->cond, sym, &value, &used, 0) && value)
+    return true;
+  memcpy(c->failed, sym, sizeof(c->failed));
+  return false;
+}
+
 /* Each importer's check (cf.assert) of the sizes that has not folded is
  * decided over every size the entry takes, when they are bounded
  * (max[s] > 0 for every symbol it reads, at most a million combinations):
@@ -716,28 +721,8 @@ static bool decideChecks(MlirOperation f, const int64_t *max) {
     const char *why = !known ? "it computes with more than the sizes"
                       : combos > 1e6 ? "its sizes have no largest value to try it up to"
                                      : NULL;
-    int64_t failed[PBC_MAX_SIZE_SYMBOLS];
-    bool holds = why == NULL;
-    /* Every combination, as an odometer over the symbols it reads. */
-    while (holds) {
-      if (!evalSize(cond, sym, &value, &used, 0) || !value) {
-        holds = false;
-        memcpy(failed, sym, sizeof(failed));
-        break;
-      }
-      int s = 0;
-      for (; s < PBC_MAX_SIZE_SYMBOLS; ++s) {
-        if (!(used & (1u << s)))
-          continue;
-        if (sym[s] < max[s]) {
-          ++sym[s];
-          break;
-        }
-        sym[s] = 1;
-      }
-      if (s == PBC_MAX_SIZE_SYMBOLS)
-        break;
-    }
+    Check check = {cond, {0}};
+    bool holds = why == NULL && everySize(used, max, sym, checkHolds, &check);
     MlirAttribute msg = attr(a, "msg");
     MlirStringRef text = !mlirAttributeIsNull(msg) && mlirAttributeIsAString(msg)
                              ? mlirStringAttrGetValue(msg)
@@ -751,7 +736,7 @@ static bool decideChecks(MlirOperation f, const int64_t *max) {
         for (int s = 0, n = 0; s < PBC_MAX_SIZE_SYMBOLS; ++s)
           if (used & (1u << s))
             n += snprintf(at + n, sizeof(at) - (size_t)n, "%ss%d = %lld", n ? ", " : "", s,
-                          (long long)failed[s]);
+                          (long long)check.failed[s]);
       }
       pbcEmitOpError(a,
                      "@%.*s cannot be compiled with symbolic sizes: the program's own check "
@@ -777,7 +762,7 @@ bool pbcSymbolicSizesPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numS
   for (int k = 0; ok && k < numPublic; ++k) {
     MlirOperation f = nthPublic(m, k);
     MlirType ft = functionType(f);
-    if (!hasDynamicEntry(f) ||
+    if (!pbcFuncHasDynamicEntry(f) ||
         mlirFunctionTypeGetNumInputs(ft) + mlirFunctionTypeGetNumResults(ft) > 2 * PBC_MAX_ARGS)
       continue; /* the signature check names one with too many arguments */
     char why[512] = "";
@@ -825,28 +810,24 @@ bool pbcSymbolicSizesPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numS
   }
   ok = ok && pbcRunPipelineText(mlirModuleGetOperation(m),
                                 "func.func(canonicalize,cse,int-range-optimizations,canonicalize)");
+  int64_t (*most)[PBC_MAX_SIZE_SYMBOLS] = calloc((size_t)numPublic + 1, sizeof(*most));
   for (int k = 0; ok && k < numPublic; ++k) {
     if (mlirAttributeIsNull(marks[k]))
       continue;
-    int64_t most[PBC_MAX_SIZE_SYMBOLS];
     for (int i = 0; i < PBC_MAX_SIZE_SYMBOLS; ++i)
-      most[i] = mlirDenseI64ArrayGetElement(marks[k], i);
+      most[k][i] = mlirDenseI64ArrayGetElement(marks[k], i);
     MlirValue read[PBC_MAX_SIZE_SYMBOLS] = {{NULL}};
     mlirOperationWalk(nthPublic(m, k), findReads, read, MlirWalkPreOrder);
-    foldSizes(nthPublic(m, k), most, read);
+    foldSizes(nthPublic(m, k), most[k], read);
     refineReshapes(nthPublic(m, k));
   }
   ok = ok && pbcRunPipelineText(mlirModuleGetOperation(m),
                                 "func.func(canonicalize,resolve-ranked-shaped-type-result-dims,"
                                 "cse,canonicalize)");
-  for (int k = 0; ok && k < numPublic; ++k) {
-    if (mlirAttributeIsNull(marks[k]))
-      continue;
-    int64_t most[PBC_MAX_SIZE_SYMBOLS];
-    for (int i = 0; i < PBC_MAX_SIZE_SYMBOLS; ++i)
-      most[i] = mlirDenseI64ArrayGetElement(marks[k], i);
-    ok = decideChecks(nthPublic(m, k), most);
-  }
+  for (int k = 0; ok && k < numPublic; ++k)
+    if (!mlirAttributeIsNull(marks[k]))
+      ok = decideChecks(nthPublic(m, k), most[k]);
+  free(most);
   if (ok) {
     *numSigs = pbcEntrySigsCollect(m, sigs, max);
     ok = *numSigs >= 0 && *numSigs == numPublic;

@@ -153,6 +153,19 @@ bool pbcWriteHeader(const char *path, const char *libName,
   return fclose(f) == 0;
 }
 
+/* `void _mlir_ciface_F(void *a0, ...)` packing its arguments for
+ * _pbc_packed_F (the glue's entry of a batch-looped or symbolic F). */
+static void cifaceCallingPacked(PbcStrBuf *b, const PbcEntrySig *g) {
+  int n = g->numInputs + g->numOutputs;
+  pbcStrBufPrintf(b, "void _mlir_ciface_%s(", g->name);
+  for (int i = 0; i < n; ++i)
+    pbcStrBufPrintf(b, "%svoid *a%d", i ? ", " : "", i);
+  pbcStrBufPuts(b, ") {\n  void *d[] = {");
+  for (int i = 0; i < n; ++i)
+    pbcStrBufPrintf(b, "%sa%d", i ? ", " : "", i);
+  pbcStrBufPrintf(b, "};\n  _pbc_packed_%s(d);\n}\n", g->name);
+}
+
 /* C source of a batch-looped entry F (pbc/batch_loop.h): _pbc_packed_F
  * reads the batch n from the first batched descriptor (every other must
  * agree: a mismatch traps rather than read or write past a buffer), and
@@ -203,13 +216,7 @@ static void batchLoopWrapper(PbcStrBuf *b, const PbcEntrySig *g) {
       pbcStrBufPrintf(b, "%sd[%d]", i ? ", " : "", i);
   }
   pbcStrBufPuts(b, ");\n  }\n}\n");
-  pbcStrBufPrintf(b, "void _mlir_ciface_%s(", g->name);
-  for (int i = 0; i < n; ++i)
-    pbcStrBufPrintf(b, "%svoid *a%d", i ? ", " : "", i);
-  pbcStrBufPuts(b, ") {\n  void *d[] = {");
-  for (int i = 0; i < n; ++i)
-    pbcStrBufPrintf(b, "%sa%d", i ? ", " : "", i);
-  pbcStrBufPrintf(b, "};\n  _pbc_packed_%s(d);\n}\n", g->name);
+  cifaceCallingPacked(b, g);
 }
 
 /* C source of a symbolic entry F (pbc/symbolic_sizes.h): _pbc_packed_F
@@ -257,13 +264,7 @@ static void symbolicWrapper(PbcStrBuf *b, const PbcEntrySig *g) {
   for (int i = 0; i < n; ++i)
     pbcStrBufPrintf(b, "%sd[%d]", i ? ", " : "", i);
   pbcStrBufPuts(b, ");\n}\n");
-  pbcStrBufPrintf(b, "void _mlir_ciface_%s(", g->name);
-  for (int i = 0; i < n; ++i)
-    pbcStrBufPrintf(b, "%svoid *a%d", i ? ", " : "", i);
-  pbcStrBufPuts(b, ") {\n  void *d[] = {");
-  for (int i = 0; i < n; ++i)
-    pbcStrBufPrintf(b, "%sa%d", i ? ", " : "", i);
-  pbcStrBufPrintf(b, "};\n  _pbc_packed_%s(d);\n}\n", g->name);
+  cifaceCallingPacked(b, g);
 }
 
 /* C source of `void _pbc_packed_F(void **d) { _mlir_ciface_F(d[0], ...); }`

@@ -40,6 +40,8 @@ typedef struct PbcShapeSpec {
 /* Adds the shapes of `text`: one or more `[ENTRY:]ARG=D0xD1...` separated by
  * ';' (a rank-0 input: `ARG=`). False with a reason on malformed text. */
 bool pbcShapeSpecParse(PbcShapeSpec *spec, const char *text, char *why, size_t whyLen);
+/* Whether func.func f takes or returns a tensor of dynamic shape. */
+bool pbcFuncHasDynamicEntry(MlirOperation f);
 /* Whether a public function of m takes or returns a tensor of dynamic shape. */
 bool pbcModuleHasDynamicEntries(MlirModule m);
 /* Fixes every public function's dynamic sizes from spec (see above) and
