@@ -121,6 +121,36 @@ def test_bert_layer(tmp):
     assert model.entry.args[0][1] == (-2, -3, 768), model.entry.args
 
 
+def test_symbolic_bound(tmp):
+    """A program that slices a 512-entry table by its sequence compiles
+    once with the sequence a symbol of at most 512: called at 5 and 512
+    against numpy, and at 513 refused with a TypeError (not the trap the
+    raw function would take)."""
+    from pbc.arrays import ArrayEntry
+    text = """func.func @f(%ids: tensor<1x?xi64>) -> tensor<1x?xi64> {
+  %c1 = arith.constant 1 : index
+  %table = arith.constant dense<7> : tensor<1x512xi64>
+  %n = tensor.dim %ids, %c1 : tensor<1x?xi64>
+  %s = tensor.extract_slice %table[0, 0] [1, %n] [1, 1] : tensor<1x512xi64> to tensor<1x?xi64>
+  %e = tensor.empty(%n) : tensor<1x?xi64>
+  %r = linalg.add ins(%s, %ids : tensor<1x?xi64>, tensor<1x?xi64>) outs(%e : tensor<1x?xi64>) -> tensor<1x?xi64>
+  return %r : tensor<1x?xi64>
+}
+"""
+    e = ArrayEntry(text, "bounded")
+    assert e.entry.args[0][1] == (1, -2) and e.entry.symbol_max == {-2: 512}, \
+        (e.entry.args, e.entry.symbol_max)
+    for n in (5, 512):
+        x = np.random.randint(-1000, 1000, (1, n)).astype(np.int64)
+        assert (e(x)[0] == x + 7).all(), "symbolic bounded program at %d" % n
+    try:
+        e(np.zeros((1, 513), np.int64))
+    except TypeError as err:
+        assert "1 to 512" in str(err), err
+    else:
+        raise AssertionError("a sequence past the table was taken")
+
+
 def qdq_linear(path, m, k, n, u8=False):
     """x -> QuantizeLinear -> DequantizeLinear (per tensor, symmetric; u8:
     u8 with zero point 128, as onnxruntime's quantizer writes activations);

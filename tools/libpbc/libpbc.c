@@ -583,6 +583,12 @@ bool pbcProgramEntryArg(const PbcProgram *p, int e, int arg, PbcArgInfo *out) {
   return true;
 }
 
+int64_t pbcProgramEntrySymbolMax(const PbcProgram *p, int e, int symbol) {
+  if (!hasEntry(p, e) || symbol < 0 || symbol >= PBC_MAX_SIZE_SYMBOLS)
+    return -1;
+  return p->sigs[e].symbolMax[symbol];
+}
+
 void *pbcProgramEntryFunction(const PbcProgram *p, int e) {
   return hasEntry(p, e) ? p->ciface[e] : NULL;
 }

@@ -114,6 +114,11 @@ class ArrayEntry:
                     i, a.dtype, list(a.shape), dt,
                     ["?" if d is None else d for d in want]))
             ins.append(a)
+        for d, n in given.items():
+            most = entry.symbol_max.get(d, 0)
+            if d < BATCH and (n < 1 or (most > 0 and n > most)):
+                raise TypeError("pbc: %s's size s%d is %d; the compiled code takes 1 to %s" % (
+                    entry.name, -2 - d, n, most if most > 0 else "any"))
         outs = [np.empty(tuple(given[d] if d < 0 else d for d in shape), dt)
                 for dt, shape in outputs]
         entry.call([(a.ctypes.data, a.shape) for a in ins + outs])

@@ -60,6 +60,7 @@ def library():
         "pbcProgramEntryNumInputs": (I, [P, I]),
         "pbcProgramEntryNumOutputs": (I, [P, I]),
         "pbcProgramEntryArg": (ctypes.c_bool, [P, I, I, ctypes.POINTER(_ArgInfo)]),
+        "pbcProgramEntrySymbolMax": (ctypes.c_int64, [P, I, I]),
         "pbcProgramEntryFunction": (P, [P, I]),
         "pbcProgramEntryPackedFunction": (P, [P, I]),
         "pbcProgramLibraryPath": (S, [P]),
@@ -99,6 +100,11 @@ def descriptor(data_ptr, shape):
     return d
 
 
+def PBC_ARG_SYMBOL(s):
+    """libpbc's size of symbol s in a signature."""
+    return -2 - s
+
+
 class Entry:
     def __init__(self, program, index):
         lib = library()
@@ -111,6 +117,11 @@ class Entry:
         for a in range(self.num_inputs + self.num_outputs):
             lib.pbcProgramEntryArg(h, index, a, ctypes.byref(info))
             self.args.append((info.elem.decode(), tuple(info.shape[i] for i in range(info.rank))))
+        # Each size symbol's largest size (0: any): a call past it is refused
+        # here (the raw function traps on it).
+        symbols = {-2 - d for _, shape in self.args for d in shape if d < -1}
+        self.symbol_max = {PBC_ARG_SYMBOL(k): lib.pbcProgramEntrySymbolMax(h, index, k)
+                           for k in symbols}
         n = self.num_inputs + self.num_outputs
         fn_type = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n))
         self.function = fn_type(lib.pbcProgramEntryFunction(h, index))

@@ -119,6 +119,11 @@ int pbcProgramEntryNumInputs(const PbcProgram *p, int entry);
 int pbcProgramEntryNumOutputs(const PbcProgram *p, int entry);
 /* Argument `arg` (inputs first, then outputs); false if out of range. */
 bool pbcProgramEntryArg(const PbcProgram *p, int entry, int arg, PbcArgInfo *out);
+/* The largest size symbol s (PBC_ARG_SYMBOL(s)) of an entry may take: 0
+ * for any (from 1), -1 if there is no such entry or symbol. A call past it
+ * is refused by pbcProgramCall and pbcProgramInvoke; the raw function
+ * traps. */
+int64_t pbcProgramEntrySymbolMax(const PbcProgram *p, int entry, int symbol);
 /* `void _mlir_ciface_F(void *in0, ..., void *out0, ...)`, for direct calls
  * (nothing is checked on that path). */
 void *pbcProgramEntryFunction(const PbcProgram *p, int entry);
