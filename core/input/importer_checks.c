@@ -14,7 +14,7 @@
 #include "pbc/c_pass.h"
 #include "pbc/op_list.h"
 
-static bool insideLinalgBody(MlirOperation op) {
+bool pbcOpIsInLinalgBody(MlirOperation op) {
   for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
        p = mlirOperationGetParentOperation(p))
     if (pbcOpIsA(p, "linalg.generic"))
@@ -48,7 +48,7 @@ bool pbcResolveImporterChecks(MlirModule m) {
       pbcEmitOpError(op, "the program's own check fails for these sizes: \"%.*s\"",
                      (int)s.length, s.data);
       ok = false;
-    } else if (known == 1 || insideLinalgBody(op)) {
+    } else if (known == 1 || pbcOpIsInLinalgBody(op)) {
       mlirOperationDestroy(op);
     }
   }

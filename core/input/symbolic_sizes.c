@@ -10,6 +10,7 @@
 #include "mlir-c/BuiltinTypes.h"
 #include "pbc/c_pass.h"
 #include "pbc/diag.h"
+#include "pbc/importer_checks.h"
 #include "pbc/ir_build.h"
 #include "pbc/op_list.h"
 #include "pbc/specialize_shapes.h"
@@ -253,17 +254,11 @@ static int symbolRead(MlirValue v) {
                                                                : -1;
 }
 
-static int cappedSymbolReadFrom(MlirValue v, int64_t *cap, MlirValue *base);
-
 /* The symbol whose size v is, capped: v = min(size, cap) through
  * arith.minsi with constants (torch-mlir's x[:, :n] clamps n to the
  * table), arith.maxsi with a constant of at most 1 doing nothing to a size
- * of at least 1; *cap 0: not capped. -1 if v is none of those. */
-static int cappedSymbolRead(MlirValue v, int64_t *cap) {
-  MlirValue base;
-  return cappedSymbolReadFrom(v, cap, &base);
-}
-
+ * of at least 1; *cap 0: not capped; *base the symbol's read. -1 if v is
+ * none of those. */
 static int cappedSymbolReadFrom(MlirValue v, int64_t *cap, MlirValue *base) {
   *cap = 0;
   for (int depth = 0; depth < 8; ++depth) {
@@ -290,22 +285,27 @@ static int cappedSymbolReadFrom(MlirValue v, int64_t *cap, MlirValue *base) {
   return -1;
 }
 
+static int cappedSymbolRead(MlirValue v, int64_t *cap) {
+  MlirValue base;
+  return cappedSymbolReadFrom(v, cap, &base);
+}
+
 typedef struct {
   int64_t max[PBC_MAX_SIZE_SYMBOLS]; /* 0: any */
   MlirOperation bad;
   char why[200];
 } SliceBounds;
 
-/* The largest size of each symbol. A slice of a static dimension
- * (tensor.extract_slice's source, tensor.insert_slice's destination) reads
- * or writes within it only up to some size: a size that is a symbol's (or
- * min(symbol, C)) bounds that symbol; one computed otherwise from run-time
- * sizes, or at a run-time offset, is refused (no bound is known). */
 static void bound(SliceBounds *b, int s, int64_t most) {
   if (b->max[s] == 0 || most < b->max[s])
     b->max[s] = most;
 }
 
+/* The largest size of each symbol. A slice of a static dimension
+ * (tensor.extract_slice's source, tensor.insert_slice's destination) reads
+ * or writes within it only up to some size: a size that is a symbol's (or
+ * min(symbol, C)) bounds that symbol; one computed otherwise from run-time
+ * sizes, or at a run-time offset, is refused (no bound is known). */
 static MlirWalkResult boundBySlices(MlirOperation op, void *data) {
   SliceBounds *b = data;
   int64_t cap;
@@ -378,7 +378,7 @@ static void dropCaps(MlirOperation f, const int64_t *max) {
   }
 }
 
-/* The constant an index value is; -1 if it is none. */
+/* Whether v is an integer arith.constant (its value in *c). */
 static bool constantOf(MlirValue v, int64_t *c) {
   if (!mlirValueIsAOpResult(v) || !pbcOpIsA(mlirOpResultGetOwner(v), "arith.constant"))
     return false;
@@ -389,6 +389,7 @@ static bool constantOf(MlirValue v, int64_t *c) {
   return true;
 }
 
+/* The constant an index value is; -1 if it is none (or negative). */
 static int64_t constantIndex(MlirValue v) {
   int64_t c;
   return constantOf(v, &c) && c >= 0 ? c : -1;
@@ -398,10 +399,11 @@ static int64_t constantIndex(MlirValue v) {
  * its symbol's one value: read once, at the entry, from the symbol's
  * first input, as max(size, 1) (a symbolic size is at least 1: the glue
  * and libpbc refuse 0, so the two agree on every call they take, and the
- * importers' checks that a size is positive fold). The glue checks that the sizes of one symbol agree, so the
- * checks importers write between them (torch-mlir's cf.assert that two
- * operands broadcast) fold; canonicalization follows, and integer range
- * analysis folds the checks that a size is not negative. */
+ * importers' checks that a size is positive fold). The glue checks that
+ * the sizes of one symbol agree, so the checks importers write between
+ * them (torch-mlir's cf.assert that two operands broadcast) fold;
+ * canonicalization follows, and integer range analysis folds the checks
+ * that a size is not negative. */
 static void unifySizes(MlirOperation f, MlirAttribute sizes) {
   MlirBlock entry = mlirRegionGetFirstBlock(mlirOperationGetRegion(f, 0));
   MlirOperation first = mlirBlockGetFirstOperation(entry);
@@ -521,14 +523,6 @@ static bool evalSize(MlirValue v, const int64_t *sym, int64_t *out, unsigned *us
   } else
     return false;
   return true;
-}
-
-static bool insideGeneric(MlirOperation op) {
-  for (MlirOperation p = mlirOperationGetParentOperation(op); !mlirOperationIsNull(p);
-       p = mlirOperationGetParentOperation(p))
-    if (pbcOpIsA(p, "linalg.generic"))
-      return true;
-  return false;
 }
 
 /* Calls `visit` on every combination of the sizes of the symbols in `used`
@@ -706,7 +700,7 @@ static bool decideChecks(MlirOperation f, const int64_t *max) {
   bool ok = true;
   for (int i = 0; i < asserts.n && ok; ++i) {
     MlirOperation a = asserts.ops[i];
-    if (insideGeneric(a))
+    if (pbcOpIsInLinalgBody(a))
       continue;
     MlirValue cond = mlirOperationGetOperand(a, 0);
     int64_t sym[PBC_MAX_SIZE_SYMBOLS], value;
@@ -714,13 +708,10 @@ static bool decideChecks(MlirOperation f, const int64_t *max) {
       sym[s] = 1;
     unsigned used = 0;
     bool known = evalSize(cond, sym, &value, &used, 0);
-    double combos = 1;
-    for (int s = 0; s < PBC_MAX_SIZE_SYMBOLS; ++s)
-      if (used & (1u << s))
-        combos = max[s] > 0 ? combos * (double)max[s] : 1e300;
     const char *why = !known ? "it computes with more than the sizes"
-                      : combos > 1e6 ? "its sizes have no largest value to try it up to"
-                                     : NULL;
+                      : combinations(used, max) > 1e6
+                          ? "its sizes have no largest value to try it up to"
+                          : NULL;
     Check check = {cond, {0}};
     bool holds = why == NULL && everySize(used, max, sym, checkHolds, &check);
     MlirAttribute msg = attr(a, "msg");
@@ -755,7 +746,8 @@ bool pbcSymbolicSizesPrepare(MlirModule m, PbcEntrySig *sigs, int max, int *numS
   for (MlirOperation op = mlirBlockGetFirstOperation(mlirModuleGetBody(m));
        !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
     numPublic += pbcFuncIsPublic(op);
-  /* All proofs first: m changes only when every entry has its symbols. */
+  /* Every entry's symbols first: m changes only once they all hold (a
+   * later refusal, of a slice or a check, leaves m partly prepared). */
   MlirAttribute *marks = calloc((size_t)numPublic + 1, sizeof(MlirAttribute));
   int64_t *sizes = malloc(sizeof(int64_t) * PBC_MAX_RANK * (2 * PBC_MAX_ARGS));
   bool ok = true;

@@ -136,15 +136,14 @@ bool pbcWriteHeader(const char *path, const char *libName,
           fprintf(f, "%lldx", (long long)t->shape[d]);
       fprintf(f, "%s */", pbcElemName(t->elem));
     }
-    for (int k = 0; k < PBC_MAX_SIZE_SYMBOLS; ++k)
-      if (g->symbolMax[k] > 0)
-        fprintf(f, "%s s%d <= %lld", k && g->symbolMax[k - 1] > 0 ? "," : "\n    /*", k,
-                (long long)g->symbolMax[k]);
+    const char *sep = "\n    /*"; /* the symbols' largest sizes, in one comment */
     for (int k = 0; k < PBC_MAX_SIZE_SYMBOLS; ++k)
       if (g->symbolMax[k] > 0) {
-        fprintf(f, " */");
-        break;
+        fprintf(f, "%s s%d <= %lld", sep, k, (long long)g->symbolMax[k]);
+        sep = ",";
       }
+    if (*sep == ',')
+      fprintf(f, " */");
     fprintf(f, ");\n/* the same, with the %d descriptor pointers in an array */\n"
                "void _pbc_packed_%s(void **descriptors);\n\n",
             g->numInputs + g->numOutputs, g->name);

@@ -14,5 +14,8 @@
 #include "mlir-c/IR.h"
 
 bool pbcResolveImporterChecks(MlirModule m);
+/* Whether op lies in a linalg.generic's body (a check of gathered indices,
+ * which pbcResolveImporterChecks removes). */
+bool pbcOpIsInLinalgBody(MlirOperation op);
 
 #endif

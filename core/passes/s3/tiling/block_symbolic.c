@@ -78,21 +78,23 @@ static void setBounds(MlirOperation loop, const Bounds *b) {
 
 /* Splits `loop` over rows [lb, ub) (lb a multiple of t) into a loop over
  * the blocks [lb / t, ub floordiv t) of a static loop of t rows (row
- * block * t + i; the static loop through *inner) and a copy after it over
- * the rows left, [(ub floordiv t) * t, ub), indexed by row as before
- * (returned, its bounds in *rest). Every subscript stays a function of
- * loop indices. */
+ * block * t + i; the static loop through *inner) and, for t above 1, a copy
+ * after it over the rows left, [(ub floordiv t) * t, ub), indexed by row
+ * as before (returned, its bounds in *rest; null for t = 1: none are
+ * left). Every subscript stays a function of loop indices. */
 static MlirOperation blockLoop(MlirOperation loop, const Bounds *b, long long t,
                                MlirOperation *inner, Bounds *rest) {
   MlirContext ctx = mlirOperationGetContext(loop);
   MlirLocation loc = mlirOperationGetLocation(loop);
   MlirAffineExpr c = mlirAffineConstantExprGet(ctx, t);
-  MlirAffineExpr fullEnd = mlirAffineMulExprGet(mlirAffineFloorDivExprGet(b->ub, c), c);
-  MlirOperation restLoop = mlirOperationClone(loop);
-  mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(loop), loop, restLoop);
-  *rest = *b;
-  rest->lb = fullEnd;
-  setBounds(restLoop, rest);
+  MlirOperation restLoop = {NULL};
+  if (t > 1) {
+    restLoop = mlirOperationClone(loop);
+    mlirBlockInsertOwnedOperationAfter(mlirOperationGetBlock(loop), loop, restLoop);
+    *rest = *b;
+    rest->lb = mlirAffineMulExprGet(mlirAffineFloorDivExprGet(b->ub, c), c);
+    setBounds(restLoop, rest);
+  }
   Bounds blocks = *b;
   blocks.lb = mlirAffineFloorDivExprGet(b->lb, c);
   blocks.ub = mlirAffineFloorDivExprGet(b->ub, c);
@@ -146,7 +148,6 @@ static void blockNest(MlirOperation root) {
   MlirOperation loop = symbolicLoop(root);
   if (mlirOperationIsNull(loop))
     return;
-  bool rowsParallel = markParallel(loop);
   MlirAffineMap ub = mapAttr(loop, "upperBoundMap");
   Bounds b = {mlirAffineConstantExprGet(mlirOperationGetContext(loop), 0),
               mlirAffineMapGetResult(ub, 0), mlirAffineMapGetNumDims(ub),
@@ -155,19 +156,19 @@ static void blockNest(MlirOperation root) {
     return;
   for (intptr_t i = 0; i < b.n; ++i)
     b.operands[i] = mlirOperationGetOperand(loop, i); /* the lower bound has none */
-  for (size_t k = 0; k < sizeof kBlocks / sizeof *kBlocks; ++k) {
+  bool rowsParallel = markParallel(loop);
+  /* Each level's rows left, blocked in the next level's smaller blocks;
+   * after blocks of one row none are left. */
+  for (size_t k = 0; k < sizeof kBlocks / sizeof *kBlocks && !mlirOperationIsNull(loop); ++k) {
     MlirOperation inner;
     Bounds rest;
     MlirOperation restLoop = blockLoop(loop, &b, kBlocks[k], &inner, &rest);
     pbcOpSetUnitAttr(loop, PBC_MARK_BLOCKS);
     if (rowsParallel)
       pbcOpSetUnitAttr(inner, PBC_MARK_PARALLEL);
-    loop = restLoop; /* the rows left, blocked next in smaller blocks */
+    loop = restLoop;
     b = rest;
   }
-  /* After blocks of one row, none are left. */
-  if (kBlocks[sizeof kBlocks / sizeof *kBlocks - 1] == 1)
-    mlirOperationDestroy(loop);
 }
 
 static bool run(MlirOperation func, void *state) {

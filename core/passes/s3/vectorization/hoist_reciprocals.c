@@ -11,10 +11,11 @@
  * runs at least once (the load is cloned before the loop), either one maybe
  * through a vector.broadcast.
  *
- * A quotient that reaches a rounding, a float-to-integer conversion or a
- * comparison in the loop body keeps its division: there an ulp is a whole
- * step (QuantizeLinear's round(x / scale): x = 2.475, scale = 0.05 rounds to
- * 49 divided but to 50 multiplied by 20), so the result must be the
+ * A quotient that reaches a rounding, a float-to-integer conversion, a
+ * comparison, a remainder (or, conservatively, an integer power) in the
+ * loop body keeps its division: there an ulp is a whole step
+ * (QuantizeLinear's round(x / scale): x = 2.475, scale = 0.05 rounds to 49
+ * divided but to 50 multiplied by 20), so the result must be the
  * specification's division, exactly. */
 #include "mlir-c/BuiltinAttributes.h"
 #include "mlir-c/BuiltinTypes.h"
@@ -57,8 +58,8 @@ static MlirValue invariantBefore(MlirValue divisor, MlirOperation loop) {
 static bool isDiscontinuous(MlirOperation op) {
   static const char *const names[] = {"math.roundeven", "math.round",   "math.floor",
                                       "math.ceil",      "math.trunc",   "arith.fptosi",
-                                      "arith.fptoui",   "arith.cmpf",   "math.fpowi",
-                                      "arith.remf"};
+                                      "arith.fptoui",   "arith.cmpf",   "arith.remf",
+                                      "math.fpowi"};
   for (size_t i = 0; i < sizeof names / sizeof *names; ++i)
     if (pbcOpIsA(op, names[i]))
       return true;
