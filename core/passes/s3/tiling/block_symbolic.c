@@ -1,19 +1,26 @@
-/* pbc-block-symbolic: a key nest (pbc.kind = matmul) whose outer loops run
- * to a size known only at run time (pbc/symbolic_sizes.h: a sequence, a
- * batch) gets static blocks of its innermost such loop, so that tiling,
- * packing and the register tile, which choose by trip counts, see a
- * static nest: the loop over n rows becomes a loop over n / 64 blocks of a
- * static 64-row nest, then the remainder (n mod 64 rows) the same way in
- * blocks of 16, then of 4, then each of the last rows alone. Bounds carry the run-time size; subscripts stay functions of
- * loop indices (the access analysis reads them). Strip-mining keeps every iteration and their order: legal for
+/* pbc-block-symbolic: a key nest (pbc.kind = matmul) whose loops run to
+ * sizes known only at run time (pbc/symbolic_sizes.h: a sequence, a
+ * batch) gets static blocks of them, so that tiling, packing and the
+ * register tile, which choose by trip counts, see static nests: a loop
+ * over n rows becomes a loop over n / 64 blocks of a static 64-row loop,
+ * then the remainder (n mod 64 rows) the same way in blocks of 16, then
+ * of 4, then each of the last rows alone. Bounds carry the run-time size;
+ * subscripts stay functions of loop indices (the access analysis reads
+ * them). Strip-mining keeps every iteration and their order: legal for
  * any loop. Each block loop is marked (PBC_MARK_BLOCKS): the static nest
- * in it is what pbc-tile tiles; the root keeps its kind. The static
- * nests' loops that were parallel are marked so (PBC_MARK_PARALLEL) from a
- * test on the nest before blocking.
+ * in the innermost is what pbc-tile tiles; the root keeps its kind. The
+ * static nests' loops that were parallel are marked so (PBC_MARK_PARALLEL)
+ * from a test on the nest before blocking.
  *
- * Applies to the band's innermost symbolic loop (from 0 with step 1 and a
- * one-result upper bound) where every loop after it, at least one, has a
- * constant trip count. */
+ * Where every run-time loop of the band can be blocked and the loops from
+ * the first of them to the last are parallel but for the last itself
+ * (attention: Q K^T over two sequences, P V reducing over one), all are:
+ * each one's blocks move outside the static loops of those before it
+ * (distribution and interchange across loops that carry no dependence:
+ * each element's sum keeps its order), one static nest per combination of
+ * heights. Else the band's innermost run-time loop is (from 0 with step 1,
+ * a one-result upper bound, and at least one loop of constant trip count
+ * after it); the loops before it stay outside its blocks. */
 #include "mlir-c/AffineExpr.h"
 #include "mlir-c/AffineMap.h"
 #include "mlir-c/BuiltinAttributes.h"
@@ -118,7 +125,7 @@ static MlirOperation blockLoop(MlirOperation loop, const Bounds *b, long long t,
  * (at least one) have constant trip counts and it can be blocked; else
  * null. Loops before it (a batch of 1, heads, another run-time size) stay
  * outside the blocks. */
-static MlirOperation symbolicLoop(MlirOperation root) {
+static MlirOperation innermostSymbolicLoop(MlirOperation root) {
   MlirOperation band[PBC_MAX_BAND];
   int n = pbcLoopBand(root, band, PBC_MAX_BAND), last = -1;
   for (int l = 0; l < n; ++l)
@@ -129,34 +136,61 @@ static MlirOperation symbolicLoop(MlirOperation root) {
   return band[last];
 }
 
-/* Marks the loops of the band from `loop` that are parallel
- * (PBC_MARK_PARALLEL); whether `loop` itself is. The test runs here, on
- * the nest as it was: in the blocks' nests once tiled and unrolled, with
- * the blocks' bounds in every dependence system, MLIR's test took
- * seconds a loop. */
-static bool markParallel(MlirOperation loop) {
+/* Whether every run-time loop of root's band can have its blocks first
+ * (outside every static loop): each is blockable with bounds from above
+ * the nest, and every loop from the first of them to the last one before
+ * it is parallel (PBC_MARK_PARALLEL, from markParallel): a block loop moves outward only across loops
+ * that carry no dependence, so each element's reduction keeps its order.
+ * At least two; *first is the outermost. */
+static bool allBlockable(MlirOperation root, MlirOperation *first) {
   MlirOperation band[PBC_MAX_BAND];
-  int n = pbcLoopBand(loop, band, PBC_MAX_BAND);
-  bool first = pbcLoopIsParallel(band[0]);
-  for (int l = 1; l < n; ++l)
-    if (pbcOpHasAttr(band[l], PBC_MARK_PARALLEL) || pbcLoopIsParallel(band[l]))
-      pbcOpSetUnitAttr(band[l], PBC_MARK_PARALLEL);
-  return first;
+  int n = pbcLoopBand(root, band, PBC_MAX_BAND), count = 0, f = -1;
+  for (int l = 0; l < n; ++l) {
+    if (pbcExtAffineConstantTripCount(band[l]) >= 0)
+      continue;
+    if (!blockable(band[l]))
+      return false;
+    for (intptr_t i = 0; i < mlirOperationGetNumOperands(band[l]); ++i)
+      if (pbcValueIsDefinedInside(mlirOperationGetOperand(band[l], i), root))
+        return false;
+    if (count++ == 0)
+      f = l;
+    else
+      for (int c = f; c < l; ++c)
+        if (!pbcOpHasAttr(band[c], PBC_MARK_PARALLEL))
+          return false;
+  }
+  *first = count >= 2 ? band[f] : (MlirOperation){NULL};
+  return count >= 2;
 }
 
-static void blockNest(MlirOperation root) {
-  MlirOperation loop = symbolicLoop(root);
-  if (mlirOperationIsNull(loop))
-    return;
+/* Marks the loops of root's band that are parallel (PBC_MARK_PARALLEL:
+ * the static loops blocks get inherit it, block loops drop it). The test
+ * runs here, on the nest as it was: in the blocks' nests once tiled and
+ * unrolled, with the blocks' bounds in every dependence system, MLIR's
+ * test took seconds a loop, or failed on the loops outside the blocks. */
+static void markParallel(MlirOperation root) {
+  MlirOperation band[PBC_MAX_BAND];
+  int n = pbcLoopBand(root, band, PBC_MAX_BAND);
+  for (int l = 0; l < n; ++l)
+    if (pbcOpHasAttr(band[l], PBC_MARK_PARALLEL) || pbcLoopIsParallel(band[l]))
+      pbcOpSetUnitAttr(band[l], PBC_MARK_PARALLEL);
+}
+
+/* Blocks `loop` in each height of kBlocks, the rows each leaves to the
+ * next: the loops over blocks, in order, into blocks[] (their number
+ * returned; 0, nothing changed, if its bounds have too many operands).
+ * Each block's static loop is marked parallel if `parallel`. */
+static int blockLevels(MlirOperation loop, bool parallel, MlirOperation *blocks) {
   MlirAffineMap ub = mapAttr(loop, "upperBoundMap");
   Bounds b = {mlirAffineConstantExprGet(mlirOperationGetContext(loop), 0),
               mlirAffineMapGetResult(ub, 0), mlirAffineMapGetNumDims(ub),
               mlirAffineMapGetNumSymbols(ub), mlirAffineMapGetNumInputs(ub), {{NULL}}};
   if (b.n > 8 || mlirOperationGetNumResults(loop) != 0)
-    return;
+    return 0;
   for (intptr_t i = 0; i < b.n; ++i)
     b.operands[i] = mlirOperationGetOperand(loop, i); /* the lower bound has none */
-  bool rowsParallel = markParallel(loop);
+  int n = 0;
   /* Each level's rows left, blocked in the next level's smaller blocks;
    * after blocks of one row none are left. */
   for (size_t k = 0; k < sizeof kBlocks / sizeof *kBlocks && !mlirOperationIsNull(loop); ++k) {
@@ -164,11 +198,114 @@ static void blockNest(MlirOperation root) {
     Bounds rest;
     MlirOperation restLoop = blockLoop(loop, &b, kBlocks[k], &inner, &rest);
     pbcOpSetUnitAttr(loop, PBC_MARK_BLOCKS);
-    if (rowsParallel)
+    mlirOperationRemoveAttributeByName(loop, pbcStr(PBC_MARK_PARALLEL));
+    if (parallel)
       pbcOpSetUnitAttr(inner, PBC_MARK_PARALLEL);
+    blocks[n++] = loop;
     loop = restLoop;
     b = rest;
   }
+  return n;
+}
+
+/* Whether chain[0..c) is a perfect band whose last loop holds the n
+ * block loops and nothing else. */
+static bool chainHolds(MlirOperation *chain, int c, int n) {
+  for (int i = 0; i < c; ++i) {
+    intptr_t ops = 0;
+    for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(chain[i]));
+         !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
+      ++ops;
+    if (ops != (i < c - 1 ? 2 : n + 1))
+      return false;
+  }
+  return true;
+}
+
+/* The last loop of the chain of c loops from `top` (each the first op of
+ * the one before). */
+static MlirOperation chainEnd(MlirOperation top, int c) {
+  for (int i = 0; i < c - 1; ++i)
+    top = mlirBlockGetFirstOperation(pbcLoopBody(top));
+  return top;
+}
+
+/* Moves each of blocks[0..n), in order all of the body of chain[c - 1]
+ * (chain[0..c) a perfect band of parallel loops: allBlockable), above
+ * chain[0]: a copy of the chain per block loop, each keeping its own
+ * (distribution: the chain's loops carry no dependence), then each copy
+ * permuted with its block loop first; blocks[] gets the moved loops.
+ * False (nothing changed) if the chain is not that. */
+static bool hoistBlocks(MlirOperation *chain, int c, MlirOperation *blocks, int n) {
+  if (!chainHolds(chain, c, n))
+    return false;
+  MlirOperation top = chain[0], copies[4];
+  for (int j = 0; j < n - 1; ++j) {
+    copies[j] = mlirOperationClone(top);
+    mlirBlockInsertOwnedOperationBefore(mlirOperationGetBlock(top), top, copies[j]);
+  }
+  copies[n - 1] = top;
+  for (int j = 0; j < n; ++j) {
+    MlirOperation end = chainEnd(copies[j], c), held[4], band[PBC_MAX_BAND];
+    MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(end));
+    for (int i = 0; i < n; ++i, op = mlirOperationGetNextInBlock(op))
+      held[i] = op;
+    for (int i = 0; i < n; ++i)
+      if (i != j)
+        mlirOperationDestroy(held[i]);
+    /* copy, ..., end, its block loop: the block loop first. */
+    unsigned perm[PBC_MAX_BAND];
+    band[0] = copies[j];
+    for (int i = 1; i < c; ++i)
+      band[i] = mlirBlockGetFirstOperation(pbcLoopBody(band[i - 1]));
+    band[c] = held[j];
+    for (int i = 0; i < c; ++i)
+      perm[i] = (unsigned)i + 1;
+    perm[c] = 0;
+    pbcExtAffinePermuteLegal(band, c + 1, perm);
+    blocks[j] = held[j];
+  }
+  return true;
+}
+
+/* Blocks the run-time loops of the band from `top`, a block's static
+ * loop: the first one's blocks move above `top` (hoistBlocks), and the
+ * static loop of each is blocked the same way. */
+static void blockFrom(MlirOperation top) {
+  MlirOperation band[PBC_MAX_BAND], blocks[4];
+  int n = pbcLoopBand(top, band, PBC_MAX_BAND), s = 0;
+  while (s < n && pbcExtAffineConstantTripCount(band[s]) >= 0)
+    ++s;
+  if (s == 0 || s == n)
+    return;
+  int nb = blockLevels(band[s], pbcOpHasAttr(band[s], PBC_MARK_PARALLEL), blocks);
+  if (nb == 0 || !hoistBlocks(band, s, blocks, nb))
+    return;
+  for (int j = 0; j < nb; ++j)
+    blockFrom(pbcOnlyLoopIn(blocks[j]));
+}
+
+static void blockNest(MlirOperation root) {
+  MlirOperation band[PBC_MAX_BAND], blocks[4], first;
+  int n = pbcLoopBand(root, band, PBC_MAX_BAND), s = 0;
+  while (s < n && pbcExtAffineConstantTripCount(band[s]) >= 0)
+    ++s;
+  if (s >= n - 1)
+    return; /* no run-time loop, or only the innermost */
+  markParallel(root);
+  if (allBlockable(root, &first)) {
+    /* Every run-time loop's blocks outside every static loop. */
+    int nb = blockLevels(first, pbcOpHasAttr(first, PBC_MARK_PARALLEL), blocks);
+    for (int j = 0; j < nb; ++j)
+      blockFrom(pbcOnlyLoopIn(blocks[j]));
+    return;
+  }
+  /* Else the innermost run-time loop's blocks; the loops before it stay
+   * outside them. */
+  MlirOperation loop = innermostSymbolicLoop(root);
+  if (mlirOperationIsNull(loop))
+    return;
+  blockLevels(loop, pbcOpHasAttr(loop, PBC_MARK_PARALLEL), blocks);
 }
 
 static bool run(MlirOperation func, void *state) {

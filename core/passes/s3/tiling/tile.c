@@ -862,9 +862,15 @@ static bool tileSkinnyGemm(MlirOperation root, const Nest *n, const State *st) {
   return true;
 }
 
+/* The static nests of a nest over run-time sizes: each the loop a block
+ * loop holds that is not a block loop itself (blocks of a second run-time
+ * size go inside those of the first). */
 static MlirWalkResult collectBlocks(MlirOperation op, void *data) {
-  if (pbcOpHasAttr(op, PBC_MARK_BLOCKS) && !mlirOperationIsNull(pbcOnlyLoopIn(op)))
-    pbcOpListPush(data, pbcOnlyLoopIn(op));
+  if (!pbcOpHasAttr(op, PBC_MARK_BLOCKS))
+    return MlirWalkResultAdvance;
+  MlirOperation inner = pbcOnlyLoopIn(op);
+  if (!mlirOperationIsNull(inner) && !pbcOpHasAttr(inner, PBC_MARK_BLOCKS))
+    pbcOpListPush(data, inner);
   return MlirWalkResultAdvance;
 }
 
