@@ -139,8 +139,9 @@ static MlirOperation innermostSymbolicLoop(MlirOperation root) {
 /* Whether every run-time loop of root's band can have its blocks first
  * (outside every static loop): each is blockable with bounds from above
  * the nest, and every loop from the first of them to the last one before
- * it is parallel (PBC_MARK_PARALLEL, from markParallel): a block loop moves outward only across loops
- * that carry no dependence, so each element's reduction keeps its order.
+ * it is parallel (PBC_MARK_PARALLEL, from markParallel): a block loop
+ * moves outward only across loops that carry no dependence, so each
+ * element's reduction keeps its order.
  * At least two; *first is the outermost. */
 static bool allBlockable(MlirOperation root, MlirOperation *first) {
   MlirOperation band[PBC_MAX_BAND];
