@@ -45,14 +45,25 @@ static MlirAffineMap mapAttr(MlirOperation loop, const char *name) {
   return mlirAffineMapAttrGetValue(mlirOperationGetAttributeByName(loop, pbcStr(name)));
 }
 
-/* Whether `loop` runs from 0 with step 1 to one bound expression. */
+/* Whether `loop` runs from 0 with step 1 to one bound expression of at
+ * most 8 operands, and returns nothing. */
 static bool blockable(MlirOperation loop) {
   MlirAffineMap lb = mapAttr(loop, "lowerBoundMap"), ub = mapAttr(loop, "upperBoundMap");
   return pbcLoopStep(loop) == 1 && mlirAffineMapGetNumInputs(lb) == 0 &&
          mlirAffineMapGetNumResults(lb) == 1 &&
          mlirAffineExprIsAConstant(mlirAffineMapGetResult(lb, 0)) &&
          mlirAffineConstantExprGetValue(mlirAffineMapGetResult(lb, 0)) == 0 &&
-         mlirAffineMapGetNumResults(ub) == 1;
+         mlirAffineMapGetNumResults(ub) == 1 && mlirAffineMapGetNumInputs(ub) <= 8 &&
+         mlirOperationGetNumResults(loop) == 0;
+}
+
+/* The index of the first loop of band[0..n) over a run-time size (n if
+ * none). */
+static int firstRunTimeLoop(MlirOperation *band, int n) {
+  int s = 0;
+  while (s < n && pbcExtAffineConstantTripCount(band[s]) >= 0)
+    ++s;
+  return s;
 }
 
 /* A loop's bounds as two expressions over the inputs (dims, then
@@ -141,9 +152,8 @@ static MlirOperation innermostSymbolicLoop(MlirOperation root) {
  * the nest, and every loop from the first of them to the last one before
  * it is parallel (PBC_MARK_PARALLEL, from markParallel): a block loop
  * moves outward only across loops that carry no dependence, so each
- * element's reduction keeps its order.
- * At least two; *first is the outermost. */
-static bool allBlockable(MlirOperation root, MlirOperation *first) {
+ * element's reduction keeps its order. At least two. */
+static bool allBlockable(MlirOperation root) {
   MlirOperation band[PBC_MAX_BAND];
   int n = pbcLoopBand(root, band, PBC_MAX_BAND), count = 0, f = -1;
   for (int l = 0; l < n; ++l) {
@@ -161,7 +171,6 @@ static bool allBlockable(MlirOperation root, MlirOperation *first) {
         if (!pbcOpHasAttr(band[c], PBC_MARK_PARALLEL))
           return false;
   }
-  *first = count >= 2 ? band[f] : (MlirOperation){NULL};
   return count >= 2;
 }
 
@@ -178,17 +187,15 @@ static void markParallel(MlirOperation root) {
       pbcOpSetUnitAttr(band[l], PBC_MARK_PARALLEL);
 }
 
-/* Blocks `loop` in each height of kBlocks, the rows each leaves to the
- * next: the loops over blocks, in order, into blocks[] (their number
- * returned; 0, nothing changed, if its bounds have too many operands).
- * Each block's static loop is marked parallel if `parallel`. */
+/* Blocks `loop` (blockable) in each height of kBlocks, the rows each
+ * leaves to the next: the loops over blocks, in order, into blocks[]
+ * (their number returned). Each block's static loop is marked parallel if
+ * `parallel`. */
 static int blockLevels(MlirOperation loop, bool parallel, MlirOperation *blocks) {
   MlirAffineMap ub = mapAttr(loop, "upperBoundMap");
   Bounds b = {mlirAffineConstantExprGet(mlirOperationGetContext(loop), 0),
               mlirAffineMapGetResult(ub, 0), mlirAffineMapGetNumDims(ub),
               mlirAffineMapGetNumSymbols(ub), mlirAffineMapGetNumInputs(ub), {{NULL}}};
-  if (b.n > 8 || mlirOperationGetNumResults(loop) != 0)
-    return 0;
   for (intptr_t i = 0; i < b.n; ++i)
     b.operands[i] = mlirOperationGetOperand(loop, i); /* the lower bound has none */
   int n = 0;
@@ -209,37 +216,13 @@ static int blockLevels(MlirOperation loop, bool parallel, MlirOperation *blocks)
   return n;
 }
 
-/* Whether chain[0..c) is a perfect band whose last loop holds the n
- * block loops and nothing else. */
-static bool chainHolds(MlirOperation *chain, int c, int n) {
-  for (int i = 0; i < c; ++i) {
-    intptr_t ops = 0;
-    for (MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(chain[i]));
-         !mlirOperationIsNull(op); op = mlirOperationGetNextInBlock(op))
-      ++ops;
-    if (ops != (i < c - 1 ? 2 : n + 1))
-      return false;
-  }
-  return true;
-}
-
-/* The last loop of the chain of c loops from `top` (each the first op of
- * the one before). */
-static MlirOperation chainEnd(MlirOperation top, int c) {
-  for (int i = 0; i < c - 1; ++i)
-    top = mlirBlockGetFirstOperation(pbcLoopBody(top));
-  return top;
-}
-
 /* Moves each of blocks[0..n), in order all of the body of chain[c - 1]
- * (chain[0..c) a perfect band of parallel loops: allBlockable), above
- * chain[0]: a copy of the chain per block loop, each keeping its own
- * (distribution: the chain's loops carry no dependence), then each copy
- * permuted with its block loop first; blocks[] gets the moved loops.
- * False (nothing changed) if the chain is not that. */
-static bool hoistBlocks(MlirOperation *chain, int c, MlirOperation *blocks, int n) {
-  if (!chainHolds(chain, c, n))
-    return false;
+ * (chain[0..c) a perfect band of parallel loops, pbcLoopBand's and
+ * allBlockable's, whose last loop blockLevels left holding the block loops
+ * alone), above chain[0]: a copy of the chain per block loop, each keeping
+ * its own (distribution: the chain's loops carry no dependence), then each
+ * copy permuted with its block loop first; blocks[] gets the moved loops. */
+static void hoistBlocks(MlirOperation *chain, int c, MlirOperation *blocks, int n) {
   MlirOperation top = chain[0], copies[4];
   for (int j = 0; j < n - 1; ++j) {
     copies[j] = mlirOperationClone(top);
@@ -247,18 +230,18 @@ static bool hoistBlocks(MlirOperation *chain, int c, MlirOperation *blocks, int 
   }
   copies[n - 1] = top;
   for (int j = 0; j < n; ++j) {
-    MlirOperation end = chainEnd(copies[j], c), held[4], band[PBC_MAX_BAND];
-    MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(end));
+    MlirOperation held[4], band[PBC_MAX_BAND];
+    band[0] = copies[j];
+    for (int i = 1; i < c; ++i)
+      band[i] = mlirBlockGetFirstOperation(pbcLoopBody(band[i - 1]));
+    MlirOperation op = mlirBlockGetFirstOperation(pbcLoopBody(band[c - 1]));
     for (int i = 0; i < n; ++i, op = mlirOperationGetNextInBlock(op))
       held[i] = op;
     for (int i = 0; i < n; ++i)
       if (i != j)
         mlirOperationDestroy(held[i]);
-    /* copy, ..., end, its block loop: the block loop first. */
+    /* copy, ..., its block loop: the block loop first. */
     unsigned perm[PBC_MAX_BAND];
-    band[0] = copies[j];
-    for (int i = 1; i < c; ++i)
-      band[i] = mlirBlockGetFirstOperation(pbcLoopBody(band[i - 1]));
     band[c] = held[j];
     for (int i = 0; i < c; ++i)
       perm[i] = (unsigned)i + 1;
@@ -266,7 +249,6 @@ static bool hoistBlocks(MlirOperation *chain, int c, MlirOperation *blocks, int 
     pbcExtAffinePermuteLegal(band, c + 1, perm);
     blocks[j] = held[j];
   }
-  return true;
 }
 
 /* Blocks the run-time loops of the band from `top`, a block's static
@@ -274,29 +256,24 @@ static bool hoistBlocks(MlirOperation *chain, int c, MlirOperation *blocks, int 
  * static loop of each is blocked the same way. */
 static void blockFrom(MlirOperation top) {
   MlirOperation band[PBC_MAX_BAND], blocks[4];
-  int n = pbcLoopBand(top, band, PBC_MAX_BAND), s = 0;
-  while (s < n && pbcExtAffineConstantTripCount(band[s]) >= 0)
-    ++s;
+  int n = pbcLoopBand(top, band, PBC_MAX_BAND), s = firstRunTimeLoop(band, n);
   if (s == 0 || s == n)
     return;
   int nb = blockLevels(band[s], pbcOpHasAttr(band[s], PBC_MARK_PARALLEL), blocks);
-  if (nb == 0 || !hoistBlocks(band, s, blocks, nb))
-    return;
+  hoistBlocks(band, s, blocks, nb);
   for (int j = 0; j < nb; ++j)
     blockFrom(pbcOnlyLoopIn(blocks[j]));
 }
 
 static void blockNest(MlirOperation root) {
-  MlirOperation band[PBC_MAX_BAND], blocks[4], first;
-  int n = pbcLoopBand(root, band, PBC_MAX_BAND), s = 0;
-  while (s < n && pbcExtAffineConstantTripCount(band[s]) >= 0)
-    ++s;
+  MlirOperation band[PBC_MAX_BAND], blocks[4];
+  int n = pbcLoopBand(root, band, PBC_MAX_BAND), s = firstRunTimeLoop(band, n);
   if (s >= n - 1)
     return; /* no run-time loop, or only the innermost */
   markParallel(root);
-  if (allBlockable(root, &first)) {
+  if (allBlockable(root)) {
     /* Every run-time loop's blocks outside every static loop. */
-    int nb = blockLevels(first, pbcOpHasAttr(first, PBC_MARK_PARALLEL), blocks);
+    int nb = blockLevels(band[s], pbcOpHasAttr(band[s], PBC_MARK_PARALLEL), blocks);
     for (int j = 0; j < nb; ++j)
       blockFrom(pbcOnlyLoopIn(blocks[j]));
     return;
